@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * Environment variables (ARCHITECTURE.md, "Interface contract"). Empty strings count as unset:
+ * `.env` files and CI often export `FOO=` for "off".
+ */
+const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+const optionalString = z.preprocess(blankToUndefined, z.string().optional());
+const optionalUrl = z.preprocess(blankToUndefined, z.url().optional());
+const flag = (fallback: boolean) => z.preprocess(blankToUndefined, z.stringbool().default(fallback));
+
+export const envSchema = z.object({
+  PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
+  DATABASE_URL: optionalUrl,
+  BUTLER_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.butler')),
+  BUTLER_CONFIG: optionalString,
+
+  BUTLER_BASE_URL: optionalUrl,
+  BUTLER_API_TOKEN: optionalString,
+  BUTLER_MODEL: optionalString,
+
+  BUTLER_CONTEXT_COMPACTION_ENABLED: flag(true),
+  BUTLER_CONTEXT_COMPACTION_THRESHOLD_TOKENS: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(500).default(6000),
+  ),
+  BUTLER_CONTEXT_COMPACTION_BASE_URL: optionalUrl,
+  BUTLER_CONTEXT_COMPACTION_API_TOKEN: optionalString,
+  BUTLER_CONTEXT_COMPACTION_MODEL: optionalString,
+
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: optionalString,
+  SLACK_API_URL: z.preprocess(blankToUndefined, z.url().default('https://slack.com/api/')),
+
+  FEISHU_APP_ID: optionalString,
+  FEISHU_APP_SECRET: optionalString,
+  FEISHU_ENCRYPT_KEY: optionalString,
+  FEISHU_VERIFICATION_TOKEN: optionalString,
+  FEISHU_DOMAIN: z.preprocess(blankToUndefined, z.string().default('feishu')),
+  FEISHU_CONNECTION: z.preprocess(blankToUndefined, z.enum(['webhook', 'websocket']).default('webhook')),
+
+  LANGFUSE_ENABLED: flag(false),
+  LANGFUSE_PUBLIC_KEY: optionalString,
+  LANGFUSE_SECRET_KEY: optionalString,
+  LANGFUSE_BASE_URL: z.preprocess(blankToUndefined, z.url().default('https://cloud.langfuse.com')),
+
+  OBSERVABILITY_SERVICE_NAME: z.preprocess(blankToUndefined, z.string().default('butler')),
+  LOG_LEVEL: z.preprocess(
+    blankToUndefined,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
+});
+
+export type Env = z.infer<typeof envSchema>;

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { risks } from '../core/tools/tool.js';
+
+/** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
+
+const userIds = z.array(z.string().min(1)).default([]);
+
+const httpTool = z
+  .object({
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
+    url: z.string().min(1),
+    headers: z.record(z.string(), z.string()).default({}),
+    timeoutMs: z.number().int().positive().max(120_000).default(10_000),
+    /** Longest response body handed back to the model, in characters. */
+    maxResponseChars: z.number().int().positive().default(4000),
+  })
+  .strict();
+
+const tool = z
+  .object({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, _ and - only, at most 64'),
+    description: z.string().min(1),
+    risk: z.enum(risks),
+    input: z
+      .record(z.string(), z.unknown())
+      .refine((schema) => schema.type === 'object', 'must be a JSON Schema with type: object')
+      .default({ type: 'object', properties: {} }),
+    http: httpTool,
+  })
+  .strict();
+
+const allowlist = z
+  .object({
+    workspaces: z.array(z.string()).optional(),
+    channels: z.array(z.string()).optional(),
+    users: z.array(z.string()).optional(),
+  })
+  .strict();
+
+export const fileConfigSchema = z
+  .object({
+    systemPrompt: z.string().default(''),
+    approvers: z
+      .object({ slack: userIds, feishu: userIds, console: userIds })
+      .strict()
+      .default({ slack: [], feishu: [], console: [] }),
+    approvalTtlMinutes: z.number().positive().default(60),
+    tools: z.array(tool).default([]),
+    /** Messages a user may send per minute before Butler answers politely instead of with the model. */
+    rateLimit: z
+      .object({ messagesPerMinute: z.number().int().positive().default(20) })
+      .strict()
+      .default({ messagesPerMinute: 20 }),
+    /** Per-platform allowlists; an omitted list allows everyone. */
+    access: z
+      .object({ slack: allowlist.optional(), feishu: allowlist.optional(), console: allowlist.optional() })
+      .strict()
+      .default({}),
+    /** Messages older than this when they arrive (after an outage) are skipped, not answered. */
+    maxMessageAgeMinutes: z.number().positive().default(30),
+    /** Answer messages from other bots (Slack). Off by default to avoid bot loops. */
+    answerBots: z.boolean().default(false),
+    worker: z
+      .object({
+        /** How long a worker's hold on a conversation lasts without renewal (crash recovery waits this long). */
+        leaseSeconds: z.number().positive().default(30),
+        pollMilliseconds: z.number().int().positive().default(500),
+        concurrency: z.number().int().positive().max(64).default(8),
+      })
+      .strict()
+      .default({ leaseSeconds: 30, pollMilliseconds: 500, concurrency: 8 }),
+    model: z
+      .object({
+        /** Per model call, including retries' waiting. */
+        timeoutMs: z.number().int().positive().default(60_000),
+        maxRetries: z.number().int().min(0).max(5).default(2),
+        /** Model calls per turn (tool round-trips) before Butler stops and says so. */
+        maxSteps: z.number().int().positive().max(32).default(8),
+        temperature: z.number().min(0).max(2).optional(),
+      })
+      .strict()
+      .default({ timeoutMs: 60_000, maxRetries: 2, maxSteps: 8 }),
+    compaction: z
+      .object({
+        /** Share of the threshold kept verbatim as the recent window after compacting. */
+        keepRecentRatio: z.number().gt(0).lt(1).default(0.35),
+        timeoutMs: z.number().int().positive().default(30_000),
+        /** After a failed compaction, wait this long before trying again. */
+        retryAfterSeconds: z.number().min(0).default(60),
+      })
+      .strict()
+      .default({ keepRecentRatio: 0.35, timeoutMs: 30_000, retryAfterSeconds: 60 }),
+  })
+  .strict();
+
+export type FileConfig = z.infer<typeof fileConfigSchema>;
+export type HttpToolConfig = FileConfig['tools'][number];
+export type Allowlist = z.infer<typeof allowlist>;

@@ -1,0 +1,274 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import { type Env, envSchema } from './env.js';
+import { type FileConfig, fileConfigSchema } from './file.js';
+
+/**
+ * The only code that reads `process.env`: parses env and the config file once, checks cross-field
+ * rules in one place, and returns a typed config or a ConfigError naming every bad variable.
+ */
+
+export interface ModelEndpoint {
+  baseUrl: string | undefined;
+  apiKey: string;
+  model: string;
+}
+
+export interface SlackConfig {
+  botToken: string;
+  signingSecret: string | undefined;
+  appToken: string | undefined;
+  apiUrl: string;
+}
+
+export interface FeishuConfig {
+  appId: string;
+  appSecret: string;
+  encryptKey: string | undefined;
+  verificationToken: string | undefined;
+  /** Open API base URL: https://open.feishu.cn, https://open.larksuite.com or a private deployment. */
+  baseUrl: string;
+  connection: 'webhook' | 'websocket';
+}
+
+export type LangfuseConfig =
+  | { enabled: false }
+  | { enabled: true; publicKey: string; secretKey: string; baseUrl: string };
+
+export interface AppConfig {
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  configPath: string | undefined;
+  model: ModelEndpoint | undefined;
+  compaction: {
+    enabled: boolean;
+    thresholdTokens: number;
+    /** The dedicated compaction model; undefined = use `model`. */
+    model: ModelEndpoint | undefined;
+  };
+  slack: SlackConfig | undefined;
+  feishu: FeishuConfig | undefined;
+  langfuse: LangfuseConfig;
+  serviceName: string;
+  logLevel: Env['LOG_LEVEL'];
+  file: FileConfig;
+}
+
+export interface LoadedConfig {
+  config: AppConfig;
+  /** Problems that turn a feature off rather than stop the service (logged once at start-up). */
+  warnings: string[];
+}
+
+/** Local endpoints (Ollama, vLLM) need no key, but the openai SDK insists on one. */
+const placeholderApiKey = 'not-needed';
+
+const feishuDomains: Record<string, string> = {
+  feishu: 'https://open.feishu.cn',
+  lark: 'https://open.larksuite.com',
+};
+
+function zodIssues(error: z.ZodError, prefix = ''): ConfigIssue[] {
+  return error.issues.map((issue) => ({
+    variable: prefix + (issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)'),
+    message: issue.message,
+  }));
+}
+
+function readConfigFile(path: string): unknown {
+  const text = readFileSync(path, 'utf8');
+  return path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+}
+
+/** Replaces `${VAR}` with the variable's value; names of unset variables are collected in `missing`. */
+function interpolate(text: string, env: NodeJS.ProcessEnv, missing: string[]): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+    const value = env[name];
+    if (value === undefined || value === '') {
+      missing.push(name);
+      return '';
+    }
+    return value;
+  });
+}
+
+function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: ConfigIssue[]) {
+  const explicit = env.BUTLER_CONFIG;
+  const defaultPath = resolve(cwd, 'butler.config.yaml');
+  const path = explicit ? resolve(cwd, explicit) : existsSync(defaultPath) ? defaultPath : undefined;
+  if (explicit && !existsSync(resolve(cwd, explicit))) {
+    issues.push({ variable: 'BUTLER_CONFIG', message: `file not found: ${explicit}` });
+  }
+  let raw: unknown = {};
+  if (path && existsSync(path)) {
+    try {
+      raw = readConfigFile(path) ?? {};
+    } catch (error) {
+      issues.push({ variable: 'BUTLER_CONFIG', message: `cannot parse ${path}: ${(error as Error).message}` });
+    }
+  }
+  const parsed = fileConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    issues.push(...zodIssues(parsed.error, 'config file: '));
+    return { path, file: undefined };
+  }
+  const file = parsed.data;
+  file.tools.forEach((tool, index) => {
+    const missing: string[] = [];
+    tool.http.url = interpolate(tool.http.url, rawEnv, missing);
+    for (const [header, value] of Object.entries(tool.http.headers)) {
+      tool.http.headers[header] = interpolate(value, rawEnv, missing);
+    }
+    for (const name of new Set(missing)) {
+      issues.push({ variable: name, message: `used by tool ${tool.name} (config file: tools.${index}) but not set` });
+    }
+    if (!URL.canParse(tool.http.url)) {
+      issues.push({ variable: `config file: tools.${index}.http.url`, message: 'not a valid URL' });
+    }
+  });
+  return { path, file };
+}
+
+function endpoint(baseUrl: string | undefined, apiKey: string | undefined, model: string): ModelEndpoint {
+  return { baseUrl, apiKey: apiKey ?? placeholderApiKey, model };
+}
+
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
+  const issues: ConfigIssue[] = [];
+  const warnings: string[] = [];
+  const parsedEnv = envSchema.safeParse(rawEnv);
+  if (!parsedEnv.success) throw new ConfigError(zodIssues(parsedEnv.error));
+  const env = parsedEnv.data;
+  const { path: configPath, file } = loadFile(env, rawEnv, cwd, issues);
+
+  if ((env.BUTLER_BASE_URL || env.BUTLER_API_TOKEN) && !env.BUTLER_MODEL) {
+    issues.push({ variable: 'BUTLER_MODEL', message: 'required when BUTLER_BASE_URL or BUTLER_API_TOKEN is set' });
+  }
+  const model = env.BUTLER_MODEL ? endpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL) : undefined;
+
+  const compactionEndpointSet = env.BUTLER_CONTEXT_COMPACTION_BASE_URL || env.BUTLER_CONTEXT_COMPACTION_API_TOKEN;
+  if (compactionEndpointSet && !env.BUTLER_CONTEXT_COMPACTION_MODEL) {
+    issues.push({
+      variable: 'BUTLER_CONTEXT_COMPACTION_MODEL',
+      message: 'required when BUTLER_CONTEXT_COMPACTION_BASE_URL or _API_TOKEN is set',
+    });
+  }
+  // A compaction model name alone means "same endpoint, cheaper model".
+  const compactionModel = env.BUTLER_CONTEXT_COMPACTION_MODEL
+    ? endpoint(
+        env.BUTLER_CONTEXT_COMPACTION_BASE_URL ?? model?.baseUrl,
+        env.BUTLER_CONTEXT_COMPACTION_API_TOKEN ?? (env.BUTLER_CONTEXT_COMPACTION_BASE_URL ? undefined : model?.apiKey),
+        env.BUTLER_CONTEXT_COMPACTION_MODEL,
+      )
+    : undefined;
+
+  let slack: SlackConfig | undefined;
+  if (env.SLACK_BOT_TOKEN) {
+    if (!env.SLACK_SIGNING_SECRET && !env.SLACK_APP_TOKEN) {
+      issues.push({
+        variable: 'SLACK_SIGNING_SECRET',
+        message: 'required for Slack over HTTP (or set SLACK_APP_TOKEN for Socket Mode)',
+      });
+    }
+    if (env.SLACK_APP_TOKEN && !env.SLACK_APP_TOKEN.startsWith('xapp-')) {
+      issues.push({ variable: 'SLACK_APP_TOKEN', message: 'must be an app-level token (xapp-…)' });
+    }
+    slack = {
+      botToken: env.SLACK_BOT_TOKEN,
+      signingSecret: env.SLACK_SIGNING_SECRET,
+      appToken: env.SLACK_APP_TOKEN,
+      apiUrl: env.SLACK_API_URL,
+    };
+  } else if (env.SLACK_SIGNING_SECRET || env.SLACK_APP_TOKEN) {
+    issues.push({ variable: 'SLACK_BOT_TOKEN', message: 'required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set' });
+  }
+
+  let feishu: FeishuConfig | undefined;
+  const feishuBaseUrl = feishuDomains[env.FEISHU_DOMAIN] ?? env.FEISHU_DOMAIN;
+  if (!URL.canParse(feishuBaseUrl)) {
+    issues.push({ variable: 'FEISHU_DOMAIN', message: 'must be feishu, lark or a base URL' });
+  }
+  if (env.FEISHU_APP_ID) {
+    if (!env.FEISHU_APP_SECRET) {
+      issues.push({ variable: 'FEISHU_APP_SECRET', message: 'required when FEISHU_APP_ID is set' });
+    }
+    if (env.FEISHU_CONNECTION === 'webhook' && !env.FEISHU_ENCRYPT_KEY && !env.FEISHU_VERIFICATION_TOKEN) {
+      issues.push({
+        variable: 'FEISHU_ENCRYPT_KEY',
+        message:
+          'webhook mode needs FEISHU_ENCRYPT_KEY (recommended) or FEISHU_VERIFICATION_TOKEN to verify requests',
+      });
+    }
+    feishu = {
+      appId: env.FEISHU_APP_ID,
+      appSecret: env.FEISHU_APP_SECRET ?? '',
+      encryptKey: env.FEISHU_ENCRYPT_KEY,
+      verificationToken: env.FEISHU_VERIFICATION_TOKEN,
+      baseUrl: feishuBaseUrl.replace(/\/+$/, ''),
+      connection: env.FEISHU_CONNECTION,
+    };
+  } else if (env.FEISHU_APP_SECRET) {
+    issues.push({ variable: 'FEISHU_APP_ID', message: 'required when FEISHU_APP_SECRET is set' });
+  }
+
+  if (file) {
+    const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
+    if (highRisk.length > 0) {
+      const needed: Array<['slack' | 'feishu' | 'console', boolean]> = [
+        ['slack', slack !== undefined],
+        ['feishu', feishu !== undefined],
+        ['console', slack === undefined && feishu === undefined],
+      ];
+      for (const [platform, enabled] of needed) {
+        if (enabled && file.approvers[platform].length === 0) {
+          issues.push({
+            variable: `config file: approvers.${platform}`,
+            message: `high-risk tools (${highRisk.join(', ')}) need at least one approver on ${platform}`,
+          });
+        }
+      }
+    }
+  }
+
+  let langfuse: LangfuseConfig = { enabled: false };
+  if (env.LANGFUSE_ENABLED) {
+    if (env.LANGFUSE_PUBLIC_KEY && env.LANGFUSE_SECRET_KEY) {
+      langfuse = {
+        enabled: true,
+        publicKey: env.LANGFUSE_PUBLIC_KEY,
+        secretKey: env.LANGFUSE_SECRET_KEY,
+        baseUrl: env.LANGFUSE_BASE_URL,
+      };
+    } else {
+      const missing = ['LANGFUSE_PUBLIC_KEY', 'LANGFUSE_SECRET_KEY'].filter((name) => !rawEnv[name]);
+      warnings.push(`LANGFUSE_ENABLED is true but ${missing.join(' and ')} unset: tracing stays off`);
+    }
+  }
+
+  if (issues.length > 0 || !file) throw new ConfigError(issues);
+  return {
+    warnings,
+    config: {
+      port: env.PORT,
+      databaseUrl: env.DATABASE_URL,
+      dataDir: env.BUTLER_DATA_DIR,
+      configPath,
+      model,
+      compaction: {
+        enabled: env.BUTLER_CONTEXT_COMPACTION_ENABLED,
+        thresholdTokens: env.BUTLER_CONTEXT_COMPACTION_THRESHOLD_TOKENS,
+        model: compactionModel,
+      },
+      slack,
+      feishu,
+      langfuse,
+      serviceName: env.OBSERVABILITY_SERVICE_NAME,
+      logLevel: env.LOG_LEVEL,
+      file,
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { ApprovalCard } from './approval-card.js';
+import type {
+  AcceptResult,
+  ApprovalDecisionInput,
+  ConversationAddress,
+  InboundMessage,
+  Platform,
+  ThreadContextMessage,
+} from './events.js';
+import type { DecisionResult } from './approvals/decision.js';
+
+/** Where a reply goes: the conversation, and the platform message being answered when there is one. */
+export interface ReplyTarget {
+  address: ConversationAddress;
+  /** Platform id of the message being answered (reply anchor, status target). */
+  replyTo?: string;
+  /** The user the reply answers (Slack streams to channels need the recipient). */
+  userId: string;
+}
+
+export interface OpenReplyOptions {
+  /**
+   * Platform messages an interrupted earlier attempt at this reply created (crash recovery).
+   * The adapter should overwrite them rather than post a second reply.
+   */
+  resume?: readonly string[];
+  /** Called whenever the stream creates a platform message, so the core can record it before going on. */
+  onMessageCreated?: (messageId: string) => void | Promise<void>;
+}
+
+/**
+ * A reply being written. The adapter decides how to show it (native streaming, post-then-edit) and
+ * throttles platform calls; the core only appends text and finishes.
+ */
+export interface ReplyStream {
+  /** Platform message ids this reply consists of, in order (a long reply may roll over into several). */
+  readonly messageIds: readonly string[];
+  append(delta: string): Promise<void>;
+  /** Ends the reply. `text` is the complete reply; the adapter makes sure all of it is shown. */
+  finish(text: string): Promise<void>;
+}
+
+/** What the core needs from a platform to answer. Implemented by each adapter. */
+export interface ChatAdapter {
+  readonly platform: Platform;
+  openReply(target: ReplyTarget, options?: OpenReplyOptions): Promise<ReplyStream>;
+  /** A short standalone message (errors, rate-limit notices). */
+  postNotice(target: ReplyTarget, text: string): Promise<void>;
+  /** Posts an approval card; returns the platform message id that shows it. */
+  postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string>;
+  /** Replaces a posted approval card with its outcome (used for expiry and decisions made elsewhere). */
+  updateApprovalCard(address: ConversationAddress, messageId: string, card: ApprovalCard): Promise<void>;
+  /**
+   * Shows that Butler is working (a status line, a reaction). Returns the function that clears it.
+   * Failures are the adapter's to swallow: an indicator never blocks a reply.
+   */
+  showWorking(target: ReplyTarget): Promise<() => Promise<void>>;
+  /**
+   * Optional enrichment, run by the worker before a turn, off the acknowledgement path: resolve
+   * mentions to names, look up the sender's name, and (for a conversation that starts inside an
+   * existing thread) fetch the thread's recent messages. Butler uses the message as accepted if it throws.
+   */
+  prepare?(message: InboundMessage, options: { newConversation: boolean }): Promise<PreparedMessage>;
+}
+
+export interface PreparedMessage {
+  message: InboundMessage;
+  /** Earlier messages of the thread, oldest first, not including `message`. */
+  threadContext?: ThreadContextMessage[];
+}
+
+/** What adapters call on the core. */
+export interface ButlerIntake {
+  /** Durably records an inbound message (deduplicated). Acknowledge the platform only after this resolves. */
+  accept(message: InboundMessage): Promise<AcceptResult>;
+  /** Takes an approval decision from a click: checked against who clicked, first valid decision wins. */
+  decide(input: ApprovalDecisionInput): Promise<DecisionResult>;
+  /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
+  isKnownConversation(address: ConversationAddress): Promise<boolean>;
+}

@@ -1,0 +1,59 @@
+/**
+ * Typed errors with a stable `code`, so edges can map them to protocol answers
+ * (VerificationError → 401, PayloadError → 400, PayloadTooLargeError → 413).
+ */
+export class ButlerError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+export interface ConfigIssue {
+  /** The environment variable or config-file path at fault, e.g. `SLACK_SIGNING_SECRET` or `tools[0].risk`. */
+  variable: string;
+  message: string;
+}
+
+/** Bad configuration: names every bad variable at once, so one start-up attempt shows them all. */
+export class ConfigError extends ButlerError {
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(issues: readonly ConfigIssue[]) {
+    super('config_invalid', `Invalid configuration:\n${issues.map((i) => `  - ${i.variable}: ${i.message}`).join('\n')}`);
+    this.issues = issues;
+  }
+}
+
+/** An inbound request whose signature, timestamp or token does not check out. */
+export class VerificationError extends ButlerError {
+  constructor(message: string) {
+    super('verification_failed', message);
+  }
+}
+
+/** An inbound request that is not what the protocol promises (bad JSON, missing fields). */
+export class PayloadError extends ButlerError {
+  constructor(message: string) {
+    super('payload_invalid', message);
+  }
+}
+
+export class PayloadTooLargeError extends ButlerError {
+  constructor(limitBytes: number) {
+    super('payload_too_large', `Request body exceeds ${limitBytes} bytes`);
+  }
+}
+
+/** A model call that failed for good (after retries); `userMessage` is safe to show in chat. */
+export class ModelError extends ButlerError {
+  readonly userMessage: string;
+
+  constructor(code: string, message: string, userMessage: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.userMessage = userMessage;
+  }
+}

@@ -1,0 +1,66 @@
+/** Normalized inbound events: what every platform adapter turns its payloads into. */
+
+export const platforms = ['slack', 'feishu', 'console'] as const;
+export type Platform = (typeof platforms)[number];
+
+/** Where a conversation lives. Encoded as a conversation key by `conversation-key.ts`. */
+export interface ConversationAddress {
+  platform: Platform;
+  /** Slack team id, Feishu tenant key, `local` for the terminal. */
+  workspace: string;
+  /** Slack channel id, Feishu chat id. */
+  channel: string;
+  /** Thread anchor, or `main` for the top level of a direct-message chat. */
+  thread: string;
+}
+
+export interface ChatUser {
+  /** Platform user id (Slack `U…`, Feishu `ou_…`). Authority for approvals. */
+  id: string;
+  /** Display name, when the adapter knows it. */
+  name?: string;
+}
+
+/** One earlier message of a thread, given as context when a conversation starts inside it. */
+export interface ThreadContextMessage {
+  user: string;
+  text: string;
+  fromButler: boolean;
+}
+
+export interface InboundMessage {
+  kind: 'message';
+  address: ConversationAddress;
+  /** Platform id of this message (Slack `ts`, Feishu `message_id`): reply anchor and status target. */
+  messageId: string;
+  /** Platform event id, for logs and traces. */
+  eventId: string;
+  /**
+   * Identifies this message however often and by whichever event it is delivered
+   * (Slack `channel:ts`, Feishu `message_id`). Unique per platform in the inbox.
+   */
+  dedupKey: string;
+  user: ChatUser;
+  /** Cleaned text: the bot's own mention removed, other mentions resolved to names. */
+  text: string;
+  isMention: boolean;
+  isDirect: boolean;
+  /** When the platform says the message was sent (ISO 8601). */
+  sentAt: string;
+}
+
+export type Decision = 'approve' | 'reject';
+
+/** A click on an approval card, with the clicking user taken from the platform's signed payload. */
+export interface ApprovalDecisionInput {
+  approvalId: string;
+  platform: Platform;
+  user: ChatUser;
+  decision: Decision;
+  reason?: string;
+}
+
+export type AcceptResult =
+  | { status: 'accepted'; eventId: number }
+  | { status: 'duplicate' }
+  | { status: 'ignored'; reason: 'not_allowed' };

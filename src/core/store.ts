@@ -1,0 +1,223 @@
+import type { ApprovalStatus } from './approval-card.js';
+import type { ChatUser, ConversationAddress, InboundMessage, Platform } from './events.js';
+import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
+import type { Risk } from './tools/tool.js';
+
+/**
+ * Storage contracts of the core. `src/storage` implements them with drizzle on Postgres or PGlite;
+ * the core never sees SQL. `Store.transaction` gives the same repositories bound to one transaction.
+ */
+
+// ── inbox ────────────────────────────────────────────────────────────────────────────────────────
+
+/** Work for the worker: a user message, or an approval that was decided or expired. */
+export type InboxPayload = InboundMessage | { kind: 'resume'; approvalId: string };
+
+export interface NewInboxEvent {
+  platform: Platform;
+  dedupKey: string;
+  conversationKey: string;
+  payload: InboxPayload;
+  /** The platform user behind the event (for rate limits). */
+  userId: string;
+}
+
+export interface InboxEvent extends NewInboxEvent {
+  id: number;
+  attempts: number;
+  createdAt: Date;
+}
+
+export type InboxOutcome = 'done' | 'rate_limited' | 'stale' | 'failed';
+
+/** The pending events of one conversation, claimed together under a lease on the conversation. */
+export interface ClaimedBatch {
+  conversationKey: string;
+  events: InboxEvent[];
+}
+
+export interface InboxRepository {
+  /** Inserts unless (platform, dedupKey) exists. Returns the new id, or undefined for a duplicate. */
+  insert(event: NewInboxEvent): Promise<number | undefined>;
+  /**
+   * Claims every pending event of the oldest conversation nobody holds, taking a lease on it.
+   * Events of a conversation whose lease expired (its worker died) are claimed again.
+   */
+  claimNext(owner: string, leaseMs: number): Promise<ClaimedBatch | undefined>;
+  /** Extends the lease; false when it was lost (expired and taken by another worker). */
+  renewLease(conversationKey: string, owner: string, leaseMs: number): Promise<boolean>;
+  releaseLease(conversationKey: string, owner: string): Promise<void>;
+  finish(eventIds: readonly number[], outcome: InboxOutcome, error?: string): Promise<void>;
+  /** Accepted messages of a user since a time (rate limiting across processes). */
+  countUserMessagesSince(platform: Platform, userId: string, since: Date): Promise<number>;
+  /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
+  releaseAllLeases(): Promise<void>;
+}
+
+// ── conversations and messages ──────────────────────────────────────────────────────────────────
+
+/** Crash-recovery record of the turn in progress, kept on the conversation until the turn commits. */
+export interface InflightTurn {
+  turnId: string;
+  eventIds: number[];
+  /** Platform messages of the reply posted so far. */
+  replyMessageIds: string[];
+  /** Set once the reply was delivered in full: the messages that the turn will persist. */
+  delivered?: { text: string; messages: ConversationMessage[] };
+}
+
+export interface ConversationRecord {
+  id: string;
+  key: string;
+  address: ConversationAddress;
+  summary: string | null;
+  summaryTokens: number;
+  lastCompactedAt: Date | null;
+  /** Ratio of the model's reported prompt tokens to our offline estimate (≈1). */
+  tokenScale: number;
+  promptTokensTotal: number;
+  completionTokensTotal: number;
+  compactionRetryAt: Date | null;
+  inflight: InflightTurn | null;
+}
+
+export interface CompactionResult {
+  summary: string;
+  summaryTokens: number;
+  /** Every non-compacted message with id <= this is folded into the summary. */
+  foldedThroughId: number;
+  messagesFolded: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  model: string;
+  durationMs: number;
+}
+
+export interface ConversationRepository {
+  find(key: string): Promise<ConversationRecord | undefined>;
+  /** Returns the conversation, creating it on first sight. */
+  ensure(key: string, address: ConversationAddress): Promise<ConversationRecord>;
+  /** The messages not yet folded into the summary, oldest first. */
+  window(conversationId: string): Promise<StoredMessage[]>;
+  append(conversationId: string, messages: ReadonlyArray<ConversationMessage & { tokens: number }>): Promise<void>;
+  applyCompaction(conversationId: string, result: CompactionResult): Promise<void>;
+  deferCompaction(conversationId: string, until: Date): Promise<void>;
+  setInflight(conversationId: string, inflight: InflightTurn | null): Promise<void>;
+  recordUsage(conversationId: string, usage: { promptTokens: number; completionTokens: number; tokenScale: number }): Promise<void>;
+}
+
+// ── approvals ───────────────────────────────────────────────────────────────────────────────────
+
+/** Everything needed to continue a parked turn after a decision, even in another process. */
+export interface ResumeState {
+  turnId: string;
+  /** The assistant message whose tool calls are being resolved. */
+  assistant: { content: string; toolCalls: ToolCall[] };
+  /** Results so far, by tool call id, in call order. */
+  results: Array<{ toolCallId: string; content: string }>;
+  /** Index in `toolCalls` of the call this approval is for. */
+  pendingIndex: number;
+  /** Text the user already saw in this turn, so the continuation does not repeat it. */
+  shownText: string;
+  replyTo?: string;
+}
+
+export interface NewApproval {
+  conversationKey: string;
+  platform: Platform;
+  toolName: string;
+  toolCallId: string;
+  arguments: unknown;
+  risk: Risk;
+  summary: string;
+  requestedBy: ChatUser;
+  approverIds: string[];
+  expiresAt: Date;
+  resume: ResumeState;
+}
+
+export type ExecutionState = 'running' | 'succeeded' | 'failed' | 'skipped';
+
+export interface ApprovalRecord extends NewApproval {
+  id: string;
+  status: ApprovalStatus;
+  decidedBy: ChatUser | null;
+  decidedAt: Date | null;
+  reason: string | null;
+  cardMessageId: string | null;
+  execution: ExecutionState | null;
+  /** The tool's output (or error text) once it ran: what the model is given. */
+  result: string | null;
+  createdAt: Date;
+}
+
+export interface ApprovalRepository {
+  create(approval: NewApproval): Promise<ApprovalRecord>;
+  get(id: string): Promise<ApprovalRecord | undefined>;
+  setCardMessage(id: string, messageId: string): Promise<void>;
+  /** Decides a pending, unexpired approval; undefined when it was not pending (someone else won). */
+  decide(
+    id: string,
+    decision: { status: 'approved' | 'rejected'; decidedBy: ChatUser; reason: string | null; at: Date },
+  ): Promise<ApprovalRecord | undefined>;
+  /** Marks pending approvals past their deadline as expired and returns them. */
+  expireDue(now: Date): Promise<ApprovalRecord[]>;
+  /** Claims the one execution of an approved call; false if it was already claimed. */
+  beginExecution(id: string): Promise<boolean>;
+  finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;
+  listPending(conversationKey: string): Promise<ApprovalRecord[]>;
+}
+
+// ── audit and memories ──────────────────────────────────────────────────────────────────────────
+
+export interface AuditEntry {
+  conversationKey: string;
+  approvalId: string | null;
+  toolName: string;
+  toolCallId: string;
+  arguments: unknown;
+  risk: Risk | 'unknown';
+  decision: 'auto' | 'approved' | 'rejected' | 'expired' | 'invalid';
+  outcome: 'succeeded' | 'failed' | 'not_run';
+  actor: string;
+  decidedBy: string | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface AuditRepository {
+  record(entry: AuditEntry): Promise<void>;
+}
+
+export interface Memory {
+  id: string;
+  content: string;
+  createdAt: Date;
+}
+
+export interface MemoryOwner {
+  platform: Platform;
+  workspace: string;
+  userId: string;
+}
+
+export interface MemoryRepository {
+  add(owner: MemoryOwner, content: string): Promise<Memory>;
+  /** Memories whose text contains every word of the query (all of them when the query is empty). */
+  search(owner: MemoryOwner, query: string, limit: number): Promise<Memory[]>;
+  /** The memories that go into the prompt: most recently saved or recalled first. */
+  top(owner: MemoryOwner, limit: number): Promise<Memory[]>;
+  /** Marks memories as used (recall), so they rank higher in `top`. */
+  touch(ids: readonly string[]): Promise<void>;
+  remove(owner: MemoryOwner, id: string): Promise<boolean>;
+}
+
+export interface Store {
+  inbox: InboxRepository;
+  conversations: ConversationRepository;
+  approvals: ApprovalRepository;
+  audit: AuditRepository;
+  memories: MemoryRepository;
+  /** Runs `work` with repositories bound to one transaction. */
+  transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,36 @@
+import type { ConversationAddress, ChatUser } from '../events.js';
+import type { Logger } from '../logger.js';
+
+export const risks = ['low', 'medium', 'high'] as const;
+export type Risk = (typeof risks)[number];
+
+/** JSON Schema of a tool's arguments, as sent to the model in `function.parameters`. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolContext {
+  address: ConversationAddress;
+  conversationKey: string;
+  /** Who asked for the call (the requester of the turn). */
+  requester: ChatUser;
+  /** Stable for one tool call across retries and restarts: use it as an idempotency key. */
+  callId: string;
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+export type ArgumentsCheck<Input> = { ok: true; value: Input } | { ok: false; error: string };
+
+/**
+ * A tool the model may call. `parse` validates (and may default) the model's arguments before anything
+ * runs; `execute` returns text for the model. Throwing from `execute` reports an error to the model.
+ */
+export interface Tool<Input = unknown> {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  risk: Risk;
+  parse(raw: unknown): ArgumentsCheck<Input>;
+  /** One line a person can read on an approval card. */
+  summarize(input: Input): string;
+  execute(input: Input, context: ToolContext): Promise<string>;
+}

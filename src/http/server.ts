@@ -1,0 +1,92 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ButlerError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+
+/** A handler for one path. It owns the response; throwing a ButlerError maps to its status code. */
+export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, string>;
+}
+
+export interface HttpServerOptions {
+  port: number;
+  host?: string;
+  logger: Logger;
+  /** Exact paths (no query) to POST handlers, e.g. `/slack/events`. */
+  routes: ReadonlyMap<string, RouteHandler>;
+  readiness: () => Promise<ReadinessReport>;
+}
+
+const statusByCode: Record<string, number> = {
+  verification_failed: 401,
+  payload_invalid: 400,
+  payload_too_large: 413,
+};
+
+export function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  if (response.headersSent) return;
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+export interface HttpServer {
+  readonly server: Server;
+  listen(): Promise<number>;
+  /** Stops accepting connections and waits for in-flight requests. */
+  close(): Promise<void>;
+}
+
+export function createHttpServer(options: HttpServerOptions): HttpServer {
+  const { logger, routes } = options;
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path === '/healthz') return sendJson(response, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      const report = await options.readiness();
+      return sendJson(response, report.ready ? 200 : 503, report);
+    }
+    const route = routes.get(path);
+    if (!route) return sendJson(response, 404, { error: 'not_found' });
+    if (request.method !== 'POST') {
+      response.setHeader('allow', 'POST');
+      return sendJson(response, 405, { error: 'method_not_allowed' });
+    }
+    await route(request, response);
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      const status = error instanceof ButlerError ? statusByCode[error.code] : undefined;
+      if (status) {
+        logger.warn({ path: request.url, code: (error as ButlerError).code }, (error as Error).message);
+        return sendJson(response, status, { error: (error as ButlerError).code });
+      }
+      logger.error({ err: error, path: request.url }, 'request failed');
+      sendJson(response, 500, { error: 'internal_error' });
+    });
+  });
+  // Platforms keep connections alive; do not let idle sockets hold shutdown.
+  server.keepAliveTimeout = 5_000;
+
+  return {
+    server,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, options.host, () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
