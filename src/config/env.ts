@@ -4,7 +4,8 @@ import { z } from 'zod';
  * Environment variables (ARCHITECTURE.md, "Interface contract"). Empty strings count as unset:
  * `.env` files and CI often export `FOO=` for "off".
  */
-const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const blankToUndefined = (value: unknown) =>
+  typeof value === 'string' && value.trim() === '' ? undefined : value;
 
 const optionalString = z.preprocess(blankToUndefined, z.string().optional());
 const optionalUrl = z.preprocess(blankToUndefined, z.url().optional());

@@ -108,7 +108,10 @@ function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: Conf
     try {
       raw = readConfigFile(path) ?? {};
     } catch (error) {
-      issues.push({ variable: 'BUTLER_CONFIG', message: `cannot parse ${path}: ${(error as Error).message}` });
+      issues.push({
+        variable: 'BUTLER_CONFIG',
+        message: `cannot parse ${path}: ${(error as Error).message}`,
+      });
     }
   }
   const parsed = fileConfigSchema.safeParse(raw);
@@ -124,7 +127,10 @@ function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: Conf
       tool.http.headers[header] = interpolate(value, rawEnv, missing);
     }
     for (const name of new Set(missing)) {
-      issues.push({ variable: name, message: `used by tool ${tool.name} (config file: tools.${index}) but not set` });
+      issues.push({
+        variable: name,
+        message: `used by tool ${tool.name} (config file: tools.${index}) but not set`,
+      });
     }
     if (!URL.canParse(tool.http.url)) {
       issues.push({ variable: `config file: tools.${index}.http.url`, message: 'not a valid URL' });
@@ -146,11 +152,17 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   const { path: configPath, file } = loadFile(env, rawEnv, cwd, issues);
 
   if ((env.BUTLER_BASE_URL || env.BUTLER_API_TOKEN) && !env.BUTLER_MODEL) {
-    issues.push({ variable: 'BUTLER_MODEL', message: 'required when BUTLER_BASE_URL or BUTLER_API_TOKEN is set' });
+    issues.push({
+      variable: 'BUTLER_MODEL',
+      message: 'required when BUTLER_BASE_URL or BUTLER_API_TOKEN is set',
+    });
   }
-  const model = env.BUTLER_MODEL ? endpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL) : undefined;
+  const model = env.BUTLER_MODEL
+    ? endpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL)
+    : undefined;
 
-  const compactionEndpointSet = env.BUTLER_CONTEXT_COMPACTION_BASE_URL || env.BUTLER_CONTEXT_COMPACTION_API_TOKEN;
+  const compactionEndpointSet =
+    env.BUTLER_CONTEXT_COMPACTION_BASE_URL || env.BUTLER_CONTEXT_COMPACTION_API_TOKEN;
   if (compactionEndpointSet && !env.BUTLER_CONTEXT_COMPACTION_MODEL) {
     issues.push({
       variable: 'BUTLER_CONTEXT_COMPACTION_MODEL',
@@ -161,7 +173,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   const compactionModel = env.BUTLER_CONTEXT_COMPACTION_MODEL
     ? endpoint(
         env.BUTLER_CONTEXT_COMPACTION_BASE_URL ?? model?.baseUrl,
-        env.BUTLER_CONTEXT_COMPACTION_API_TOKEN ?? (env.BUTLER_CONTEXT_COMPACTION_BASE_URL ? undefined : model?.apiKey),
+        env.BUTLER_CONTEXT_COMPACTION_API_TOKEN ??
+          (env.BUTLER_CONTEXT_COMPACTION_BASE_URL ? undefined : model?.apiKey),
         env.BUTLER_CONTEXT_COMPACTION_MODEL,
       )
     : undefined;
@@ -184,7 +197,10 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       apiUrl: env.SLACK_API_URL,
     };
   } else if (env.SLACK_SIGNING_SECRET || env.SLACK_APP_TOKEN) {
-    issues.push({ variable: 'SLACK_BOT_TOKEN', message: 'required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set' });
+    issues.push({
+      variable: 'SLACK_BOT_TOKEN',
+      message: 'required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set',
+    });
   }
 
   let feishu: FeishuConfig | undefined;

@@ -1,4 +1,5 @@
 import type { ApprovalCard } from './approval-card.js';
+import type { DecisionResult } from './approvals/decision.js';
 import type {
   AcceptResult,
   ApprovalDecisionInput,
@@ -7,7 +8,6 @@ import type {
   Platform,
   ThreadContextMessage,
 } from './events.js';
-import type { DecisionResult } from './approvals/decision.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
 export interface ReplyTarget {

@@ -23,7 +23,10 @@ export class ConfigError extends ButlerError {
   readonly issues: readonly ConfigIssue[];
 
   constructor(issues: readonly ConfigIssue[]) {
-    super('config_invalid', `Invalid configuration:\n${issues.map((i) => `  - ${i.variable}: ${i.message}`).join('\n')}`);
+    super(
+      'config_invalid',
+      `Invalid configuration:\n${issues.map((i) => `  - ${i.variable}: ${i.message}`).join('\n')}`,
+    );
     this.issues = issues;
   }
 }

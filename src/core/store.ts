@@ -99,11 +99,17 @@ export interface ConversationRepository {
   ensure(key: string, address: ConversationAddress): Promise<ConversationRecord>;
   /** The messages not yet folded into the summary, oldest first. */
   window(conversationId: string): Promise<StoredMessage[]>;
-  append(conversationId: string, messages: ReadonlyArray<ConversationMessage & { tokens: number }>): Promise<void>;
+  append(
+    conversationId: string,
+    messages: ReadonlyArray<ConversationMessage & { tokens: number }>,
+  ): Promise<void>;
   applyCompaction(conversationId: string, result: CompactionResult): Promise<void>;
   deferCompaction(conversationId: string, until: Date): Promise<void>;
   setInflight(conversationId: string, inflight: InflightTurn | null): Promise<void>;
-  recordUsage(conversationId: string, usage: { promptTokens: number; completionTokens: number; tokenScale: number }): Promise<void>;
+  recordUsage(
+    conversationId: string,
+    usage: { promptTokens: number; completionTokens: number; tokenScale: number },
+  ): Promise<void>;
 }
 
 // ── approvals ───────────────────────────────────────────────────────────────────────────────────

@@ -5,7 +5,10 @@ import { PayloadTooLargeError } from '../core/errors.js';
 export const defaultBodyLimitBytes = 1024 * 1024;
 
 /** Reads the raw request body (signatures are computed over these exact bytes), refusing oversized ones. */
-export async function readBody(request: IncomingMessage, limitBytes = defaultBodyLimitBytes): Promise<Buffer> {
+export async function readBody(
+  request: IncomingMessage,
+  limitBytes = defaultBodyLimitBytes,
+): Promise<Buffer> {
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) {
     request.resume();

@@ -29,7 +29,10 @@ const statusByCode: Record<string, number> = {
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   if (response.headersSent) return;
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   response.end(text);
 }
 

@@ -1,4 +1,4 @@
-import type { ConversationAddress, ChatUser } from '../events.js';
+import type { ChatUser, ConversationAddress } from '../events.js';
 import type { Logger } from '../logger.js';
 
 export const risks = ['low', 'medium', 'high'] as const;

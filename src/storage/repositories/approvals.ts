@@ -1,0 +1,96 @@
+import { and, asc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
+import type { ApprovalRecord, ApprovalRepository } from '../../core/store.js';
+import type { Database } from '../database.js';
+import { approvals } from '../schema.js';
+
+function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
+  return {
+    id: row.id,
+    conversationKey: row.conversationKey,
+    platform: row.platform,
+    toolName: row.toolName,
+    toolCallId: row.toolCallId,
+    arguments: row.arguments,
+    risk: row.risk,
+    summary: row.summary,
+    requestedBy: row.requestedBy,
+    approverIds: row.approverIds,
+    expiresAt: row.expiresAt,
+    resume: row.resume,
+    status: row.status,
+    decidedBy: row.decidedBy,
+    decidedAt: row.decidedAt,
+    reason: row.reason,
+    cardMessageId: row.cardMessageId,
+    execution: row.execution,
+    result: row.result,
+    createdAt: row.createdAt,
+  };
+}
+
+export function approvalRepository(db: Database): ApprovalRepository {
+  return {
+    async create(approval) {
+      const [row] = await db.insert(approvals).values(approval).returning();
+      if (!row) throw new Error('Could not create approval');
+      return toApproval(row);
+    },
+
+    async get(id) {
+      const [row] = await db.select().from(approvals).where(eq(approvals.id, id));
+      return row ? toApproval(row) : undefined;
+    },
+
+    async setCardMessage(id, messageId) {
+      await db.update(approvals).set({ cardMessageId: messageId }).where(eq(approvals.id, id));
+    },
+
+    async decide(id, decision) {
+      // The status guard makes the first valid decision win, however many clicks race.
+      const [row] = await db
+        .update(approvals)
+        .set({
+          status: decision.status,
+          decidedBy: decision.decidedBy,
+          decidedAt: decision.at,
+          reason: decision.reason,
+        })
+        .where(
+          and(eq(approvals.id, id), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)),
+        )
+        .returning();
+      return row ? toApproval(row) : undefined;
+    },
+
+    async expireDue(now) {
+      const rows = await db
+        .update(approvals)
+        .set({ status: 'expired', decidedAt: now })
+        .where(and(eq(approvals.status, 'pending'), lte(approvals.expiresAt, now)))
+        .returning();
+      return rows.map(toApproval);
+    },
+
+    async beginExecution(id) {
+      const rows = await db
+        .update(approvals)
+        .set({ execution: 'running' })
+        .where(and(eq(approvals.id, id), eq(approvals.status, 'approved'), isNull(approvals.execution)))
+        .returning({ id: approvals.id });
+      return rows.length > 0;
+    },
+
+    async finishExecution(id, state, result) {
+      await db.update(approvals).set({ execution: state, result }).where(eq(approvals.id, id));
+    },
+
+    async listPending(conversationKey) {
+      const rows = await db
+        .select()
+        .from(approvals)
+        .where(and(eq(approvals.conversationKey, conversationKey), eq(approvals.status, 'pending')))
+        .orderBy(asc(approvals.createdAt));
+      return rows.map(toApproval);
+    },
+  };
+}

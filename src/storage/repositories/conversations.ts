@@ -1,0 +1,136 @@
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import type { StoredMessage } from '../../core/messages.js';
+import type { ConversationRecord, ConversationRepository } from '../../core/store.js';
+import type { Database } from '../database.js';
+import { compactions, conversations, messages } from '../schema.js';
+
+function toConversation(row: typeof conversations.$inferSelect): ConversationRecord {
+  return {
+    id: row.id,
+    key: row.key,
+    address: { platform: row.platform, workspace: row.workspace, channel: row.channel, thread: row.thread },
+    summary: row.summary,
+    summaryTokens: row.summaryTokens,
+    lastCompactedAt: row.lastCompactedAt,
+    tokenScale: row.tokenScale,
+    promptTokensTotal: row.promptTokensTotal,
+    completionTokensTotal: row.completionTokensTotal,
+    compactionRetryAt: row.compactionRetryAt,
+    inflight: row.inflight,
+  };
+}
+
+function toMessage(row: typeof messages.$inferSelect): StoredMessage {
+  const base = { id: row.id, tokens: row.tokens, content: row.content };
+  switch (row.role) {
+    case 'user':
+      return row.author === null ? { ...base, role: 'user' } : { ...base, role: 'user', author: row.author };
+    case 'assistant':
+      return row.toolCalls
+        ? { ...base, role: 'assistant', toolCalls: row.toolCalls }
+        : { ...base, role: 'assistant' };
+    case 'tool':
+      return { ...base, role: 'tool', toolCallId: row.toolCallId ?? '' };
+  }
+}
+
+export function conversationRepository(db: Database): ConversationRepository {
+  return {
+    async find(key) {
+      const [row] = await db.select().from(conversations).where(eq(conversations.key, key));
+      return row ? toConversation(row) : undefined;
+    },
+
+    async ensure(key, address) {
+      const [row] = await db
+        .insert(conversations)
+        .values({ key, ...address })
+        .onConflictDoUpdate({ target: conversations.key, set: { updatedAt: sql`now()` } })
+        .returning();
+      if (!row) throw new Error(`Could not create conversation ${key}`);
+      return toConversation(row);
+    },
+
+    async window(conversationId) {
+      const rows = await db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), eq(messages.compacted, false)))
+        .orderBy(asc(messages.id));
+      return rows.map(toMessage);
+    },
+
+    async append(conversationId, newMessages) {
+      if (newMessages.length === 0) return;
+      await db.insert(messages).values(
+        newMessages.map((message) => ({
+          conversationId,
+          role: message.role,
+          content: message.content,
+          tokens: message.tokens,
+          author: message.role === 'user' ? (message.author ?? null) : null,
+          toolCalls: message.role === 'assistant' ? (message.toolCalls ?? null) : null,
+          toolCallId: message.role === 'tool' ? message.toolCallId : null,
+        })),
+      );
+      await db
+        .update(conversations)
+        .set({ updatedAt: sql`now()` })
+        .where(eq(conversations.id, conversationId));
+    },
+
+    async applyCompaction(conversationId, result) {
+      await db.transaction(async (tx) => {
+        await tx
+          .update(conversations)
+          .set({
+            summary: result.summary,
+            summaryTokens: result.summaryTokens,
+            lastCompactedAt: sql`now()`,
+            compactionRetryAt: null,
+          })
+          .where(eq(conversations.id, conversationId));
+        await tx
+          .update(messages)
+          .set({ compacted: true })
+          .where(
+            and(
+              eq(messages.conversationId, conversationId),
+              eq(messages.compacted, false),
+              lte(messages.id, result.foldedThroughId),
+            ),
+          );
+        await tx.insert(compactions).values({
+          conversationId,
+          tokensBefore: result.tokensBefore,
+          tokensAfter: result.tokensAfter,
+          messagesFolded: result.messagesFolded,
+          model: result.model,
+          durationMs: Math.round(result.durationMs),
+        });
+      });
+    },
+
+    async deferCompaction(conversationId, until) {
+      await db
+        .update(conversations)
+        .set({ compactionRetryAt: until })
+        .where(eq(conversations.id, conversationId));
+    },
+
+    async setInflight(conversationId, inflight) {
+      await db.update(conversations).set({ inflight }).where(eq(conversations.id, conversationId));
+    },
+
+    async recordUsage(conversationId, usage) {
+      await db
+        .update(conversations)
+        .set({
+          promptTokensTotal: sql`${conversations.promptTokensTotal} + ${usage.promptTokens}`,
+          completionTokensTotal: sql`${conversations.completionTokensTotal} + ${usage.completionTokens}`,
+          tokenScale: usage.tokenScale,
+        })
+        .where(eq(conversations.id, conversationId));
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import { and, asc, count, eq, gte, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
+import type { Database } from '../database.js';
+import { conversationLeases, inboundEvents } from '../schema.js';
+
+const openStatuses = ['pending', 'claimed'];
+/** How many open events to consider per claim; few, since the lease join already skips conversations others hold. */
+const candidateLimit = 4;
+
+const leaseUntil = (leaseMs: number) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
+
+function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
+  return {
+    id: row.id,
+    platform: row.platform,
+    dedupKey: row.dedupKey,
+    conversationKey: row.conversationKey,
+    userId: row.userId,
+    payload: row.payload,
+    attempts: row.attempts,
+    createdAt: row.createdAt,
+  };
+}
+
+/**
+ * The durable inbox. Leases use the database clock (`now()`), so processes with skewed clocks agree
+ * on who holds a conversation.
+ */
+export function inboxRepository(db: Database): InboxRepository {
+  return {
+    async insert(event: NewInboxEvent) {
+      const rows = await db
+        .insert(inboundEvents)
+        .values({
+          platform: event.platform,
+          dedupKey: event.dedupKey,
+          conversationKey: event.conversationKey,
+          userId: event.userId,
+          kind: event.payload.kind,
+          payload: event.payload,
+        })
+        .onConflictDoNothing({ target: [inboundEvents.platform, inboundEvents.dedupKey] })
+        .returning({ id: inboundEvents.id });
+      return rows[0]?.id;
+    },
+
+    claimNext(owner, leaseMs) {
+      return db.transaction(async (tx) => {
+        const candidates = await tx
+          .select({ conversationKey: inboundEvents.conversationKey })
+          .from(inboundEvents)
+          .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
+          .where(
+            and(
+              inArray(inboundEvents.status, openStatuses),
+              or(isNull(conversationLeases.conversationKey), lt(conversationLeases.expiresAt, sql`now()`)),
+            ),
+          )
+          .orderBy(asc(inboundEvents.id))
+          .limit(candidateLimit)
+          .for('update', { of: inboundEvents, skipLocked: true });
+
+        for (const conversationKey of new Set(candidates.map((row) => row.conversationKey))) {
+          const lease = await tx
+            .insert(conversationLeases)
+            .values({ conversationKey, owner, expiresAt: leaseUntil(leaseMs) })
+            .onConflictDoUpdate({
+              target: conversationLeases.conversationKey,
+              set: { owner, expiresAt: leaseUntil(leaseMs) },
+              setWhere: lt(conversationLeases.expiresAt, sql`now()`),
+            })
+            .returning({ conversationKey: conversationLeases.conversationKey });
+          if (lease.length === 0) continue;
+          // Holding the lease makes us the only writer of this conversation's open events.
+          const events = await tx
+            .update(inboundEvents)
+            .set({ status: 'claimed', claimedBy: owner, attempts: sql`${inboundEvents.attempts} + 1` })
+            .where(
+              and(
+                eq(inboundEvents.conversationKey, conversationKey),
+                inArray(inboundEvents.status, openStatuses),
+              ),
+            )
+            .returning();
+          if (events.length === 0) {
+            await tx
+              .delete(conversationLeases)
+              .where(
+                and(
+                  eq(conversationLeases.conversationKey, conversationKey),
+                  eq(conversationLeases.owner, owner),
+                ),
+              );
+            continue;
+          }
+          events.sort((a, b) => a.id - b.id);
+          return { conversationKey, events: events.map(toInboxEvent) };
+        }
+        return undefined;
+      });
+    },
+
+    async renewLease(conversationKey, owner, leaseMs) {
+      const rows = await db
+        .update(conversationLeases)
+        .set({ expiresAt: leaseUntil(leaseMs) })
+        .where(
+          and(eq(conversationLeases.conversationKey, conversationKey), eq(conversationLeases.owner, owner)),
+        )
+        .returning({ conversationKey: conversationLeases.conversationKey });
+      return rows.length > 0;
+    },
+
+    async releaseLease(conversationKey, owner) {
+      await db
+        .delete(conversationLeases)
+        .where(
+          and(eq(conversationLeases.conversationKey, conversationKey), eq(conversationLeases.owner, owner)),
+        );
+    },
+
+    async finish(eventIds, outcome: InboxOutcome, error) {
+      if (eventIds.length === 0) return;
+      await db
+        .update(inboundEvents)
+        .set({ status: outcome, finishedAt: sql`now()`, error: error ?? null })
+        .where(inArray(inboundEvents.id, [...eventIds]));
+    },
+
+    async countUserMessagesSince(platform, userId, since) {
+      const [row] = await db
+        .select({ value: count() })
+        .from(inboundEvents)
+        .where(
+          and(
+            eq(inboundEvents.platform, platform),
+            eq(inboundEvents.userId, userId),
+            eq(inboundEvents.kind, 'message'),
+            gte(inboundEvents.createdAt, since),
+          ),
+        );
+      return row?.value ?? 0;
+    },
+
+    async releaseAllLeases() {
+      await db.delete(conversationLeases);
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
+import type { Memory, MemoryOwner, MemoryRepository } from '../../core/store.js';
+import type { Database } from '../database.js';
+import { memories } from '../schema.js';
+
+const ownedBy = (owner: MemoryOwner) =>
+  and(
+    eq(memories.platform, owner.platform),
+    eq(memories.workspace, owner.workspace),
+    eq(memories.userId, owner.userId),
+  );
+
+/** `%` and `_` in a user's words are literal, not wildcards. */
+const escapeLike = (word: string) => word.replace(/[\\%_]/g, (character) => `\\${character}`);
+
+const toMemory = (row: typeof memories.$inferSelect): Memory => ({
+  id: row.id,
+  content: row.content,
+  createdAt: row.createdAt,
+});
+
+export function memoryRepository(db: Database): MemoryRepository {
+  return {
+    async add(owner, content) {
+      const [row] = await db
+        .insert(memories)
+        .values({ ...owner, content })
+        .returning();
+      if (!row) throw new Error('Could not save memory');
+      return toMemory(row);
+    },
+
+    async search(owner, query, limit) {
+      const words = query.split(/\s+/).filter((word) => word.length > 0);
+      const rows = await db
+        .select()
+        .from(memories)
+        .where(and(ownedBy(owner), ...words.map((word) => ilike(memories.content, `%${escapeLike(word)}%`))))
+        .orderBy(desc(memories.lastUsedAt))
+        .limit(limit);
+      return rows.map(toMemory);
+    },
+
+    async top(owner, limit) {
+      const rows = await db
+        .select()
+        .from(memories)
+        .where(ownedBy(owner))
+        .orderBy(desc(memories.lastUsedAt))
+        .limit(limit);
+      return rows.map(toMemory);
+    },
+
+    async touch(ids) {
+      if (ids.length === 0) return;
+      await db
+        .update(memories)
+        .set({ lastUsedAt: sql`now()` })
+        .where(inArray(memories.id, [...ids]));
+    },
+
+    async remove(owner, id) {
+      const rows = await db
+        .delete(memories)
+        .where(and(ownedBy(owner), eq(memories.id, id)))
+        .returning({ id: memories.id });
+      return rows.length > 0;
+    },
+  };
+}

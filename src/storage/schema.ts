@@ -1,0 +1,187 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  real,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import type { ChatUser, Platform } from '../core/events.js';
+import type { ToolCall } from '../core/messages.js';
+import type { InboxPayload, InflightTurn, ResumeState } from '../core/store.js';
+
+/**
+ * Butler's tables. Status-like columns are text checked in TypeScript rather than enums, so the
+ * generated SQL stays schema-agnostic. Compacted messages are kept (flagged), never deleted.
+ */
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+
+export const conversations = pgTable('conversations', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  key: text('key').notNull().unique(),
+  platform: text('platform').$type<Platform>().notNull(),
+  workspace: text('workspace').notNull(),
+  channel: text('channel').notNull(),
+  thread: text('thread').notNull(),
+  summary: text('summary'),
+  summaryTokens: integer('summary_tokens').notNull().default(0),
+  lastCompactedAt: timestamp('last_compacted_at', { withTimezone: true }),
+  compactionRetryAt: timestamp('compaction_retry_at', { withTimezone: true }),
+  tokenScale: real('token_scale').notNull().default(1),
+  promptTokensTotal: bigint('prompt_tokens_total', { mode: 'number' }).notNull().default(0),
+  completionTokensTotal: bigint('completion_tokens_total', { mode: 'number' }).notNull().default(0),
+  inflight: jsonb('inflight').$type<InflightTurn>(),
+  createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const messages = pgTable(
+  'messages',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    role: text('role').$type<'user' | 'assistant' | 'tool'>().notNull(),
+    content: text('content').notNull(),
+    /** Display name of the person who wrote a user message. */
+    author: text('author'),
+    toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
+    toolCallId: text('tool_call_id'),
+    tokens: integer('tokens').notNull(),
+    compacted: boolean('compacted').notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (table) => [index('messages_window_idx').on(table.conversationId, table.compacted, table.id)],
+);
+
+export const compactions = pgTable(
+  'compactions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    conversationId: uuid('conversation_id')
+      .notNull()
+      .references(() => conversations.id, { onDelete: 'cascade' }),
+    tokensBefore: integer('tokens_before').notNull(),
+    tokensAfter: integer('tokens_after').notNull(),
+    messagesFolded: integer('messages_folded').notNull(),
+    model: text('model').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('compactions_conversation_idx').on(table.conversationId)],
+);
+
+export const inboundEvents = pgTable(
+  'inbound_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    platform: text('platform').$type<Platform>().notNull(),
+    dedupKey: text('dedup_key').notNull(),
+    conversationKey: text('conversation_key').notNull(),
+    userId: text('user_id').notNull(),
+    kind: text('kind').$type<InboxPayload['kind']>().notNull(),
+    payload: jsonb('payload').$type<InboxPayload>().notNull(),
+    /** pending → claimed → done | rate_limited | stale | failed */
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    claimedBy: text('claimed_by'),
+    error: text('error'),
+    createdAt: createdAt(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (table) => [
+    uniqueIndex('inbound_events_dedup_idx').on(table.platform, table.dedupKey),
+    index('inbound_events_open_idx')
+      .on(table.conversationKey, table.id)
+      .where(sql`${table.status} in ('pending', 'claimed')`),
+    index('inbound_events_user_idx').on(table.platform, table.userId, table.createdAt),
+  ],
+);
+
+/** One worker holds a conversation at a time; a lease that is not renewed lapses (crashed worker). */
+export const conversationLeases = pgTable('conversation_leases', {
+  conversationKey: text('conversation_key').primaryKey(),
+  owner: text('owner').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+});
+
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    conversationKey: text('conversation_key').notNull(),
+    platform: text('platform').$type<Platform>().notNull(),
+    toolName: text('tool_name').notNull(),
+    toolCallId: text('tool_call_id').notNull(),
+    arguments: jsonb('arguments').$type<unknown>().notNull(),
+    risk: text('risk').$type<'low' | 'medium' | 'high'>().notNull(),
+    summary: text('summary').notNull(),
+    requestedBy: jsonb('requested_by').$type<ChatUser>().notNull(),
+    approverIds: jsonb('approver_ids').$type<string[]>().notNull(),
+    /** pending → approved | rejected | expired */
+    status: text('status')
+      .$type<'pending' | 'approved' | 'rejected' | 'expired'>()
+      .notNull()
+      .default('pending'),
+    decidedBy: jsonb('decided_by').$type<ChatUser>(),
+    decidedAt: timestamp('decided_at', { withTimezone: true }),
+    reason: text('reason'),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    cardMessageId: text('card_message_id'),
+    resume: jsonb('resume').$type<ResumeState>().notNull(),
+    /** running → succeeded | failed | skipped: the once-only guard of the approved call. */
+    execution: text('execution').$type<'running' | 'succeeded' | 'failed' | 'skipped'>(),
+    result: text('result'),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    index('approvals_pending_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
+    index('approvals_conversation_idx').on(table.conversationKey),
+  ],
+);
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    conversationKey: text('conversation_key').notNull(),
+    approvalId: uuid('approval_id'),
+    toolName: text('tool_name').notNull(),
+    toolCallId: text('tool_call_id').notNull(),
+    arguments: jsonb('arguments').$type<unknown>(),
+    risk: text('risk').notNull(),
+    decision: text('decision').notNull(),
+    outcome: text('outcome').notNull(),
+    actor: text('actor').notNull(),
+    decidedBy: text('decided_by'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('audit_log_conversation_idx').on(table.conversationKey, table.createdAt)],
+);
+
+export const memories = pgTable(
+  'memories',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    platform: text('platform').$type<Platform>().notNull(),
+    workspace: text('workspace').notNull(),
+    userId: text('user_id').notNull(),
+    content: text('content').notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('memories_owner_idx').on(table.platform, table.workspace, table.userId, table.lastUsedAt),
+  ],
+);

@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InboundMessage } from '../../../src/core/events.js';
+import type { ClaimedBatch, NewApproval, Store } from '../../../src/core/store.js';
+import { createStore } from '../../../src/storage/store.js';
+import { databaseKind, openTestDatabase, type TestDatabase } from '../../helpers/database.js';
+
+let database: TestDatabase;
+let store: Store;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  store = createStore(database.db);
+});
+afterAll(() => database.close());
+
+const address = { platform: 'slack' as const, workspace: 'T1', channel: 'C1', thread: '1.0' };
+
+function message(key: string, text = 'hello'): InboundMessage {
+  return {
+    kind: 'message',
+    address,
+    messageId: key,
+    eventId: `Ev${key}`,
+    dedupKey: `C1:${key}`,
+    user: { id: 'U1' },
+    text,
+    isMention: true,
+    isDirect: false,
+    sentAt: new Date().toISOString(),
+  };
+}
+
+/** Claims until the wanted conversation comes up (others' leftovers are claimed on the way and lapse). */
+async function claimConversation(owner: string, conversationKey: string, leaseMs: number) {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const claim = await store.inbox.claimNext(owner, leaseMs);
+    if (claim?.conversationKey === conversationKey) return claim;
+    if (claim)
+      await store.inbox.finish(
+        claim.events.map((event) => event.id),
+        'done',
+      );
+  }
+  throw new Error(`never claimed ${conversationKey}`);
+}
+
+const inboxEvent = (conversationKey: string, key: string) => ({
+  platform: 'slack' as const,
+  dedupKey: `${conversationKey}/${key}`,
+  conversationKey,
+  userId: 'U1',
+  payload: message(key),
+});
+
+describe(`storage on ${databaseKind}`, () => {
+  it('drops a redelivered event by its dedup key', async () => {
+    const first = await store.inbox.insert(inboxEvent('dedup', 'a'));
+    const again = await store.inbox.insert(inboxEvent('dedup', 'a'));
+    expect(first).toBeTypeOf('number');
+    expect(again).toBeUndefined();
+  });
+
+  it('gives each conversation to one worker at a time and batches its queued events', async () => {
+    await store.inbox.insert(inboxEvent('busy-1', 'a'));
+    await store.inbox.insert(inboxEvent('busy-1', 'b'));
+    await store.inbox.insert(inboxEvent('busy-2', 'c'));
+    // Three workers race until nothing is left; leases are held, so nothing can be claimed twice.
+    const claims: ClaimedBatch[] = [];
+    for (let round = 0; round < 10; round++) {
+      const results = await Promise.all(
+        ['a', 'b', 'c'].map((worker) => store.inbox.claimNext(worker, 30_000)),
+      );
+      claims.push(...results.filter((claim): claim is ClaimedBatch => claim !== undefined));
+    }
+    const keys = claims.map((claim) => claim.conversationKey);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toEqual(expect.arrayContaining(['busy-1', 'busy-2']));
+    const busy = claims.find((claim) => claim.conversationKey === 'busy-1');
+    expect(busy?.events.map((event) => event.dedupKey)).toEqual(['busy-1/a', 'busy-1/b']);
+    for (const claim of claims) {
+      await store.inbox.finish(
+        claim.events.map((event) => event.id),
+        'done',
+      );
+    }
+    await store.inbox.releaseAllLeases();
+  });
+
+  it('hands a conversation whose lease lapsed to another worker, with attempts counted', async () => {
+    await store.inbox.releaseAllLeases();
+    await store.inbox.insert(inboxEvent('crash', 'a'));
+    const claim = await claimConversation('dead-worker', 'crash', 1);
+    expect(claim.events[0]?.attempts).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const again = await claimConversation('live-worker', 'crash', 30_000);
+    expect(again.events[0]?.attempts).toBe(2);
+    expect(await store.inbox.renewLease('crash', 'dead-worker', 30_000)).toBe(false);
+    expect(await store.inbox.renewLease('crash', 'live-worker', 30_000)).toBe(true);
+  });
+
+  it('counts a user’s recent messages for rate limiting', async () => {
+    const before = await store.inbox.countUserMessagesSince('slack', 'U1', new Date(Date.now() - 60_000));
+    await store.inbox.insert(inboxEvent('rate', 'a'));
+    expect(await store.inbox.countUserMessagesSince('slack', 'U1', new Date(Date.now() - 60_000))).toBe(
+      before + 1,
+    );
+  });
+
+  it('keeps compacted messages and serves only the window', async () => {
+    const conversation = await store.conversations.ensure('slack:T1:C1:window', address);
+    const again = await store.conversations.ensure('slack:T1:C1:window', address);
+    expect(again.id).toBe(conversation.id);
+    await store.conversations.append(conversation.id, [
+      { role: 'user', content: 'one', author: 'Ana', tokens: 3 },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'call_1', name: 'recall', arguments: '{}' }],
+        tokens: 5,
+      },
+      { role: 'tool', content: 'nothing', toolCallId: 'call_1', tokens: 2 },
+      { role: 'assistant', content: 'two', tokens: 3 },
+    ]);
+    const window = await store.conversations.window(conversation.id);
+    expect(window.map((entry) => entry.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(window[0]).toMatchObject({ role: 'user', author: 'Ana' });
+    expect(window[1]).toMatchObject({ toolCalls: [{ id: 'call_1', name: 'recall' }] });
+    expect(window[2]).toMatchObject({ toolCallId: 'call_1' });
+
+    await store.conversations.applyCompaction(conversation.id, {
+      summary: 'Ana said one.',
+      summaryTokens: 4,
+      foldedThroughId: window[2]?.id ?? 0,
+      messagesFolded: 3,
+      tokensBefore: 13,
+      tokensAfter: 7,
+      model: 'small',
+      durationMs: 12.4,
+    });
+    const after = await store.conversations.window(conversation.id);
+    expect(after.map((entry) => entry.content)).toEqual(['two']);
+    const record = await store.conversations.find('slack:T1:C1:window');
+    expect(record?.summary).toBe('Ana said one.');
+    expect(record?.lastCompactedAt).toBeInstanceOf(Date);
+  });
+
+  it('takes one decision per approval and runs its tool once', async () => {
+    const approval: NewApproval = {
+      conversationKey: 'slack:T1:C1:approve',
+      platform: 'slack',
+      toolName: 'restart',
+      toolCallId: 'call_9',
+      arguments: { service: 'api' },
+      risk: 'high',
+      summary: 'Restart api',
+      requestedBy: { id: 'U1' },
+      approverIds: ['U2'],
+      expiresAt: new Date(Date.now() + 60_000),
+      resume: {
+        turnId: 't',
+        assistant: { content: '', toolCalls: [] },
+        results: [],
+        pendingIndex: 0,
+        shownText: '',
+      },
+    };
+    const created = await store.approvals.create(approval);
+    const decisions = await Promise.all(
+      ['U2', 'U3', 'U4'].map((id) =>
+        store.approvals.decide(created.id, {
+          status: 'approved',
+          decidedBy: { id },
+          reason: null,
+          at: new Date(),
+        }),
+      ),
+    );
+    expect(decisions.filter(Boolean)).toHaveLength(1);
+    const runs = await Promise.all([1, 2, 3].map(() => store.approvals.beginExecution(created.id)));
+    expect(runs.filter(Boolean)).toHaveLength(1);
+
+    const late = await store.approvals.create({ ...approval, expiresAt: new Date(Date.now() - 1000) });
+    expect(
+      await store.approvals.decide(late.id, {
+        status: 'approved',
+        decidedBy: { id: 'U2' },
+        reason: null,
+        at: new Date(),
+      }),
+    ).toBeUndefined();
+    const expired = await store.approvals.expireDue(new Date());
+    expect(expired.map((entry) => entry.id)).toContain(late.id);
+    expect((await store.approvals.get(late.id))?.status).toBe('expired');
+  });
+
+  it('searches memories per owner, treating % and _ literally', async () => {
+    const owner = { platform: 'slack' as const, workspace: 'T1', userId: 'U1' };
+    const other = { ...owner, userId: 'U2' };
+    await store.memories.add(owner, 'Prefers deploys after 10:00');
+    await store.memories.add(owner, 'Budget is 100% spent');
+    await store.memories.add(other, 'Prefers tea');
+    expect((await store.memories.search(owner, 'prefers', 10)).map((memory) => memory.content)).toEqual([
+      'Prefers deploys after 10:00',
+    ]);
+    expect(await store.memories.search(owner, '0%', 10)).toHaveLength(1);
+    expect(await store.memories.search(owner, '_', 10)).toHaveLength(0);
+    const [memory] = await store.memories.top(owner, 1);
+    expect(await store.memories.remove(other, memory?.id ?? '')).toBe(false);
+    expect(await store.memories.remove(owner, memory?.id ?? '')).toBe(true);
+  });
+
+  it('rolls back a transaction as a whole', async () => {
+    const conversation = await store.conversations.ensure('slack:T1:C1:tx', address);
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.conversations.append(conversation.id, [{ role: 'user', content: 'lost', tokens: 1 }]);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await store.conversations.window(conversation.id)).toHaveLength(0);
+  });
+});
