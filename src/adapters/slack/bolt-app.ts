@@ -1,0 +1,54 @@
+import { App, type Receiver } from '@slack/bolt';
+import type { Logger } from '../../core/logger.js';
+import { approveActionId, rejectActionId, rejectReasonCallbackId } from './approval-blocks.js';
+import type { InboundHandlers } from './inbound.js';
+import type { BotIdentity } from './normalize.js';
+import { slackClientOptions } from './slack-api.js';
+import { toSlackSdkLogger } from './slack-logger.js';
+
+export interface BoltAppOptions {
+  receiver: Receiver;
+  socketMode: boolean;
+  botToken: string;
+  apiUrl: string;
+  logger: Logger;
+  /** From our own auth.test at start: Bolt then needs no auth.test of its own. */
+  identity: () => BotIdentity | undefined;
+  handlers: InboundHandlers;
+}
+
+/**
+ * The real Bolt App runs the listeners; Butler's receivers feed it. Listener errors propagate out
+ * of `processEvent`, so a receiver can refuse to acknowledge an event the core did not store.
+ */
+export function createBoltApp(options: BoltAppOptions): App {
+  const { handlers } = options;
+  const app = new App({
+    receiver: options.receiver,
+    socketMode: options.socketMode,
+    authorize: async () => {
+      const identity = options.identity();
+      if (!identity) throw new Error('Slack identity unknown: auth.test has not completed');
+      return {
+        botToken: options.botToken,
+        botId: identity.botId,
+        botUserId: identity.userId,
+        teamId: identity.teamId,
+      };
+    },
+    // normalize.ts decides what Butler ignores, including its own messages.
+    ignoreSelf: false,
+    deferInitialization: true,
+    logger: toSlackSdkLogger(options.logger),
+    clientOptions: slackClientOptions({ apiUrl: options.apiUrl, logger: options.logger }),
+  });
+  app.error(async (error) => {
+    throw error;
+  });
+  app.event('app_mention', async ({ body, event }) => handlers.message(body, event));
+  app.event('message', async ({ body, event }) => handlers.message(body, event));
+  app.action(approveActionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
+  app.action(rejectActionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
+  app.view(rejectReasonCallbackId, async ({ body, ack }) => handlers.rejectSubmission(body, () => ack()));
+  return app;
+}

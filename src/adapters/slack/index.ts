@@ -1,0 +1,151 @@
+import type { FileConfig } from '../../config/file.js';
+import type { SlackConfig } from '../../config/index.js';
+import type { ButlerIntake } from '../../core/adapter.js';
+import { ButlerError, ConfigError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { RouteHandler } from '../../http/server.js';
+import type { PlatformConnector } from '../connector.js';
+import { createBoltApp } from './bolt-app.js';
+import { SlackHttpReceiver } from './http-receiver.js';
+import { createInboundHandlers } from './inbound.js';
+import type { BotIdentity } from './normalize.js';
+import { createSlackAdapter } from './outbound.js';
+import { createCapabilities } from './reply-format.js';
+import { defaultReplyTuning, type ReplyTuning } from './reply-stream.js';
+import { createSlackApi, errorFields, SlackApiError } from './slack-api.js';
+import { SlackSocketModeReceiver } from './socket-mode-receiver.js';
+
+export const slackEventsPath = '/slack/events';
+
+/** Pacing and retry knobs; the defaults suit Slack's rate limits, tests shorten them. */
+export interface SlackTuning extends ReplyTuning {
+  apiTimeoutMs: number;
+  apiRetries: number;
+  minRetryDelayMs: number;
+}
+
+export interface SlackConnectorOptions {
+  config: SlackConfig;
+  file: FileConfig;
+  intake: ButlerIntake;
+  logger: Logger;
+  /** Milliseconds since the epoch (request-signature freshness, name cache). */
+  now?: () => number;
+  tuning?: Partial<SlackTuning>;
+}
+
+/**
+ * Slack for Butler: over HTTP (`POST /slack/events`, signed) or, when `config.appToken` is set,
+ * over Socket Mode (no routes). `start()` checks the token with auth.test before taking events.
+ */
+export function createSlackConnector(options: SlackConnectorOptions): PlatformConnector {
+  const { config, intake, logger } = options;
+  const now = options.now ?? Date.now;
+  const tuning: SlackTuning = {
+    ...defaultReplyTuning,
+    apiTimeoutMs: 10_000,
+    apiRetries: 2,
+    minRetryDelayMs: 1000,
+    ...options.tuning,
+  };
+  const api = createSlackApi({
+    token: config.botToken,
+    apiUrl: config.apiUrl,
+    logger,
+    timeoutMs: tuning.apiTimeoutMs,
+    retries: tuning.apiRetries,
+    minRetryDelayMs: tuning.minRetryDelayMs,
+  });
+  let identity: BotIdentity | undefined;
+  let status = 'not started';
+  const currentIdentity = () => identity;
+
+  const adapter = createSlackAdapter({
+    api,
+    logger,
+    capabilities: createCapabilities(),
+    tuning,
+    identity: currentIdentity,
+    now,
+  });
+  const handlers = createInboundHandlers({
+    intake,
+    api,
+    logger,
+    identity: currentIdentity,
+    answerBots: options.file.answerBots,
+  });
+
+  const routes = new Map<string, RouteHandler>();
+  let socketReceiver: SlackSocketModeReceiver | undefined;
+  let receiver: SlackHttpReceiver | SlackSocketModeReceiver;
+  if (config.appToken) {
+    socketReceiver = new SlackSocketModeReceiver({
+      appToken: config.appToken,
+      apiUrl: config.apiUrl,
+      logger,
+    });
+    receiver = socketReceiver;
+  } else {
+    if (!config.signingSecret) {
+      throw new ConfigError([{ variable: 'SLACK_SIGNING_SECRET', message: 'required for Slack over HTTP' }]);
+    }
+    const httpReceiver = new SlackHttpReceiver({ signingSecret: config.signingSecret, logger, now });
+    routes.set(slackEventsPath, httpReceiver.route);
+    receiver = httpReceiver;
+  }
+  const app = createBoltApp({
+    receiver,
+    socketMode: socketReceiver !== undefined,
+    botToken: config.botToken,
+    apiUrl: config.apiUrl,
+    logger,
+    identity: currentIdentity,
+    handlers,
+  });
+
+  return {
+    adapter,
+    routes,
+    async start() {
+      status = 'checking the bot token';
+      try {
+        identity = await api.authTest();
+      } catch (error) {
+        const code = error instanceof SlackApiError ? error.slackError : 'request_failed';
+        status = `auth.test failed: ${code}`;
+        logger.error({ platform: 'slack', ...errorFields(error) }, 'Slack auth.test failed');
+        throw new ButlerError(
+          'slack_auth_failed',
+          `Slack auth.test failed (${code}): check SLACK_BOT_TOKEN`,
+          {
+            cause: error,
+          },
+        );
+      }
+      await app.init();
+      status = socketReceiver ? 'connecting to Socket Mode' : 'starting';
+      await app.start();
+      status = 'ok';
+      logger.info(
+        {
+          platform: 'slack',
+          workspace: identity.teamId,
+          botUserId: identity.userId,
+          socketMode: !!socketReceiver,
+        },
+        'Slack connected',
+      );
+    },
+    async stop() {
+      status = 'stopped';
+      await app.stop();
+    },
+    readiness() {
+      if (status !== 'ok') return status;
+      if (socketReceiver && socketReceiver.state !== 'connected')
+        return `Socket Mode ${socketReceiver.state}`;
+      return 'ok';
+    },
+  };
+}

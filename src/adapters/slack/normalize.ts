@@ -1,0 +1,138 @@
+import { mainThread } from '../../core/conversation-key.js';
+import type { InboundMessage } from '../../core/events.js';
+import { cleanInboundText, mentionsUser } from './inbound-text.js';
+import { isRecord } from './parse.js';
+
+/** Who Butler is in this workspace (from auth.test): needed to recognise its own posts and mentions. */
+export interface BotIdentity {
+  userId: string;
+  botId: string;
+  teamId: string;
+}
+
+export interface NormalizeOptions {
+  identity: BotIdentity;
+  /** Answer other bots' messages (config file `answerBots`). */
+  answerBots: boolean;
+}
+
+export type NormalizeResult =
+  | {
+      kind: 'message';
+      message: InboundMessage;
+      /** A plain channel message: accept it only in a thread Butler already takes part in. */
+      requiresKnownConversation: boolean;
+    }
+  | { kind: 'ignored'; reason: string };
+
+/** Subtypes that are still a person (or, with answerBots, a bot) writing to Butler. */
+const answerableSubtypes = new Set(['thread_broadcast', 'file_share']);
+
+function text(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** Slack `ts` ("1716123456.000200") → ISO 8601. */
+export function timestampToIso(ts: string): string {
+  const seconds = Number(ts);
+  return Number.isFinite(seconds)
+    ? new Date(Math.round(seconds * 1000)).toISOString()
+    : new Date(0).toISOString();
+}
+
+/** Files cannot be read by the model; describe them so it can answer politely instead of guessing. */
+function describeFiles(event: Record<string, unknown>): string {
+  const files = Array.isArray(event.files) ? event.files.filter(isRecord) : [];
+  return files
+    .map((file) => {
+      const name = text(file, 'name') ?? text(file, 'title') ?? 'unnamed';
+      const type = text(file, 'mimetype') ?? text(file, 'filetype');
+      const kind = type?.startsWith('image/') ? 'image' : 'file';
+      return `[attached ${kind}: ${name}${type ? ` (${type})` : ''}; Butler cannot open attachments]`;
+    })
+    .join('\n');
+}
+
+/** The workspace is the team the app is installed in (envelope), stable even for Slack Connect senders. */
+function workspaceOf(body: Record<string, unknown>, event: Record<string, unknown>): string | undefined {
+  const authorization = Array.isArray(body.authorizations) ? body.authorizations.find(isRecord) : undefined;
+  return text(body, 'team_id') ?? (authorization && text(authorization, 'team_id')) ?? text(event, 'team');
+}
+
+function userProfileName(event: Record<string, unknown>): string | undefined {
+  const profile = event.user_profile;
+  if (!isRecord(profile)) return undefined;
+  return text(profile, 'display_name') ?? text(profile, 'real_name') ?? text(profile, 'name');
+}
+
+/**
+ * An `app_mention` or `message` event (with its envelope) → the core's InboundMessage, or the reason
+ * it is not Butler's to answer. Applies only Slack-level rules; allowlists and rate limits are the core's.
+ */
+export function normalizeMessageEvent(
+  body: unknown,
+  event: unknown,
+  options: NormalizeOptions,
+): NormalizeResult {
+  if (!isRecord(body) || !isRecord(event)) return { kind: 'ignored', reason: 'malformed' };
+  const type = text(event, 'type');
+  if (type !== 'app_mention' && type !== 'message') return { kind: 'ignored', reason: 'not_a_message' };
+  const { identity } = options;
+  const subtype = text(event, 'subtype');
+  const botId = text(event, 'bot_id');
+  const user = text(event, 'user');
+  if (botId === identity.botId || (user !== undefined && user === identity.userId)) {
+    return { kind: 'ignored', reason: 'own_message' };
+  }
+  const fromBot = botId !== undefined || subtype === 'bot_message';
+  if (fromBot && !options.answerBots) return { kind: 'ignored', reason: 'bot_message' };
+  if (
+    subtype !== undefined &&
+    !answerableSubtypes.has(subtype) &&
+    !(subtype === 'bot_message' && options.answerBots)
+  ) {
+    return { kind: 'ignored', reason: `subtype_${subtype}` };
+  }
+  if (event.hidden === true) return { kind: 'ignored', reason: 'hidden' };
+
+  const channel = text(event, 'channel');
+  const ts = text(event, 'ts');
+  const senderId = user ?? botId;
+  const workspace = workspaceOf(body, event);
+  if (!channel || !ts || !senderId || !workspace) return { kind: 'ignored', reason: 'missing_fields' };
+
+  const threadTs = text(event, 'thread_ts');
+  const isDirect = type === 'message' && event.channel_type === 'im';
+  let thread: string;
+  let requiresKnownConversation = false;
+  if (isDirect) {
+    thread = threadTs ?? mainThread;
+  } else if (type === 'app_mention') {
+    thread = threadTs ?? ts;
+  } else {
+    // A plain channel message: app_mention covers mentions; this only answers follow-ups in Butler's threads.
+    if (!threadTs) return { kind: 'ignored', reason: 'channel_message_outside_thread' };
+    thread = threadTs;
+    requiresKnownConversation = true;
+  }
+
+  const rawText = text(event, 'text') ?? '';
+  const cleaned = [cleanInboundText(rawText, identity.userId), describeFiles(event)]
+    .filter(Boolean)
+    .join('\n');
+  const name = userProfileName(event);
+  const message: InboundMessage = {
+    kind: 'message',
+    address: { platform: 'slack', workspace, channel, thread },
+    messageId: ts,
+    eventId: text(body, 'event_id') ?? `${channel}:${ts}`,
+    dedupKey: `${channel}:${ts}`,
+    user: name ? { id: senderId, name } : { id: senderId },
+    text: cleaned || '(empty message)',
+    isMention: type === 'app_mention' || mentionsUser(rawText, identity.userId),
+    isDirect,
+    sentAt: timestampToIso(ts),
+  };
+  return { kind: 'message', message, requiresKnownConversation };
+}

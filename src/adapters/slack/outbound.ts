@@ -1,0 +1,147 @@
+import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
+import type { ApprovalCard } from '../../core/approval-card.js';
+import { mainThread } from '../../core/conversation-key.js';
+import type { ConversationAddress, InboundMessage } from '../../core/events.js';
+import type { Logger } from '../../core/logger.js';
+import { renderApprovalCard } from './approval-blocks.js';
+import { markdownToMrkdwn } from './mrkdwn.js';
+import type { BotIdentity } from './normalize.js';
+import { prepareMessage, UserNames } from './prepare.js';
+import type { SlackCapabilities } from './reply-format.js';
+import { type ReplyTuning, SlackReply } from './reply-stream.js';
+import { errorFields, type SlackApi, SlackApiError } from './slack-api.js';
+
+export interface SlackAdapterDependencies {
+  api: SlackApi;
+  logger: Logger;
+  capabilities: SlackCapabilities;
+  tuning: ReplyTuning;
+  identity: () => BotIdentity | undefined;
+  now?: () => number;
+}
+
+/** Shown while Butler works where assistant status does not apply. */
+export const workingReaction = 'eyes';
+const workingStatus = 'is thinking…';
+
+function threadTsOf(address: ConversationAddress): string | undefined {
+  return address.thread === mainThread ? undefined : address.thread;
+}
+
+function logFields(address: ConversationAddress): Record<string, unknown> {
+  return {
+    platform: 'slack',
+    workspace: address.workspace,
+    channel: address.channel,
+    thread: address.thread,
+  };
+}
+
+/** The core's outbound port for Slack: replies, notices, approval cards, working indicators. */
+export function createSlackAdapter(dependencies: SlackAdapterDependencies): ChatAdapter {
+  const { api, logger, capabilities, tuning } = dependencies;
+  const names = new UserNames(api, logger, dependencies.now);
+
+  async function showStatus(target: ReplyTarget): Promise<(() => Promise<void>) | undefined> {
+    const { channel, thread } = target.address;
+    const threadTs = thread === mainThread ? target.replyTo : thread;
+    // Assistant status exists for DMs (assistant threads); channels get a reaction instead.
+    if (!channel.startsWith('D') || !threadTs) return undefined;
+    try {
+      await api.setAssistantStatus({ channel, threadTs, status: workingStatus });
+    } catch (error) {
+      logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'assistant status unavailable');
+      return undefined;
+    }
+    return async () => {
+      await api.setAssistantStatus({ channel, threadTs, status: '' }).catch((error: unknown) => {
+        logger.debug(
+          { ...logFields(target.address), ...errorFields(error) },
+          'could not clear assistant status',
+        );
+      });
+    };
+  }
+
+  async function showReaction(target: ReplyTarget): Promise<() => Promise<void>> {
+    const { channel } = target.address;
+    const ts = target.replyTo;
+    const nothing = async () => {};
+    if (!ts) return nothing;
+    try {
+      await api.addReaction({ channel, ts, name: workingReaction });
+    } catch (error) {
+      const alreadyThere = error instanceof SlackApiError && error.slackError === 'already_reacted';
+      if (!alreadyThere) {
+        logger.debug(
+          { ...logFields(target.address), ...errorFields(error) },
+          'could not add the working reaction',
+        );
+        return nothing;
+      }
+    }
+    return async () => {
+      await api.removeReaction({ channel, ts, name: workingReaction }).catch((error: unknown) => {
+        logger.debug(
+          { ...logFields(target.address), ...errorFields(error) },
+          'could not remove the working reaction',
+        );
+      });
+    };
+  }
+
+  return {
+    platform: 'slack',
+
+    async openReply(target: ReplyTarget, options?: OpenReplyOptions): Promise<ReplyStream> {
+      return new SlackReply({
+        api,
+        logger: logger.child(logFields(target.address)),
+        target,
+        tuning,
+        capabilities,
+        ...(options?.resume ? { resume: options.resume } : {}),
+        ...(options?.onMessageCreated ? { onMessageCreated: options.onMessageCreated } : {}),
+        ...(dependencies.now ? { now: dependencies.now } : {}),
+      });
+    },
+
+    async postNotice(target: ReplyTarget, text: string): Promise<void> {
+      const threadTs = threadTsOf(target.address);
+      await api.postMessage({
+        channel: target.address.channel,
+        ...(threadTs ? { threadTs } : {}),
+        text: markdownToMrkdwn(text),
+      });
+    },
+
+    async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
+      const threadTs = threadTsOf(target.address);
+      return api.postMessage({
+        channel: target.address.channel,
+        ...(threadTs ? { threadTs } : {}),
+        ...renderApprovalCard(card),
+      });
+    },
+
+    async updateApprovalCard(
+      address: ConversationAddress,
+      messageId: string,
+      card: ApprovalCard,
+    ): Promise<void> {
+      await api.updateMessage({ channel: address.channel, ts: messageId, ...renderApprovalCard(card) });
+    },
+
+    async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
+      try {
+        return (await showStatus(target)) ?? (await showReaction(target));
+      } catch (error) {
+        logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'working indicator failed');
+        return async () => {};
+      }
+    },
+
+    prepare: (message: InboundMessage, options: { newConversation: boolean }) =>
+      prepareMessage({ api, names, identity: dependencies.identity, logger }, message, options),
+  };
+}

@@ -1,0 +1,146 @@
+import type { PreparedMessage } from '../../core/adapter.js';
+import { mainThread } from '../../core/conversation-key.js';
+import type { InboundMessage, ThreadContextMessage } from '../../core/events.js';
+import type { Logger } from '../../core/logger.js';
+import { cleanInboundText, mentionedUserIds, replaceMentions } from './inbound-text.js';
+import type { BotIdentity } from './normalize.js';
+import { errorFields, type SlackApi, type SlackThreadMessage } from './slack-api.js';
+
+/** How many earlier thread messages a conversation that starts inside a thread gets as context. */
+export const threadContextSize = 20;
+const threadContextPages = 5;
+const contextMessageChars = 3000;
+const nameCacheTtlMs = 60 * 60 * 1000;
+const nameCacheSize = 2000;
+
+/** users.info lookups, cached: one name per user per hour. */
+export class UserNames {
+  private readonly cache = new Map<string, { name: string | undefined; at: number }>();
+
+  constructor(
+    private readonly api: SlackApi,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(userId: string): Promise<string | undefined> {
+    const hit = this.cache.get(userId);
+    if (hit && this.now() - hit.at < nameCacheTtlMs) return hit.name;
+    let name: string | undefined;
+    try {
+      name = await this.api.userName(userId);
+    } catch (error) {
+      this.logger.debug(
+        { platform: 'slack', user: userId, ...errorFields(error) },
+        'users.info failed; keeping the id',
+      );
+      return hit?.name;
+    }
+    if (this.cache.size >= nameCacheSize) this.cache.clear();
+    this.cache.set(userId, { name, at: this.now() });
+    return name;
+  }
+
+  async resolveText(text: string): Promise<string> {
+    const ids = mentionedUserIds(text);
+    if (ids.length === 0) return text;
+    const names = new Map<string, string>();
+    for (const id of ids) {
+      const name = await this.get(id);
+      if (name) names.set(id, name);
+    }
+    return replaceMentions(text, names);
+  }
+}
+
+/** A conversation that starts inside a thread someone else opened (not on its root, not in a DM's main). */
+function startsInsideThread(message: InboundMessage): boolean {
+  const { thread } = message.address;
+  return thread !== mainThread && thread !== message.messageId;
+}
+
+export interface PrepareDependencies {
+  api: SlackApi;
+  names: UserNames;
+  identity: () => BotIdentity | undefined;
+  logger: Logger;
+}
+
+async function fetchThread(
+  dependencies: PrepareDependencies,
+  message: InboundMessage,
+): Promise<SlackThreadMessage[]> {
+  const collected: SlackThreadMessage[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < threadContextPages; page++) {
+    const result = await dependencies.api.threadReplies({
+      channel: message.address.channel,
+      ts: message.address.thread,
+      latest: message.messageId,
+      ...(cursor ? { cursor } : {}),
+    });
+    collected.push(...result.messages);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  const earlier = collected.filter((entry) => Number(entry.ts) < Number(message.messageId));
+  return earlier.filter(
+    (entry) => !entry.subtype || entry.subtype === 'thread_broadcast' || entry.subtype === 'bot_message',
+  );
+}
+
+async function threadContext(
+  dependencies: PrepareDependencies,
+  message: InboundMessage,
+): Promise<ThreadContextMessage[]> {
+  const identity = dependencies.identity();
+  const recent = (await fetchThread(dependencies, message)).slice(-threadContextSize);
+  const context: ThreadContextMessage[] = [];
+  for (const entry of recent) {
+    const fromButler =
+      (entry.botId !== undefined && entry.botId === identity?.botId) ||
+      (entry.user !== undefined && entry.user === identity?.userId);
+    const author = fromButler
+      ? 'Butler'
+      : entry.user
+        ? ((await dependencies.names.get(entry.user)) ?? entry.user)
+        : 'a bot';
+    const text = await dependencies.names.resolveText(cleanInboundText(entry.text, identity?.userId));
+    context.push({ user: author, text: text.slice(0, contextMessageChars), fromButler });
+  }
+  return context;
+}
+
+/**
+ * Off the acknowledgement path: mentions → names, the sender's name, and for a conversation that
+ * starts inside an existing thread, that thread's recent messages. A failed thread fetch only loses context.
+ */
+export async function prepareMessage(
+  dependencies: PrepareDependencies,
+  message: InboundMessage,
+  options: { newConversation: boolean },
+): Promise<PreparedMessage> {
+  const { names } = dependencies;
+  const text = await names.resolveText(message.text);
+  const name = message.user.name ?? (await names.get(message.user.id));
+  const prepared: InboundMessage = {
+    ...message,
+    text,
+    user: name ? { ...message.user, name } : message.user,
+  };
+  if (!options.newConversation || !startsInsideThread(message)) return { message: prepared };
+  try {
+    return { message: prepared, threadContext: await threadContext(dependencies, message) };
+  } catch (error) {
+    dependencies.logger.warn(
+      {
+        platform: 'slack',
+        channel: message.address.channel,
+        eventId: message.eventId,
+        ...errorFields(error),
+      },
+      'could not read the thread for context',
+    );
+    return { message: prepared };
+  }
+}

@@ -1,0 +1,429 @@
+import type { ReplyStream, ReplyTarget } from '../../core/adapter.js';
+import { mainThread } from '../../core/conversation-key.js';
+import type { Logger } from '../../core/logger.js';
+import { openFence, splitPoint } from './markdown-split.js';
+import {
+  recordStreamingFailure,
+  type SlackCapabilities,
+  slackMarkdownLimit,
+  staticMessage,
+  streamingAvailable,
+} from './reply-format.js';
+import { type SlackApi, SlackApiError } from './slack-api.js';
+
+export interface ReplyTuning {
+  /** Longest Markdown per Slack message; below Slack's 12,000 to leave room for fence repairs. */
+  messageLimit: number;
+  /** Minimum spacing of chat.update calls on one message (the post-then-edit fallback). */
+  updateIntervalMs: number;
+  /** Minimum spacing of chat.appendStream calls on one stream. */
+  streamIntervalMs: number;
+}
+
+export const defaultReplyTuning: ReplyTuning = {
+  messageLimit: slackMarkdownLimit - 1000,
+  updateIntervalMs: 1000,
+  streamIntervalMs: 600,
+};
+
+export interface SlackReplyOptions {
+  api: SlackApi;
+  logger: Logger;
+  target: ReplyTarget;
+  tuning: ReplyTuning;
+  capabilities: SlackCapabilities;
+  /** Messages of an interrupted earlier attempt: overwritten in order instead of posting anew. */
+  resume?: readonly string[];
+  onMessageCreated?: (messageId: string) => void | Promise<void>;
+  now?: () => number;
+}
+
+/** One Slack message of the reply. Its Markdown is `prefix + text[start, end) + closure`. */
+interface Segment {
+  ts: string;
+  mode: 'stream' | 'static';
+  /** A stream Slack still accepts appends on. */
+  open: boolean;
+  /** Takes no more text (full, or its stream ended). */
+  sealed: boolean;
+  /** Cut at a break point: seal before adding more. */
+  full: boolean;
+  /** Reopens a code fence the previous message had to close. */
+  prefix: string;
+  start: number;
+  end: number;
+  /** Closes a code fence left open when the message was sealed. */
+  closure: string;
+  /** Static messages: the Markdown Slack currently shows (undefined when unknown, e.g. resumed). */
+  shown: string | undefined;
+  lastCallAt: number;
+}
+
+const fenceCloser = '\n```';
+const streamEndedErrors = new Set(['message_not_in_streaming_state', 'streaming_state_conflict']);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function slackError(error: unknown): string {
+  return error instanceof SlackApiError ? error.slackError : 'unknown_error';
+}
+
+/**
+ * A streamed Slack reply: chat.startStream/appendStream/stopStream when Slack allows it, else
+ * chat.postMessage then chat.update at most once per `updateIntervalMs`. Rolls over into a new
+ * message when one grows past the limit or Slack ends its stream; `finish` makes the messages
+ * show exactly the final text. Appends never wait for Slack: a single background pump sends
+ * whatever has accumulated.
+ */
+export class SlackReply implements ReplyStream {
+  private readonly options: SlackReplyOptions;
+  private readonly now: () => number;
+  private readonly channel: string;
+  private readonly threadTs: string | undefined;
+  private text = '';
+  private readonly segments: Segment[] = [];
+  /** Older messages to overwrite before posting new ones; `stopFirst` when they may still be streaming. */
+  private reusable: Array<{ ts: string; stopFirst: boolean }>;
+  private nextPrefix = '';
+  private streaming: boolean;
+  private userStopped = false;
+  private finishing = false;
+  private failure: unknown;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(options: SlackReplyOptions) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    const { address } = options.target;
+    this.channel = address.channel;
+    this.threadTs = address.thread === mainThread ? undefined : address.thread;
+    this.reusable = (options.resume ?? []).map((ts) => ({ ts, stopFirst: true }));
+    this.streaming = streamingAvailable(options.capabilities, this.channel);
+  }
+
+  get messageIds(): readonly string[] {
+    return this.segments.map((segment) => segment.ts);
+  }
+
+  async append(delta: string): Promise<void> {
+    if (this.finishing || this.userStopped || delta.length === 0) return;
+    this.text += delta;
+    if (this.failure === undefined) this.schedule();
+  }
+
+  async finish(text: string): Promise<void> {
+    this.finishing = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+    if (this.userStopped) return;
+    this.reconcile(text);
+    this.failure = undefined;
+    await this.pump(true);
+    await this.discardUnusedMessages();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.finishing) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.running
+        .then(() => this.pump(false))
+        .catch((error: unknown) => {
+          this.failure = error;
+          this.log().warn({ slackError: slackError(error) }, 'reply delivery failed; retrying at finish');
+        })
+        .then(() => {
+          if (this.failure === undefined && this.hasUndelivered()) this.schedule();
+        });
+    }, this.nextDelay());
+  }
+
+  private nextDelay(): number {
+    const segment = this.current();
+    if (!segment) return 0;
+    const { streamIntervalMs, updateIntervalMs } = this.options.tuning;
+    const interval = segment.mode === 'stream' ? streamIntervalMs : updateIntervalMs;
+    return Math.max(0, segment.lastCallAt + interval - this.now());
+  }
+
+  private current(): Segment | undefined {
+    const last = this.segments.at(-1);
+    return last && !last.sealed ? last : undefined;
+  }
+
+  private committed(): number {
+    return this.segments.at(-1)?.end ?? 0;
+  }
+
+  private content(segment: Segment): string {
+    return segment.prefix + this.text.slice(segment.start, segment.end) + segment.closure;
+  }
+
+  private hasUndelivered(): boolean {
+    const segment = this.current();
+    if (this.committed() < this.text.length) return true;
+    return segment?.mode === 'static' && segment.shown !== this.content(segment);
+  }
+
+  private log(): Logger {
+    return this.options.logger;
+  }
+
+  /** Room left in `segment`, keeping space for a fence closer. */
+  private room(segment: Segment): number {
+    return (
+      this.options.tuning.messageLimit -
+      fenceCloser.length -
+      segment.prefix.length -
+      (segment.end - segment.start)
+    );
+  }
+
+  private async pump(final: boolean): Promise<void> {
+    while (!this.userStopped) {
+      const segment = this.current();
+      if (!segment) {
+        if (this.committed() >= this.text.length) break;
+        await this.openSegment(this.committed());
+        continue;
+      }
+      const available = this.text.slice(segment.end);
+      const room = this.room(segment);
+      if (segment.full || room <= 0) {
+        await this.seal(segment);
+        continue;
+      }
+      if (available.length === 0) break;
+      const take = splitPoint(available, room);
+      const piece = available.slice(0, take);
+      const fillsUp = take < available.length;
+      if (segment.mode === 'static') {
+        segment.end += take;
+        segment.full = fillsUp;
+        if (!fillsUp) break;
+        continue;
+      }
+      const { api } = this.options;
+      const stopWithPiece = final && !fillsUp && openFence(this.content(segment) + piece) === undefined;
+      const sent = await this.streamCall(segment, () =>
+        stopWithPiece
+          ? api.stopStream({ channel: this.channel, ts: segment.ts, markdownText: piece })
+          : api.appendStream({ channel: this.channel, ts: segment.ts, markdownText: piece }),
+      );
+      if (!sent) continue;
+      segment.end += take;
+      segment.full = fillsUp;
+      if (stopWithPiece) {
+        segment.open = false;
+        segment.sealed = true;
+      }
+    }
+    const segment = this.current();
+    if (!segment || this.userStopped) return;
+    if (final) {
+      await this.seal(segment);
+    } else if (segment.mode === 'static' && this.nextDelay() === 0) {
+      await this.pushStatic(segment);
+    }
+  }
+
+  /** Creates the next message (reusing an older one first) holding text from `start`. */
+  private async openSegment(start: number): Promise<void> {
+    const prefix = this.nextPrefix;
+    const available = this.text.slice(start);
+    const room = this.options.tuning.messageLimit - fenceCloser.length - prefix.length;
+    const take = splitPoint(available, room);
+    const segment: Segment = {
+      ts: '',
+      mode: 'static',
+      open: false,
+      sealed: false,
+      full: take < available.length,
+      prefix,
+      start,
+      end: start + take,
+      closure: '',
+      shown: undefined,
+      lastCallAt: 0,
+    };
+    const markdown = this.content(segment);
+    const reused = this.reusable.shift();
+    if (reused !== undefined) {
+      segment.ts = reused.ts;
+      // An interrupted attempt may have left its stream open; chat.update needs it stopped.
+      if (reused.stopFirst)
+        await this.options.api.stopStream({ channel: this.channel, ts: reused.ts }).catch(() => {});
+      this.segments.push(segment);
+      try {
+        await this.pushStatic(segment);
+        return;
+      } catch (error) {
+        this.log().info(
+          { slackError: slackError(error) },
+          'could not overwrite an earlier reply message; posting anew',
+        );
+        this.segments.pop();
+      }
+    }
+    if (this.streaming) {
+      try {
+        const isDirect = this.channel.startsWith('D');
+        segment.ts = await this.options.api.startStream({
+          channel: this.channel,
+          ...(this.threadTs ? { threadTs: this.threadTs } : {}),
+          markdownText: markdown,
+          ...(isDirect
+            ? {}
+            : {
+                recipientUserId: this.options.target.userId,
+                recipientTeamId: this.options.target.address.workspace,
+              }),
+        });
+        Object.assign(segment, { mode: 'stream', open: true, lastCallAt: this.now() });
+        await this.created(segment);
+        return;
+      } catch (error) {
+        const code = slackError(error);
+        recordStreamingFailure(this.options.capabilities, this.channel, code);
+        this.streaming = false;
+        this.log().info({ slackError: code }, 'streaming unavailable; falling back to post and update');
+      }
+    }
+    segment.ts = await this.postStatic(markdown);
+    segment.shown = markdown;
+    segment.lastCallAt = this.now();
+    await this.created(segment);
+  }
+
+  private async created(segment: Segment): Promise<void> {
+    this.segments.push(segment);
+    await this.options.onMessageCreated?.(segment.ts);
+  }
+
+  /** Runs a stream call; on failure decides between rolling over, stopping, and falling back. */
+  private async streamCall(segment: Segment, call: () => Promise<void>): Promise<boolean> {
+    try {
+      await call();
+      segment.lastCallAt = this.now();
+      return true;
+    } catch (error) {
+      const code = slackError(error);
+      segment.open = false;
+      segment.sealed = true;
+      this.nextPrefix = this.reopenerFor(segment);
+      if (code === 'stopped_by_user') {
+        this.userStopped = true;
+        this.log().info('reply stream stopped by the user');
+      } else if (streamEndedErrors.has(code)) {
+        this.log().info({ slackError: code }, 'Slack ended the stream; continuing in a new message');
+      } else {
+        this.streaming = false;
+        this.log().warn({ slackError: code }, 'stream append failed; continuing with post and update');
+        await this.options.api.stopStream({ channel: this.channel, ts: segment.ts }).catch(() => {});
+      }
+      return false;
+    }
+  }
+
+  private reopenerFor(segment: Segment): string {
+    const fence = openFence(segment.prefix + this.text.slice(segment.start, segment.end));
+    return fence ? `${fence}\n` : '';
+  }
+
+  /** Closes a message for good: balanced fences, stream stopped, static text delivered. */
+  private async seal(segment: Segment): Promise<void> {
+    this.nextPrefix = this.reopenerFor(segment);
+    const closure = this.nextPrefix ? fenceCloser : '';
+    if (segment.mode === 'stream') {
+      if (segment.open) {
+        try {
+          await this.options.api.stopStream({
+            channel: this.channel,
+            ts: segment.ts,
+            ...(closure ? { markdownText: closure } : {}),
+          });
+          segment.closure = closure;
+        } catch (error) {
+          this.log().info({ slackError: slackError(error) }, 'could not stop the stream; it ends on its own');
+        }
+        segment.open = false;
+      }
+    } else {
+      segment.closure = closure;
+      await this.pushStatic(segment);
+    }
+    segment.sealed = true;
+  }
+
+  private async postStatic(markdown: string): Promise<string> {
+    const { api, capabilities } = this.options;
+    const thread = this.threadTs ? { threadTs: this.threadTs } : {};
+    try {
+      return await api.postMessage({
+        channel: this.channel,
+        ...thread,
+        ...staticMessage(markdown, capabilities.markdownBlocks),
+      });
+    } catch (error) {
+      if (slackError(error) !== 'invalid_blocks' || !capabilities.markdownBlocks) throw error;
+      capabilities.markdownBlocks = false;
+      return api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, false) });
+    }
+  }
+
+  /** chat.update with the segment's Markdown, no more often than `updateIntervalMs`. */
+  private async pushStatic(segment: Segment): Promise<void> {
+    const markdown = this.content(segment);
+    if (segment.shown === markdown) return;
+    const wait = segment.lastCallAt + this.options.tuning.updateIntervalMs - this.now();
+    if (wait > 0) await sleep(wait);
+    const { api, capabilities } = this.options;
+    const update = (blocks: boolean) =>
+      api.updateMessage({ channel: this.channel, ts: segment.ts, ...staticMessage(markdown, blocks) });
+    try {
+      await update(capabilities.markdownBlocks);
+    } catch (error) {
+      if (slackError(error) !== 'invalid_blocks' || !capabilities.markdownBlocks) throw error;
+      capabilities.markdownBlocks = false;
+      await update(false);
+    }
+    segment.shown = markdown;
+    segment.lastCallAt = this.now();
+  }
+
+  /**
+   * Makes `final` the reply's text. Usually it extends what was appended; when it does not (the
+   * core rewrote the reply), messages from the first difference on are rewritten in place.
+   */
+  private reconcile(final: string): void {
+    if (final.startsWith(this.text)) {
+      this.text = final;
+      return;
+    }
+    if (final.length === 0) return;
+    let common = 0;
+    while (common < final.length && final[common] === this.text[common]) common++;
+    this.text = final;
+    const firstAffected = this.segments.findIndex((segment) => segment.end > common);
+    if (firstAffected === -1) return;
+    const affected = this.segments.splice(firstAffected);
+    this.nextPrefix = affected[0]?.prefix ?? '';
+    const rewrite = affected.map((segment) => ({
+      ts: segment.ts,
+      stopFirst: segment.mode === 'stream' && segment.open,
+    }));
+    this.reusable = [...rewrite, ...this.reusable];
+  }
+
+  /** Deletes messages of an earlier attempt that the final text no longer needs. */
+  private async discardUnusedMessages(): Promise<void> {
+    const unused = this.reusable.splice(0);
+    for (const { ts } of unused) {
+      await this.options.api.deleteMessage({ channel: this.channel, ts }).catch((error: unknown) => {
+        this.log().info({ slackError: slackError(error) }, 'could not delete an unused reply message');
+      });
+    }
+  }
+}

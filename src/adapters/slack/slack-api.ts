@@ -1,0 +1,220 @@
+import { WebClient } from '@slack/web-api';
+import { ButlerError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { BotIdentity } from './normalize.js';
+import { isRecord } from './parse.js';
+import { toSlackSdkLogger } from './slack-logger.js';
+
+/**
+ * The one place that calls Slack's Web API. Everything else talks to this narrow, typed interface,
+ * so the SDK's loose types stop here and tests can drive the real client against a local fake.
+ */
+
+/** A failed Web API call; `slackError` is Slack's error string (`not_allowed`, `ratelimited`, …). */
+export class SlackApiError extends ButlerError {
+  readonly method: string;
+  readonly slackError: string;
+
+  constructor(method: string, slackError: string, options?: { cause?: unknown }) {
+    super('slack_api_error', `Slack ${method} failed: ${slackError}`, options);
+    this.method = method;
+    this.slackError = slackError;
+  }
+}
+
+export type SlackBlocks = readonly Record<string, unknown>[];
+
+export interface SlackThreadMessage {
+  ts: string;
+  user: string | undefined;
+  botId: string | undefined;
+  text: string;
+  subtype: string | undefined;
+}
+
+export interface SlackApi {
+  authTest(): Promise<BotIdentity>;
+  postMessage(args: {
+    channel: string;
+    threadTs?: string;
+    text: string;
+    blocks?: SlackBlocks;
+  }): Promise<string>;
+  updateMessage(args: { channel: string; ts: string; text: string; blocks?: SlackBlocks }): Promise<void>;
+  deleteMessage(args: { channel: string; ts: string }): Promise<void>;
+  postEphemeral(args: { channel: string; user: string; text: string; threadTs?: string }): Promise<void>;
+  startStream(args: {
+    channel: string;
+    threadTs?: string;
+    markdownText: string;
+    recipientUserId?: string;
+    recipientTeamId?: string;
+  }): Promise<string>;
+  appendStream(args: { channel: string; ts: string; markdownText: string }): Promise<void>;
+  stopStream(args: { channel: string; ts: string; markdownText?: string }): Promise<void>;
+  addReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
+  removeReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
+  setAssistantStatus(args: { channel: string; threadTs: string; status: string }): Promise<void>;
+  userName(userId: string): Promise<string | undefined>;
+  threadReplies(args: {
+    channel: string;
+    ts: string;
+    latest: string;
+    cursor?: string;
+  }): Promise<{ messages: SlackThreadMessage[]; nextCursor: string | undefined }>;
+  openView(args: { triggerId: string; view: Record<string, unknown> }): Promise<void>;
+}
+
+export interface SlackApiOptions {
+  token: string;
+  apiUrl: string;
+  logger: Logger;
+  /** Per attempt. */
+  timeoutMs?: number;
+  /** Bounded: the client's default retries for about 30 minutes. 429s are retried after Retry-After. */
+  retries?: number;
+  minRetryDelayMs?: number;
+}
+
+export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
+  return {
+    slackApiUrl: options.apiUrl,
+    timeout: options.timeoutMs ?? 10_000,
+    retryConfig: {
+      retries: options.retries ?? 2,
+      factor: 1.5,
+      minTimeout: options.minRetryDelayMs ?? 1000,
+      randomize: false,
+    },
+    logger: toSlackSdkLogger(options.logger),
+  };
+}
+
+function toSlackApiError(method: string, error: unknown): SlackApiError {
+  if (error instanceof SlackApiError) return error;
+  const record = isRecord(error) ? error : {};
+  const data = isRecord(record.data) ? record.data : {};
+  let slackError = 'request_failed';
+  if (record.code === 'slack_webapi_platform_error' && typeof data.error === 'string')
+    slackError = data.error;
+  else if (record.code === 'slack_webapi_rate_limited_error') slackError = 'ratelimited';
+  else if (record.code === 'slack_webapi_http_error') slackError = `http_${String(record.statusCode)}`;
+  else if (error instanceof Error && /rate limit/i.test(error.message)) slackError = 'ratelimited';
+  return new SlackApiError(method, slackError, { cause: error });
+}
+
+function stringField(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+export function createSlackApi(options: SlackApiOptions): SlackApi {
+  const client = new WebClient(options.token, slackClientOptions(options));
+
+  async function call(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    try {
+      const result: unknown = await client.apiCall(method, args);
+      return isRecord(result) ? result : {};
+    } catch (error) {
+      throw toSlackApiError(method, error);
+    }
+  }
+
+  async function callForTs(method: string, args: Record<string, unknown>): Promise<string> {
+    const result = await call(method, args);
+    const ts = stringField(result, 'ts');
+    if (!ts) throw new SlackApiError(method, 'missing_ts');
+    return ts;
+  }
+
+  return {
+    async authTest() {
+      const result = await call('auth.test', {});
+      const userId = stringField(result, 'user_id');
+      const teamId = stringField(result, 'team_id');
+      if (!userId || !teamId) throw new SlackApiError('auth.test', 'missing_identity');
+      return { userId, teamId, botId: stringField(result, 'bot_id') ?? '' };
+    },
+    postMessage: ({ channel, threadTs, text, blocks }) =>
+      callForTs('chat.postMessage', { channel, thread_ts: threadTs, text, blocks, unfurl_links: false }),
+    async updateMessage({ channel, ts, text, blocks }) {
+      await call('chat.update', { channel, ts, text, blocks });
+    },
+    async deleteMessage({ channel, ts }) {
+      await call('chat.delete', { channel, ts });
+    },
+    async postEphemeral({ channel, user, text, threadTs }) {
+      await call('chat.postEphemeral', { channel, user, text, thread_ts: threadTs });
+    },
+    startStream: ({ channel, threadTs, markdownText, recipientUserId, recipientTeamId }) =>
+      callForTs('chat.startStream', {
+        channel,
+        thread_ts: threadTs,
+        markdown_text: markdownText,
+        recipient_user_id: recipientUserId,
+        recipient_team_id: recipientTeamId,
+      }),
+    async appendStream({ channel, ts, markdownText }) {
+      await call('chat.appendStream', { channel, ts, markdown_text: markdownText });
+    },
+    async stopStream({ channel, ts, markdownText }) {
+      await call('chat.stopStream', { channel, ts, markdown_text: markdownText });
+    },
+    async addReaction({ channel, ts, name }) {
+      await call('reactions.add', { channel, timestamp: ts, name });
+    },
+    async removeReaction({ channel, ts, name }) {
+      await call('reactions.remove', { channel, timestamp: ts, name });
+    },
+    async setAssistantStatus({ channel, threadTs, status }) {
+      await call('assistant.threads.setStatus', { channel_id: channel, thread_ts: threadTs, status });
+    },
+    async userName(userId) {
+      const result = await call('users.info', { user: userId });
+      const user = isRecord(result.user) ? result.user : {};
+      const profile = isRecord(user.profile) ? user.profile : {};
+      return (
+        stringField(profile, 'display_name') ??
+        stringField(profile, 'real_name') ??
+        stringField(user, 'real_name') ??
+        stringField(user, 'name')
+      );
+    },
+    async threadReplies({ channel, ts, latest, cursor }) {
+      const result = await call('conversations.replies', {
+        channel,
+        ts,
+        latest,
+        inclusive: false,
+        limit: 200,
+        cursor,
+      });
+      const messages = (Array.isArray(result.messages) ? result.messages : [])
+        .filter(isRecord)
+        .flatMap((message) => {
+          const messageTs = stringField(message, 'ts');
+          if (!messageTs) return [];
+          return [
+            {
+              ts: messageTs,
+              user: stringField(message, 'user'),
+              botId: stringField(message, 'bot_id'),
+              text: typeof message.text === 'string' ? message.text : '',
+              subtype: stringField(message, 'subtype'),
+            },
+          ];
+        });
+      const metadata = isRecord(result.response_metadata) ? result.response_metadata : {};
+      return { messages, nextCursor: stringField(metadata, 'next_cursor') };
+    },
+    async openView({ triggerId, view }) {
+      await call('views.open', { trigger_id: triggerId, view });
+    },
+  };
+}
+
+/** Log fields for a failure: Slack's error string, never the request (it may hold text or tokens). */
+export function errorFields(error: unknown): Record<string, unknown> {
+  if (error instanceof SlackApiError) return { slackError: error.slackError, method: error.method };
+  return { error: error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error' };
+}
