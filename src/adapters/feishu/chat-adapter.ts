@@ -1,0 +1,107 @@
+import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
+import type { ApprovalCard } from '../../core/approval-card.js';
+import { encodeConversationKey, mainThread } from '../../core/conversation-key.js';
+import type { ConversationAddress } from '../../core/events.js';
+import type { Logger } from '../../core/logger.js';
+import { renderApprovalCard } from './approval-card.js';
+import type { FeishuApi, MessageDestination } from './feishu-api.js';
+import { isThreadId } from './normalize.js';
+import { type CardkitHealth, FeishuReplyStream, type StreamSettings } from './reply-stream.js';
+
+export interface FeishuChatAdapterOptions {
+  api: FeishuApi;
+  logger: Logger;
+  now: () => number;
+  settings: StreamSettings;
+  cardkit: CardkitHealth;
+}
+
+/** Feishu's "typing" emoji: shown on the user's message while Butler works. */
+export const workingEmoji = 'Typing';
+
+/**
+ * Where an answer goes. Direct chats: straight into the chat. Groups: a reply to the user's message, as a thread
+ * reply when the conversation is a thread (`omt_…`). Without a message to answer, the thread anchor (a message
+ * id) is answered instead.
+ */
+export function destinationFor(target: ReplyTarget): MessageDestination {
+  const { address } = target;
+  if (address.thread === mainThread)
+    return { chatId: address.channel, replyTo: undefined, replyInThread: false };
+  const replyTo = target.replyTo ?? (address.thread.startsWith('om_') ? address.thread : undefined);
+  return {
+    chatId: address.channel,
+    replyTo,
+    replyInThread: replyTo !== undefined && isThreadId(address.thread),
+  };
+}
+
+export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): ChatAdapter {
+  const { api, logger } = options;
+  const conversationLogger = (address: ConversationAddress) =>
+    logger.child({ conversation: encodeConversationKey(address) });
+
+  return {
+    platform: 'feishu',
+
+    async openReply(target: ReplyTarget, replyOptions?: OpenReplyOptions): Promise<ReplyStream> {
+      return new FeishuReplyStream({
+        api,
+        destination: destinationFor(target),
+        logger: conversationLogger(target.address),
+        now: options.now,
+        settings: options.settings,
+        cardkit: options.cardkit,
+        resume: replyOptions?.resume ?? [],
+        onMessageCreated: replyOptions?.onMessageCreated,
+      });
+    },
+
+    async postNotice(target: ReplyTarget, text: string): Promise<void> {
+      await api.sendMessage(destinationFor(target), { msgType: 'text', content: { text } });
+    },
+
+    async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
+      const messageId = await api.sendMessage(destinationFor(target), {
+        msgType: 'interactive',
+        content: renderApprovalCard(card),
+      });
+      conversationLogger(target.address).info(
+        { approvalId: card.approvalId, messageId },
+        'Feishu approval card posted',
+      );
+      return messageId;
+    },
+
+    async updateApprovalCard(
+      address: ConversationAddress,
+      messageId: string,
+      card: ApprovalCard,
+    ): Promise<void> {
+      await api.patchMessage(messageId, renderApprovalCard(card));
+      conversationLogger(address).info(
+        { approvalId: card.approvalId, messageId, status: card.status },
+        'Feishu approval card updated',
+      );
+    },
+
+    async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
+      const messageId = target.replyTo;
+      if (!messageId) return async () => {};
+      let reactionId: string;
+      try {
+        reactionId = await api.addReaction(messageId, workingEmoji);
+      } catch (error) {
+        logger.debug({ messageId, err: error }, 'Feishu working indicator not shown');
+        return async () => {};
+      }
+      return async () => {
+        try {
+          await api.deleteReaction(messageId, reactionId);
+        } catch (error) {
+          logger.debug({ messageId, err: error }, 'Feishu working indicator not removed');
+        }
+      };
+    },
+  };
+}

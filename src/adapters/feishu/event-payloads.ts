@@ -1,0 +1,102 @@
+import { PayloadError } from '../../core/errors.js';
+import { arrayField, asRecord, recordField, stringField } from './fields.js';
+
+/**
+ * Typed views of the two events Butler handles, read from the EventDispatcher's flattened data
+ * (header and event fields merged into one object; the SDK types them loosely).
+ */
+
+export interface FeishuMention {
+  /** Per-message placeholder, e.g. `@_user_1`. */
+  key: string;
+  openId: string | undefined;
+  name: string | undefined;
+}
+
+export type ChatType = 'p2p' | 'group' | 'topic_group' | (string & {});
+
+export interface MessageReceiveEvent {
+  eventId: string;
+  tenantKey: string;
+  senderOpenId: string;
+  senderType: string | undefined;
+  messageId: string;
+  rootId: string | undefined;
+  threadId: string | undefined;
+  chatId: string;
+  chatType: ChatType;
+  messageType: string;
+  /** The message body as Feishu sends it: a JSON string whose shape depends on `messageType`. */
+  content: string;
+  /** Milliseconds since the epoch. */
+  createTime: number;
+  mentions: FeishuMention[];
+}
+
+export interface CardActionEvent {
+  eventId: string | undefined;
+  tenantKey: string | undefined;
+  operatorOpenId: string;
+  value: unknown;
+  openMessageId: string | undefined;
+  openChatId: string | undefined;
+}
+
+function required(value: string | undefined, name: string): string {
+  if (value === undefined) throw new PayloadError(`Feishu event is missing ${name}`);
+  return value;
+}
+
+function parseMention(value: unknown): FeishuMention | undefined {
+  const record = asRecord(value);
+  const key = stringField(record, 'key');
+  if (!key) return undefined;
+  return {
+    key,
+    openId: stringField(recordField(record, 'id'), 'open_id'),
+    name: stringField(record, 'name'),
+  };
+}
+
+export function parseMessageReceiveEvent(data: unknown): MessageReceiveEvent {
+  const record = asRecord(data);
+  const sender = recordField(record, 'sender');
+  const message = recordField(record, 'message');
+  if (!message) throw new PayloadError('Feishu im.message.receive_v1 has no message');
+  const messageId = required(stringField(message, 'message_id'), 'message.message_id');
+  const createTime = Number(stringField(message, 'create_time'));
+  return {
+    // v1 deliveries have no event id; the message id still identifies the delivery for logs.
+    eventId: stringField(record, 'event_id') ?? stringField(record, 'uuid') ?? messageId,
+    tenantKey: stringField(record, 'tenant_key') ?? required(stringField(sender, 'tenant_key'), 'tenant_key'),
+    senderOpenId: required(
+      stringField(recordField(sender, 'sender_id'), 'open_id'),
+      'sender.sender_id.open_id',
+    ),
+    senderType: stringField(sender, 'sender_type'),
+    messageId,
+    rootId: stringField(message, 'root_id'),
+    threadId: stringField(message, 'thread_id'),
+    chatId: required(stringField(message, 'chat_id'), 'message.chat_id'),
+    chatType: required(stringField(message, 'chat_type'), 'message.chat_type'),
+    messageType: stringField(message, 'message_type') ?? 'unknown',
+    content: stringField(message, 'content') ?? '{}',
+    createTime: Number.isFinite(createTime) ? createTime : Number.NaN,
+    mentions: arrayField(message, 'mentions')
+      .map(parseMention)
+      .filter((mention) => mention !== undefined),
+  };
+}
+
+export function parseCardActionEvent(data: unknown): CardActionEvent {
+  const record = asRecord(data);
+  const context = recordField(record, 'context');
+  return {
+    eventId: stringField(record, 'event_id'),
+    tenantKey: stringField(record, 'tenant_key'),
+    operatorOpenId: required(stringField(recordField(record, 'operator'), 'open_id'), 'operator.open_id'),
+    value: recordField(record, 'action')?.value,
+    openMessageId: stringField(context, 'open_message_id'),
+    openChatId: stringField(context, 'open_chat_id'),
+  };
+}

@@ -1,0 +1,73 @@
+import type { ButlerIntake } from '../../core/adapter.js';
+import type { ApprovalCard } from '../../core/approval-card.js';
+import { encodeConversationKey } from '../../core/conversation-key.js';
+import { ButlerError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { type CardActionResponse, handleCardAction } from './card-action.js';
+import { parseCardActionEvent, parseMessageReceiveEvent } from './event-payloads.js';
+import type { JsonRecord } from './fields.js';
+import { normalizeMessageEvent } from './normalize.js';
+
+export interface InboundOptions {
+  intake: ButlerIntake;
+  logger: Logger;
+  now: () => number;
+  maxAgeMilliseconds: number;
+  /** Known once the connector has started (GET /open-apis/bot/v3/info). */
+  botOpenId: () => string | undefined;
+  cardAnswerWithinMilliseconds: number;
+  updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
+}
+
+export interface InboundHandlers {
+  onMessage(data: unknown): Promise<JsonRecord>;
+  onCardAction(data: unknown): Promise<CardActionResponse>;
+}
+
+/**
+ * The EventDispatcher's handlers, shared by webhook and long connection. A message is acknowledged only once
+ * the core has durably accepted it, and never waits for the model.
+ */
+export function createInboundHandlers(options: InboundOptions): InboundHandlers {
+  const { intake, logger } = options;
+  return {
+    async onMessage(data) {
+      const event = parseMessageReceiveEvent(data);
+      const botOpenId = options.botOpenId();
+      // Not acknowledging makes Feishu deliver it again once Butler knows who it is.
+      if (!botOpenId) throw new ButlerError('feishu_not_ready', 'Feishu bot identity is not loaded yet');
+      const fields = { eventId: event.eventId, messageId: event.messageId };
+      const result = normalizeMessageEvent(event, {
+        botOpenId,
+        nowMilliseconds: options.now(),
+        maxAgeMilliseconds: options.maxAgeMilliseconds,
+      });
+      if (result.kind === 'skip') {
+        if (result.reason === 'too_old') {
+          logger.info(
+            { ...fields, sentAt: new Date(event.createTime).toISOString() },
+            'Feishu message too old; skipped',
+          );
+        } else {
+          logger.debug({ ...fields, reason: result.reason }, 'Feishu message skipped');
+        }
+        return {};
+      }
+      const accepted = await intake.accept(result.message);
+      logger.info(
+        { ...fields, conversation: encodeConversationKey(result.message.address), status: accepted.status },
+        'Feishu message received',
+      );
+      return {};
+    },
+
+    async onCardAction(data) {
+      return handleCardAction(parseCardActionEvent(data), {
+        intake,
+        logger,
+        answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
+        updateCardLater: options.updateCardLater,
+      });
+    },
+  };
+}

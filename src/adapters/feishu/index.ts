@@ -1,0 +1,104 @@
+import type { FileConfig } from '../../config/file.js';
+import type { FeishuConfig } from '../../config/index.js';
+import type { ButlerIntake } from '../../core/adapter.js';
+import { ButlerError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { RouteHandler } from '../../http/server.js';
+import type { PlatformConnector } from '../connector.js';
+import { renderApprovalCard } from './approval-card.js';
+import { createFeishuChatAdapter } from './chat-adapter.js';
+import { createFeishuDispatcher } from './dispatcher.js';
+import { createFeishuApi } from './feishu-api.js';
+import { createInboundHandlers } from './inbound.js';
+import { createLongConnection } from './long-connection.js';
+import { createCardkitHealth, defaultStreamSettings, type StreamSettings } from './reply-stream.js';
+import { createWebhookHandler } from './webhook.js';
+
+export interface FeishuConnectorOptions {
+  config: FeishuConfig;
+  file: FileConfig;
+  intake: ButlerIntake;
+  logger: Logger;
+  /** Milliseconds since the epoch; injected so tests can move time (signature freshness, message age). */
+  now?: () => number;
+  /** Streaming pace and limits; tests shorten them. */
+  streamSettings?: Partial<StreamSettings>;
+}
+
+/** Feishu answers card callbacks only within 3 s; keep a margin for the network. */
+const cardAnswerWithinMilliseconds = 2_500;
+
+/**
+ * Feishu / Lark: webhook routes (`/feishu/events`, `/feishu/card`) or the long connection, the outbound adapter
+ * (CardKit streaming, approval cards, reactions), and start-up (the bot's open_id).
+ */
+export function createFeishuConnector(options: FeishuConnectorOptions): PlatformConnector {
+  const { config, file, intake } = options;
+  const logger = options.logger.child({ platform: 'feishu' });
+  const now = options.now ?? Date.now;
+  const sdk = createFeishuApi({ config, logger });
+  let botOpenId: string | undefined;
+
+  const adapter = createFeishuChatAdapter({
+    api: sdk.api,
+    logger,
+    now,
+    settings: { ...defaultStreamSettings, ...options.streamSettings },
+    cardkit: createCardkitHealth(),
+  });
+  const handlers = createInboundHandlers({
+    intake,
+    logger,
+    now,
+    maxAgeMilliseconds: file.maxMessageAgeMinutes * 60_000,
+    botOpenId: () => botOpenId,
+    cardAnswerWithinMilliseconds,
+    updateCardLater: (messageId, card) => sdk.api.patchMessage(messageId, renderApprovalCard(card)),
+  });
+  const dispatcher = createFeishuDispatcher(handlers, sdk.larkLogger);
+
+  const routes = new Map<string, RouteHandler>();
+  if (config.connection === 'webhook') {
+    const handler = createWebhookHandler({
+      encryptKey: config.encryptKey,
+      verificationToken: config.verificationToken,
+      now,
+      dispatch: dispatcher.dispatch,
+      logger,
+    });
+    routes.set('/feishu/events', handler);
+    routes.set('/feishu/card', handler);
+  }
+  const connection =
+    config.connection === 'websocket' ? createLongConnection({ sdk, config, dispatcher, logger }) : undefined;
+
+  return {
+    adapter,
+    routes,
+    async start() {
+      try {
+        const bot = await sdk.api.botInfo();
+        botOpenId = bot.openId;
+        logger.info(
+          { botOpenId, connection: config.connection, baseUrl: config.baseUrl },
+          'Feishu bot identity loaded',
+        );
+      } catch (error) {
+        throw new ButlerError(
+          'feishu_start_failed',
+          `Feishu: cannot read the bot identity from ${config.baseUrl}/open-apis/bot/v3/info (${(error as Error).message}). ` +
+            'Check FEISHU_APP_ID, FEISHU_APP_SECRET, FEISHU_DOMAIN and that the app has the bot capability.',
+          { cause: error },
+        );
+      }
+      await connection?.start();
+    },
+    async stop() {
+      connection?.stop();
+    },
+    readiness() {
+      if (!botOpenId) return 'Feishu bot identity not loaded';
+      return connection ? connection.readiness() : 'ok';
+    },
+  };
+}

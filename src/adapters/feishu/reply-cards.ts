@@ -1,0 +1,47 @@
+import type { JsonRecord } from './fields.js';
+
+/** Card JSON 2.0 for replies: the CardKit streaming card and the plain card the fallback patches. */
+
+export const replyElementId = 'reply';
+const summaryLimit = 120;
+
+/** The one-line preview chat lists show for a card. */
+export function cardSummary(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > summaryLimit ? `${line.slice(0, summaryLimit - 1)}…` : line || '…';
+}
+
+function markdownElement(content: string): JsonRecord {
+  return { tag: 'markdown', element_id: replyElementId, content: content || '…' };
+}
+
+/** Created through CardKit; its markdown element is then updated in place (typewriter effect). */
+export function streamingCard(content: string): JsonRecord {
+  return {
+    schema: '2.0',
+    config: {
+      streaming_mode: true,
+      summary: { content: '[Generating…]' },
+      streaming_config: {
+        print_frequency_ms: { default: 50 },
+        print_step: { default: 2 },
+        print_strategy: 'fast',
+      },
+    },
+    body: { elements: [markdownElement(content)] },
+  };
+}
+
+/** Settings that end a CardKit stream (removes the cursor, sets the chat-list preview). */
+export function closedStreamingSettings(text: string): JsonRecord {
+  return { config: { streaming_mode: false, summary: { content: cardSummary(text) } } };
+}
+
+/** A whole card sent as message content and replaced with PATCH when CardKit is unavailable. */
+export function markdownCard(content: string): JsonRecord {
+  return {
+    schema: '2.0',
+    config: { update_multi: true, summary: { content: cardSummary(content) } },
+    body: { elements: [markdownElement(content)] },
+  };
+}

@@ -1,0 +1,386 @@
+import type { ReplyStream } from '../../core/adapter.js';
+import type { Logger } from '../../core/logger.js';
+import {
+  type FeishuApi,
+  isRateLimited,
+  type MessageDestination,
+  type OutgoingMessage,
+} from './feishu-api.js';
+import { closedStreamingSettings, markdownCard, replyElementId, streamingCard } from './reply-cards.js';
+import { byteLength, chooseCut, renderSlice } from './text-layout.js';
+
+export interface StreamSettings {
+  /** CardKit allows 10 updates per second per card; stay at about one per 100 ms. */
+  cardkitIntervalMilliseconds: number;
+  /** PATCH allows 5 per second per message but shares app-wide quotas; the fallback stays gentle. */
+  patchIntervalMilliseconds: number;
+  /** CardKit ends streaming mode after about 10 minutes: continue in a fresh card before that. */
+  cardkitRolloverMilliseconds: number;
+  /** Rendered markdown per card; cards are capped at 30 KB of JSON. */
+  maxCardBytes: number;
+  /** Tries at delivering the final text before posting what is missing as new messages. */
+  finishAttempts: number;
+}
+
+export const defaultStreamSettings: StreamSettings = {
+  cardkitIntervalMilliseconds: 100,
+  patchIntervalMilliseconds: 1500,
+  cardkitRolloverMilliseconds: 9 * 60_000,
+  maxCardBytes: 18_000,
+  finishAttempts: 4,
+};
+
+/** Shared by all streams: once CardKit fails, replies use the fallback for a while instead of failing first. */
+export interface CardkitHealth {
+  usable(now: number): boolean;
+  failed(now: number): void;
+}
+
+export function createCardkitHealth(cooldownMilliseconds = 5 * 60_000): CardkitHealth {
+  let retryAt = 0;
+  return {
+    usable: (now) => now >= retryAt,
+    failed: (now) => {
+      retryAt = now + cooldownMilliseconds;
+    },
+  };
+}
+
+export interface FeishuReplyStreamOptions {
+  api: FeishuApi;
+  destination: MessageDestination;
+  logger: Logger;
+  now: () => number;
+  settings: StreamSettings;
+  cardkit: CardkitHealth;
+  /** Messages of an interrupted earlier attempt, overwritten in order before anything new is posted. */
+  resume: readonly string[];
+  onMessageCreated: ((messageId: string) => void | Promise<void>) | undefined;
+}
+
+/** One platform message of the reply: a slice of the text, shown in a CardKit card or a patched card. */
+interface Segment {
+  start: number;
+  /** Fixed once the reply rolled over into the next card; open (to the end of the text) before. */
+  end: number | undefined;
+  mode: 'cardkit' | 'patch';
+  messageId: string | undefined;
+  cardId: string | undefined;
+  sequence: number;
+  openedAt: number;
+  shown: string | undefined;
+  /** Text offset up to which `shown` reflects the reply. */
+  shownEnd: number;
+  failures: number;
+  closed: boolean;
+}
+
+const cardkitFailuresBeforeFallback = 3;
+const maxBackoffMilliseconds = 10_000;
+const supersededNotice = '_(see the reply above)_';
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+/**
+ * A streaming reply: CardKit streaming cards (typewriter updates with increasing `sequence`), or, when CardKit
+ * fails, an interactive card patched at a slower pace. Long or long-running replies roll over into new cards.
+ * Updates run one at a time; `append` never waits for the network and never throws.
+ */
+export class FeishuReplyStream implements ReplyStream {
+  private text = '';
+  private readonly segments: Segment[] = [];
+  private readonly resumePool: string[];
+  private readonly extraMessageIds: string[] = [];
+  private work: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private nextUpdateAt = 0;
+  private syncedText: string | undefined;
+  private frameFailures = 0;
+  private cardkitAllowed = true;
+  private finished = false;
+
+  constructor(private readonly options: FeishuReplyStreamOptions) {
+    this.resumePool = [...options.resume];
+  }
+
+  get messageIds(): readonly string[] {
+    const ids = this.segments.map((segment) => segment.messageId).filter((id) => id !== undefined);
+    return [...ids, ...this.extraMessageIds];
+  }
+
+  async append(delta: string): Promise<void> {
+    if (this.finished || delta.length === 0) return;
+    this.text += delta;
+    this.schedule();
+  }
+
+  async finish(text: string): Promise<void> {
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.work;
+    this.adoptFinalText(text);
+    let lastError: unknown;
+    for (let attempt = 0; attempt < this.options.settings.finishAttempts; attempt += 1) {
+      try {
+        await this.sync();
+        lastError = undefined;
+        break;
+      } catch (error) {
+        lastError = error;
+        this.options.logger.warn({ attempt, err: error }, 'Feishu reply: final update failed; retrying');
+        await sleep(this.backoff(attempt + 1));
+      }
+    }
+    if (lastError !== undefined) await this.deliverRemainder();
+    for (const segment of this.segments) await this.closeStreaming(segment);
+    await this.releaseResumed();
+  }
+
+  private interval(): number {
+    const mode = this.segments.at(-1)?.mode ?? 'cardkit';
+    const { settings } = this.options;
+    return mode === 'cardkit' ? settings.cardkitIntervalMilliseconds : settings.patchIntervalMilliseconds;
+  }
+
+  private backoff(failures: number): number {
+    return Math.min(this.interval() * 2 ** failures, maxBackoffMilliseconds);
+  }
+
+  private schedule(): void {
+    if (this.timer || this.finished) return;
+    const wait = Math.max(0, this.nextUpdateAt - this.options.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const frame = this.work.then(() => this.frame());
+      this.work = frame.catch(() => {});
+    }, wait);
+  }
+
+  /** One throttled update while the model is still writing. Failures skip the frame; the next one catches up. */
+  private async frame(): Promise<void> {
+    if (this.finished) return;
+    try {
+      await this.sync();
+      this.frameFailures = 0;
+      this.nextUpdateAt = this.options.now() + this.interval();
+    } catch (error) {
+      this.frameFailures += 1;
+      const rateLimited = isRateLimited(error);
+      this.options.logger[rateLimited ? 'debug' : 'warn'](
+        { err: error, failures: this.frameFailures },
+        rateLimited
+          ? 'Feishu reply: rate limited; skipping a frame'
+          : 'Feishu reply: update failed; skipping a frame',
+      );
+      this.nextUpdateAt = this.options.now() + this.backoff(this.frameFailures);
+    }
+    if (this.text !== this.syncedText) this.schedule();
+  }
+
+  private newSegment(start: number): Segment {
+    const cardkit = this.cardkitAllowed && this.options.cardkit.usable(this.options.now());
+    const segment: Segment = {
+      start,
+      end: undefined,
+      mode: cardkit ? 'cardkit' : 'patch',
+      messageId: undefined,
+      cardId: undefined,
+      sequence: 0,
+      openedAt: this.options.now(),
+      shown: undefined,
+      shownEnd: start,
+      failures: 0,
+      closed: false,
+    };
+    this.segments.push(segment);
+    return segment;
+  }
+
+  private render(segment: Segment): string {
+    return renderSlice(this.text, segment.start, segment.end ?? this.text.length) || '…';
+  }
+
+  /** Brings every card up to date with the text, rolling over into new cards where one is too old or too big. */
+  private async sync(): Promise<void> {
+    const text = this.text;
+    let segment = this.segments.at(-1) ?? this.newSegment(0);
+    const { settings } = this.options;
+    for (;;) {
+      const tooBig = byteLength(this.render(segment)) > settings.maxCardBytes;
+      const tooOld =
+        segment.mode === 'cardkit' &&
+        segment.messageId !== undefined &&
+        this.options.now() - segment.openedAt >= settings.cardkitRolloverMilliseconds;
+      if (!tooBig && !tooOld) break;
+      segment.end = tooBig ? chooseCut(this.text, segment.start, settings.maxCardBytes) : this.text.length;
+      await this.show(segment);
+      await this.closeStreaming(segment);
+      this.options.logger.debug(
+        { cards: this.segments.length + 1, reason: tooBig ? 'size' : 'age' },
+        'Feishu reply: rolling over',
+      );
+      segment = this.newSegment(segment.end);
+    }
+    for (const each of this.segments) await this.show(each);
+    this.syncedText = text;
+  }
+
+  private async show(segment: Segment): Promise<void> {
+    const end = segment.end ?? this.text.length;
+    if (segment.messageId === undefined) {
+      if (end <= segment.start) return;
+      await this.createMessage(segment);
+    }
+    const content = this.render(segment);
+    if (content === segment.shown) {
+      segment.shownEnd = end;
+      return;
+    }
+    if (segment.mode === 'patch') {
+      await this.options.api.patchMessage(segment.messageId as string, markdownCard(content));
+    } else {
+      try {
+        segment.sequence += 1;
+        await this.options.api.updateCardElement(
+          segment.cardId as string,
+          replyElementId,
+          content,
+          segment.sequence,
+        );
+        segment.failures = 0;
+      } catch (error) {
+        if (!isRateLimited(error)) this.noteCardkitFailure(segment);
+        throw error;
+      }
+    }
+    segment.shown = content;
+    segment.shownEnd = end;
+  }
+
+  /** After repeated CardKit failures the rest of the reply continues in a patched card. */
+  private noteCardkitFailure(segment: Segment): void {
+    segment.failures += 1;
+    if (segment.failures < cardkitFailuresBeforeFallback || segment.end !== undefined) return;
+    this.options.logger.warn(
+      { cardId: segment.cardId },
+      'Feishu reply: CardKit updates keep failing; continuing in a new card',
+    );
+    this.options.cardkit.failed(this.options.now());
+    this.cardkitAllowed = false;
+    segment.end = segment.shownEnd;
+    segment.closed = true;
+    this.newSegment(segment.shownEnd);
+  }
+
+  private async createMessage(segment: Segment): Promise<void> {
+    const content = this.render(segment);
+    const { api, logger } = this.options;
+    while (this.resumePool.length > 0) {
+      const resumed = this.resumePool.shift() as string;
+      try {
+        await api.patchMessage(resumed, markdownCard(content));
+        Object.assign(segment, {
+          messageId: resumed,
+          mode: 'patch',
+          shown: content,
+          openedAt: this.options.now(),
+        });
+        logger.info(
+          { messageId: resumed },
+          'Feishu reply: overwriting the message of an interrupted attempt',
+        );
+        return;
+      } catch (error) {
+        if (isRateLimited(error)) {
+          this.resumePool.unshift(resumed);
+          throw error;
+        }
+        logger.warn(
+          { messageId: resumed, err: error },
+          'Feishu reply: cannot overwrite an interrupted attempt; posting anew',
+        );
+      }
+    }
+    let message: OutgoingMessage = { msgType: 'interactive', content: markdownCard(content) };
+    if (segment.mode === 'cardkit') {
+      try {
+        segment.cardId ??= await api.createCard(streamingCard(content));
+        segment.shown ??= content;
+        message = { msgType: 'interactive', content: { type: 'card', data: { card_id: segment.cardId } } };
+      } catch (error) {
+        logger.warn({ err: error }, 'Feishu reply: CardKit unavailable; falling back to patching a card');
+        this.options.cardkit.failed(this.options.now());
+        segment.mode = 'patch';
+      }
+    }
+    const messageId = await api.sendMessage(this.options.destination, message);
+    segment.messageId = messageId;
+    segment.openedAt = this.options.now();
+    if (segment.mode === 'patch') segment.shown = content;
+    logger.debug({ messageId, mode: segment.mode }, 'Feishu reply: message created');
+    await this.options.onMessageCreated?.(messageId);
+  }
+
+  private async closeStreaming(segment: Segment): Promise<void> {
+    if (segment.mode !== 'cardkit' || segment.closed || !segment.cardId || !segment.messageId) return;
+    segment.closed = true;
+    try {
+      segment.sequence += 1;
+      const text = this.text.slice(segment.start, segment.end ?? this.text.length);
+      await this.options.api.updateCardSettings(
+        segment.cardId,
+        closedStreamingSettings(text),
+        segment.sequence,
+      );
+    } catch (error) {
+      // CardKit closes streaming by itself after about 10 minutes; the text is already in place.
+      this.options.logger.warn(
+        { cardId: segment.cardId, err: error },
+        'Feishu reply: could not close streaming mode',
+      );
+    }
+  }
+
+  private adoptFinalText(text: string): void {
+    if (text === this.text) return;
+    if (!text.startsWith(this.text)) {
+      for (const segment of this.segments) {
+        segment.start = Math.min(segment.start, text.length);
+        if (segment.end !== undefined) segment.end = Math.min(segment.end, text.length);
+      }
+    }
+    this.text = text;
+  }
+
+  /** Last resort for the "full final text" promise: post whatever the cards could not show as new messages. */
+  private async deliverRemainder(): Promise<void> {
+    for (const segment of this.segments) {
+      const content = this.render(segment);
+      const end = segment.end ?? this.text.length;
+      if (content === segment.shown || (segment.messageId === undefined && end <= segment.start)) continue;
+      const messageId = await this.options.api.sendMessage(this.options.destination, {
+        msgType: 'interactive',
+        content: markdownCard(content),
+      });
+      this.extraMessageIds.push(messageId);
+      this.options.logger.warn({ messageId }, 'Feishu reply: posted the final text as a new message');
+      await this.options.onMessageCreated?.(messageId);
+    }
+  }
+
+  private async releaseResumed(): Promise<void> {
+    for (const messageId of this.resumePool.splice(0)) {
+      try {
+        await this.options.api.patchMessage(messageId, markdownCard(supersededNotice));
+      } catch (error) {
+        this.options.logger.warn(
+          { messageId, err: error },
+          'Feishu reply: could not clear an interrupted attempt',
+        );
+      }
+    }
+  }
+}

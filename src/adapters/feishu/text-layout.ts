@@ -1,0 +1,76 @@
+import { toCardMarkdown } from './markdown.js';
+
+/**
+ * How a long reply is laid out over several cards: where to cut, and how to render a slice so that a code
+ * block cut in two still renders as code on both sides.
+ */
+
+const fenceLine = /^\s{0,3}(`{3,}|~{3,})(.*)$/;
+
+/** The opening line of the code block still open at the end of `text`, if any. */
+export function openFenceAt(text: string): string | undefined {
+  let open: { marker: string; line: string } | undefined;
+  for (const line of text.split('\n')) {
+    const match = fenceLine.exec(line);
+    if (!match) continue;
+    const marker = match[1] ?? '';
+    if (!open) {
+      open = { marker, line: line.trim() };
+    } else if (
+      marker[0] === open.marker[0] &&
+      marker.length >= open.marker.length &&
+      (match[2] ?? '').trim() === ''
+    ) {
+      open = undefined;
+    }
+  }
+  return open?.line;
+}
+
+/** Renders `text.slice(start, end)` as card markdown, reopening and closing code blocks cut by the slice. */
+export function renderSlice(text: string, start: number, end: number): string {
+  const reopened = openFenceAt(text.slice(0, start));
+  let slice = text.slice(start, end);
+  if (reopened) slice = `${reopened}\n${slice}`;
+  const stillOpen = openFenceAt(slice);
+  if (stillOpen) {
+    const marker = fenceLine.exec(stillOpen)?.[1] ?? '```';
+    slice = `${slice}${slice.endsWith('\n') ? '' : '\n'}${marker}`;
+  }
+  return toCardMarkdown(slice);
+}
+
+export function byteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/**
+ * The offset at which to end a card that starts at `start`, so that its rendered content stays within
+ * `maxBytes`: after a paragraph if possible, else a line, else a word, else anywhere. Always > start.
+ */
+export function chooseCut(text: string, start: number, maxBytes: number): number {
+  let budget = maxBytes;
+  for (;;) {
+    let end = start;
+    let bytes = 0;
+    while (end < text.length) {
+      const size = byteLength(text[end] ?? '');
+      if (bytes + size > budget) break;
+      bytes += size;
+      end += 1;
+    }
+    const window = text.slice(start, end);
+    const minimum = Math.floor(window.length / 2);
+    const boundary = [
+      window.lastIndexOf('\n\n') + 2,
+      window.lastIndexOf('\n') + 1,
+      window.lastIndexOf(' ') + 1,
+    ].find((index) => index > minimum);
+    let cut = end >= text.length ? end : boundary !== undefined ? start + boundary : end;
+    // Never split a surrogate pair (emoji and rare CJK characters).
+    if (cut > start + 1 && cut < text.length && /[\uD800-\uDBFF]/.test(text[cut - 1] ?? '')) cut -= 1;
+    // Escaping and reopened fences make the rendered text longer than the slice; shrink until it fits.
+    if (byteLength(renderSlice(text, start, cut)) <= maxBytes || budget < 64) return Math.max(cut, start + 1);
+    budget = Math.floor(budget * 0.8);
+  }
+}

@@ -1,0 +1,413 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local stand-in for the Feishu / Lark Open API, reached through FEISHU_DOMAIN. It records every call and
+ * answers like the real one (tenant token, bot info, messages, reactions, CardKit with strictly increasing
+ * `sequence` per card) and fails on demand. Error codes for CardKit sequence and unknown ids are the fake's own.
+ */
+
+export type Json = Record<string, unknown>;
+
+export interface RecordedCall {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body: Json | undefined;
+  authorization: string | undefined;
+  /** Date.now() when the call arrived. */
+  at: number;
+  /** HTTP status and Feishu code of the answer. */
+  status: number;
+  code: number;
+}
+
+export interface FailureRule {
+  method?: string;
+  path: string | RegExp;
+  /** HTTP status of the failure (default 200 with a Feishu error code). */
+  status?: number;
+  code?: number;
+  msg?: string;
+  /** Wait this long before answering (with the failure or, when no status/code is given, normally). */
+  delayMs?: number;
+  /** How many matching calls fail; default 1. */
+  times?: number;
+}
+
+export interface FakeMessage {
+  messageId: string;
+  chatId: string;
+  msgType: string;
+  content: Json;
+  replyTo: string | undefined;
+  replyInThread: boolean;
+  threadId: string | undefined;
+  patches: number;
+}
+
+export interface FakeCard {
+  cardId: string;
+  card: Json;
+  sequence: number;
+  streaming: boolean;
+  /** element_id → current content of markdown / plain_text elements. */
+  elements: Map<string, string>;
+}
+
+export const fakeTenantToken = 't-fake-tenant-token';
+/** Feishu's "request trigger frequency limit". */
+export const rateLimitCode = 99991400;
+export const sequenceErrorCode = 300317;
+
+export interface FakeFeishuOptions {
+  botOpenId?: string;
+  appSecret?: string;
+}
+
+function elementsOf(card: Json): Json[] {
+  const body = card.body as Json | undefined;
+  return Array.isArray(body?.elements) ? (body.elements as Json[]) : [];
+}
+
+function parseJson(text: unknown): Json | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? (value as Json) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class FakeFeishuApi {
+  readonly calls: RecordedCall[] = [];
+  readonly messages = new Map<string, FakeMessage>();
+  readonly cards = new Map<string, FakeCard>();
+  readonly reactions = new Map<string, { messageId: string; emojiType: string; deleted: boolean }>();
+  readonly botOpenId: string;
+  /** Extra routes (e.g. the long-connection endpoint) tried before the built-in ones. */
+  readonly extraRoutes: Array<(call: RecordedCall) => { status: number; body: Json } | undefined> = [];
+  private readonly rules: Array<FailureRule & { remaining: number }> = [];
+  private readonly appSecret: string;
+  private counter = 0;
+  private server!: Server;
+  baseUrl = '';
+
+  private constructor(options: FakeFeishuOptions) {
+    this.botOpenId = options.botOpenId ?? 'ou_bot_butler';
+    this.appSecret = options.appSecret ?? 'test-app-secret';
+  }
+
+  static async start(options: FakeFeishuOptions = {}): Promise<FakeFeishuApi> {
+    const fake = new FakeFeishuApi(options);
+    fake.server = createServer((request, response) => {
+      fake.handle(request, response).catch((error: unknown) => {
+        response.writeHead(500).end(String(error));
+      });
+    });
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    fake.baseUrl = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+    return fake;
+  }
+
+  /** The underlying server, for tests that add a WebSocket upgrade handler. */
+  get httpServer(): Server {
+    return this.server;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Makes the next matching calls fail (or stall). */
+  fail(rule: FailureRule): void {
+    this.rules.push({ ...rule, remaining: rule.times ?? 1 });
+  }
+
+  /** Rate-limits the next `times` matching calls the way Feishu does (HTTP 400, code 99991400). */
+  rateLimit(path: string | RegExp, times = 1, method?: string): void {
+    this.fail({
+      path,
+      status: 400,
+      code: rateLimitCode,
+      msg: 'request trigger frequency limit',
+      times,
+      ...(method ? { method } : {}),
+    });
+  }
+
+  /** Every CardKit call fails until `restore()`. */
+  cardkitUnavailable(): void {
+    this.fail({
+      path: /^\/open-apis\/cardkit\//,
+      status: 503,
+      code: 1,
+      msg: 'service unavailable',
+      times: Number.POSITIVE_INFINITY,
+    });
+  }
+
+  restore(): void {
+    this.rules.length = 0;
+  }
+
+  callsTo(method: string, path: string | RegExp): RecordedCall[] {
+    return this.calls.filter(
+      (call) =>
+        call.method === method && (typeof path === 'string' ? call.path === path : path.test(call.path)),
+    );
+  }
+
+  /** Messages the bot sent, in order. */
+  sentMessages(): FakeMessage[] {
+    return [...this.messages.values()];
+  }
+
+  /** What a person sees in a message: the text, or the markdown of its card (CardKit entity or inline JSON). */
+  visibleText(messageId: string): string {
+    const message = this.messages.get(messageId);
+    if (!message) throw new Error(`no message ${messageId}`);
+    if (message.msgType === 'text') return String(message.content.text ?? '');
+    const reference =
+      message.content.type === 'card' ? (message.content.data as Json | undefined) : undefined;
+    if (reference) {
+      const card = this.cards.get(String(reference.card_id));
+      return card ? [...card.elements.values()].join('\n') : '';
+    }
+    return elementsOf(message.content)
+      .filter((element) => element.tag === 'markdown')
+      .map((element) => String(element.content))
+      .join('\n');
+  }
+
+  private nextId(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}${this.counter.toString(16).padStart(6, '0')}${randomUUID().slice(0, 8)}`;
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const url = new URL(request.url ?? '/', this.baseUrl);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const call: RecordedCall = {
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      body: text ? parseJson(text) : undefined,
+      authorization: request.headers.authorization,
+      at: Date.now(),
+      status: 200,
+      code: 0,
+    };
+    this.calls.push(call);
+    const { status, body } = await this.answer(call);
+    call.status = status;
+    call.code = typeof body.code === 'number' ? body.code : 0;
+    const payload = JSON.stringify(body);
+    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(payload);
+  }
+
+  private async answer(call: RecordedCall): Promise<{ status: number; body: Json }> {
+    const rule = this.rules.find(
+      (candidate) =>
+        candidate.remaining > 0 &&
+        (!candidate.method || candidate.method === call.method) &&
+        (typeof candidate.path === 'string' ? candidate.path === call.path : candidate.path.test(call.path)),
+    );
+    if (rule) {
+      rule.remaining -= 1;
+      if (rule.delayMs) await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
+      if (rule.status !== undefined || rule.code !== undefined) {
+        return {
+          status: rule.status ?? 200,
+          body: { code: rule.code ?? 1, msg: rule.msg ?? 'injected failure' },
+        };
+      }
+    }
+    for (const route of this.extraRoutes) {
+      const answered = route(call);
+      if (answered) return answered;
+    }
+    if (call.path === '/open-apis/auth/v3/tenant_access_token/internal') {
+      if (call.body?.app_secret !== this.appSecret)
+        return { status: 200, body: { code: 10014, msg: 'app secret invalid' } };
+      return {
+        status: 200,
+        body: { code: 0, msg: 'ok', tenant_access_token: fakeTenantToken, expire: 7200 },
+      };
+    }
+    if (call.path.startsWith('/open-apis/') && call.authorization !== `Bearer ${fakeTenantToken}`) {
+      return { status: 400, body: { code: 99991663, msg: 'Invalid access token for authorization' } };
+    }
+    return (
+      this.route(call) ?? {
+        status: 404,
+        body: { code: 404, msg: `fake Feishu has no ${call.method} ${call.path}` },
+      }
+    );
+  }
+
+  private ok(data: Json = {}): { status: number; body: Json } {
+    return { status: 200, body: { code: 0, msg: 'success', data } };
+  }
+
+  private error(code: number, msg: string, status = 400): { status: number; body: Json } {
+    return { status, body: { code, msg } };
+  }
+
+  private route(call: RecordedCall): { status: number; body: Json } | undefined {
+    const { method, path, body } = call;
+    if (method === 'GET' && path === '/open-apis/bot/v3/info') {
+      return {
+        status: 200,
+        body: {
+          code: 0,
+          msg: 'ok',
+          bot: {
+            activate_status: 2,
+            app_name: 'Butler',
+            avatar_url: '',
+            ip_white_list: [],
+            open_id: this.botOpenId,
+          },
+        },
+      };
+    }
+    if (method === 'POST' && path === '/open-apis/im/v1/messages') {
+      if (call.query.receive_id_type !== 'chat_id' && call.query.receive_id_type !== 'open_id') {
+        return this.error(99992402, 'field validation failed: receive_id_type');
+      }
+      return this.createMessage(String(body?.receive_id), undefined, false, body);
+    }
+    let match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(path);
+    if (method === 'POST' && match) {
+      const parent = this.messages.get(match[1] as string);
+      return this.createMessage(
+        parent?.chatId ?? 'oc_from_event',
+        match[1],
+        body?.reply_in_thread === true,
+        body,
+      );
+    }
+    match = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path);
+    if (method === 'PATCH' && match) {
+      const message = this.messages.get(match[1] as string);
+      const content = parseJson(body?.content);
+      if (message?.msgType !== 'interactive') return this.error(230001, 'invalid message_id');
+      if (!content) return this.error(230099, 'invalid card content');
+      message.content = content;
+      message.patches += 1;
+      return this.ok();
+    }
+    match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reactions$/.exec(path);
+    if (method === 'POST' && match) {
+      const emojiType = String((body?.reaction_type as Json | undefined)?.emoji_type ?? '');
+      const reactionId = this.nextId('reaction_');
+      this.reactions.set(reactionId, { messageId: match[1] as string, emojiType, deleted: false });
+      return this.ok({
+        reaction_id: reactionId,
+        reaction_type: { emoji_type: emojiType },
+        operator: { operator_type: 'app' },
+      });
+    }
+    match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reactions\/([^/]+)$/.exec(path);
+    if (method === 'DELETE' && match) {
+      const reaction = this.reactions.get(match[2] as string);
+      if (!reaction || reaction.deleted) return this.error(231003, 'reaction not found');
+      reaction.deleted = true;
+      return this.ok({ reaction_id: match[2] });
+    }
+    if (method === 'POST' && path === '/open-apis/cardkit/v1/cards') {
+      const card = parseJson(body?.data);
+      if (body?.type !== 'card_json' || !card || card.schema !== '2.0')
+        return this.error(200860, 'invalid card json');
+      const cardId = this.nextId('7');
+      const elements = new Map<string, string>();
+      for (const element of elementsOf(card)) {
+        if (typeof element.element_id === 'string')
+          elements.set(element.element_id, String(element.content ?? ''));
+      }
+      const streaming = (card.config as Json | undefined)?.streaming_mode === true;
+      this.cards.set(cardId, { cardId, card, sequence: 0, streaming, elements });
+      return this.ok({ card_id: cardId });
+    }
+    match = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)\/content$/.exec(path);
+    if (method === 'PUT' && match) {
+      const card = this.cards.get(match[1] as string);
+      if (!card?.elements.has(match[2] as string)) return this.error(200850, 'card or element not found');
+      const failed = this.checkSequence(card, body?.sequence);
+      if (failed) return failed;
+      card.elements.set(match[2] as string, String(body?.content ?? ''));
+      return this.ok();
+    }
+    match = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/settings$/.exec(path);
+    if (method === 'PATCH' && match) {
+      const card = this.cards.get(match[1] as string);
+      const settings = parseJson(body?.settings);
+      if (!card || !settings) return this.error(200850, 'card not found or settings invalid');
+      const failed = this.checkSequence(card, body?.sequence);
+      if (failed) return failed;
+      const config = settings.config as Json | undefined;
+      if (typeof config?.streaming_mode === 'boolean') card.streaming = config.streaming_mode;
+      return this.ok();
+    }
+    return undefined;
+  }
+
+  private checkSequence(card: FakeCard, sequence: unknown): { status: number; body: Json } | undefined {
+    if (typeof sequence !== 'number' || sequence <= card.sequence) {
+      return this.error(
+        sequenceErrorCode,
+        `sequence number compare failed: ${String(sequence)} <= ${card.sequence}`,
+      );
+    }
+    card.sequence = sequence;
+    return undefined;
+  }
+
+  private createMessage(
+    chatId: string,
+    replyTo: string | undefined,
+    replyInThread: boolean,
+    body: Json | undefined,
+  ) {
+    const content = parseJson(body?.content);
+    const msgType = String(body?.msg_type ?? '');
+    if (!content || !['text', 'interactive', 'post'].includes(msgType))
+      return this.error(230001, 'invalid content or msg_type');
+    if (msgType === 'interactive' && content.type === 'card') {
+      const cardId = String((content.data as Json | undefined)?.card_id);
+      if (!this.cards.has(cardId)) return this.error(230099, 'card entity not found');
+    }
+    const parent = replyTo ? this.messages.get(replyTo) : undefined;
+    const messageId = this.nextId('om_');
+    const threadId = replyInThread ? (parent?.threadId ?? this.nextId('omt_')) : parent?.threadId;
+    this.messages.set(messageId, {
+      messageId,
+      chatId,
+      msgType,
+      content,
+      replyTo,
+      replyInThread,
+      threadId,
+      patches: 0,
+    });
+    return this.ok({
+      message_id: messageId,
+      ...(replyTo ? { root_id: parent?.replyTo ?? replyTo, parent_id: replyTo } : {}),
+      ...(threadId ? { thread_id: threadId } : {}),
+      msg_type: msgType,
+      chat_id: chatId,
+      create_time: String(Date.now()),
+      update_time: String(Date.now()),
+      deleted: false,
+      updated: false,
+      sender: { id: 'cli_fake', id_type: 'app_id', sender_type: 'app' },
+      body: { content: body?.content },
+    });
+  }
+}
