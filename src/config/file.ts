@@ -66,9 +66,11 @@ export const fileConfigSchema = z
         leaseSeconds: z.number().positive().default(30),
         pollMilliseconds: z.number().int().positive().default(500),
         concurrency: z.number().int().positive().max(64).default(8),
+        /** How often expired approvals are closed and missing approval cards re-posted. */
+        sweepMilliseconds: z.number().int().positive().default(5000),
       })
       .strict()
-      .default({ leaseSeconds: 30, pollMilliseconds: 500, concurrency: 8 }),
+      .default({ leaseSeconds: 30, pollMilliseconds: 500, concurrency: 8, sweepMilliseconds: 5000 }),
     model: z
       .object({
         /** Per model call, including retries' waiting. */

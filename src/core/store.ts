@@ -48,8 +48,15 @@ export interface InboxRepository {
   renewLease(conversationKey: string, owner: string, leaseMs: number): Promise<boolean>;
   releaseLease(conversationKey: string, owner: string): Promise<void>;
   finish(eventIds: readonly number[], outcome: InboxOutcome, error?: string): Promise<void>;
-  /** Accepted messages of a user since a time (rate limiting across processes). */
-  countUserMessagesSince(platform: Platform, userId: string, since: Date): Promise<number>;
+  /**
+   * How many messages of this user were accepted from `since` up to and including event `upToId`:
+   * the event's rank in the user's recent traffic, across processes (rate limiting).
+   */
+  countUserMessages(
+    platform: Platform,
+    userId: string,
+    window: { since: Date; upToId: number },
+  ): Promise<number>;
   /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
   releaseAllLeases(): Promise<void>;
 }
@@ -123,8 +130,7 @@ export interface ResumeState {
   results: Array<{ toolCallId: string; content: string }>;
   /** Index in `toolCalls` of the call this approval is for. */
   pendingIndex: number;
-  /** Text the user already saw in this turn, so the continuation does not repeat it. */
-  shownText: string;
+  /** The user message the turn answered (reply anchor for the continuation). */
   replyTo?: string;
 }
 
@@ -172,6 +178,8 @@ export interface ApprovalRepository {
   beginExecution(id: string): Promise<boolean>;
   finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;
   listPending(conversationKey: string): Promise<ApprovalRecord[]>;
+  /** Pending approvals created before `before` whose card was never posted (a crash in between). */
+  listWithoutCard(before: Date): Promise<ApprovalRecord[]>;
 }
 
 // ── audit and memories ──────────────────────────────────────────────────────────────────────────

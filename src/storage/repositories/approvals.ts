@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { ApprovalRecord, ApprovalRepository } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
@@ -90,6 +90,20 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .from(approvals)
         .where(and(eq(approvals.conversationKey, conversationKey), eq(approvals.status, 'pending')))
         .orderBy(asc(approvals.createdAt));
+      return rows.map(toApproval);
+    },
+
+    async listWithoutCard(before) {
+      const rows = await db
+        .select()
+        .from(approvals)
+        .where(
+          and(
+            eq(approvals.status, 'pending'),
+            isNull(approvals.cardMessageId),
+            lt(approvals.createdAt, before),
+          ),
+        );
       return rows.map(toApproval);
     },
   };

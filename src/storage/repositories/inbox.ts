@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gte, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents } from '../schema.js';
@@ -127,7 +127,7 @@ export function inboxRepository(db: Database): InboxRepository {
         .where(inArray(inboundEvents.id, [...eventIds]));
     },
 
-    async countUserMessagesSince(platform, userId, since) {
+    async countUserMessages(platform, userId, window) {
       const [row] = await db
         .select({ value: count() })
         .from(inboundEvents)
@@ -136,7 +136,8 @@ export function inboxRepository(db: Database): InboxRepository {
             eq(inboundEvents.platform, platform),
             eq(inboundEvents.userId, userId),
             eq(inboundEvents.kind, 'message'),
-            gte(inboundEvents.createdAt, since),
+            gte(inboundEvents.createdAt, window.since),
+            lte(inboundEvents.id, window.upToId),
           ),
         );
       return row?.value ?? 0;

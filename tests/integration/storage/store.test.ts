@@ -98,12 +98,13 @@ describe(`storage on ${databaseKind}`, () => {
     expect(await store.inbox.renewLease('crash', 'live-worker', 30_000)).toBe(true);
   });
 
-  it('counts a user’s recent messages for rate limiting', async () => {
-    const before = await store.inbox.countUserMessagesSince('slack', 'U1', new Date(Date.now() - 60_000));
-    await store.inbox.insert(inboxEvent('rate', 'a'));
-    expect(await store.inbox.countUserMessagesSince('slack', 'U1', new Date(Date.now() - 60_000))).toBe(
-      before + 1,
-    );
+  it('ranks a message among its sender’s recent ones, for rate limiting', async () => {
+    const since = new Date(Date.now() - 60_000);
+    const first = (await store.inbox.insert(inboxEvent('rate', 'a'))) ?? 0;
+    const second = (await store.inbox.insert(inboxEvent('rate', 'b'))) ?? 0;
+    const rankOfFirst = await store.inbox.countUserMessages('slack', 'U1', { since, upToId: first });
+    expect(await store.inbox.countUserMessages('slack', 'U1', { since, upToId: second })).toBe(rankOfFirst + 1);
+    expect(await store.inbox.countUserMessages('slack', 'U2', { since, upToId: second })).toBe(0);
   });
 
   it('keeps compacted messages and serves only the window', async () => {
@@ -161,7 +162,6 @@ describe(`storage on ${databaseKind}`, () => {
         assistant: { content: '', toolCalls: [] },
         results: [],
         pendingIndex: 0,
-        shownText: '',
       },
     };
     const created = await store.approvals.create(approval);

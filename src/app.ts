@@ -1,0 +1,214 @@
+import type { PlatformConnector } from './adapters/connector.js';
+import type { AppConfig, ModelEndpoint } from './config/index.js';
+import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
+import { ApprovalService } from './core/approvals/approval-service.js';
+import { Compactor } from './core/brain/compactor.js';
+import { SessionBrain } from './core/brain/session-brain.js';
+import { ButlerService } from './core/butler-service.js';
+import type { Platform } from './core/events.js';
+import type { Logger } from './core/logger.js';
+import { OpenAIModel } from './core/model/openai-model.js';
+import { noopObserver, type Observer } from './core/observer.js';
+import { guardObserver } from './core/observer-guard.js';
+import type { Store } from './core/store.js';
+import { createHttpTool } from './core/tools/http-tool.js';
+import { createMemoryTools } from './core/tools/memory-tools.js';
+import { ApprovalPolicy } from './core/tools/policy.js';
+import { ToolRegistry } from './core/tools/registry.js';
+import { TurnRunner } from './core/turn/turn-runner.js';
+import { Worker } from './core/worker.js';
+import { createHttpServer, type HttpServer, type RouteHandler } from './http/server.js';
+import { createLangfuseObserver } from './observability/langfuse-observer.js';
+import { type OpenDatabase, openDatabase } from './storage/database.js';
+import { createStore } from './storage/store.js';
+
+/**
+ * The composition root: builds every concrete piece from the config and passes it down.
+ * `main.ts` (the service) and `adapters/console` (the terminal chat) both start Butler through here.
+ */
+
+export type ConnectorFactory = (intake: ButlerIntake) => PlatformConnector[];
+
+export interface CreateButlerOptions {
+  logger: Logger;
+  /** Platform integrations to start (Slack, Feishu); see `platform-connectors.ts`. */
+  connectors?: ConnectorFactory;
+  /** Adapters that live in this process without HTTP routes (the terminal chat). */
+  adapters?: ChatAdapter[];
+  /** Listen for HTTP (the service) or not (the terminal chat). */
+  listen?: boolean;
+  /** Overrides the configured PGlite directory (tests use `memory://`). */
+  dataDir?: string;
+}
+
+export interface Butler {
+  readonly config: AppConfig;
+  readonly service: ButlerService;
+  readonly worker: Worker;
+  readonly store: Store;
+  readonly database: OpenDatabase;
+  readonly connectors: readonly PlatformConnector[];
+  /** Tool names with their risk, for the start-up banner. */
+  readonly toolNames: string[];
+  /** The HTTP port actually bound (0 until started, or when not listening). */
+  port: number;
+  start(): Promise<void>;
+  /** Graceful: stop intake, let running turns finish until the deadline, flush traces, close the database. */
+  stop(deadlineMs?: number): Promise<void>;
+}
+
+function modelClient(endpoint: ModelEndpoint, config: AppConfig): OpenAIModel {
+  return new OpenAIModel({
+    baseUrl: endpoint.baseUrl,
+    apiKey: endpoint.apiKey,
+    model: endpoint.model,
+    timeoutMs: config.file.model.timeoutMs,
+    maxRetries: config.file.model.maxRetries,
+    temperature: config.file.model.temperature,
+  });
+}
+
+function createObserver(config: AppConfig, logger: Logger): Observer {
+  if (!config.langfuse.enabled) return noopObserver;
+  return guardObserver(
+    createLangfuseObserver({
+      publicKey: config.langfuse.publicKey,
+      secretKey: config.langfuse.secretKey,
+      baseUrl: config.langfuse.baseUrl,
+      serviceName: config.serviceName,
+      logger,
+    }),
+    logger,
+  );
+}
+
+export async function createButler(config: AppConfig, options: CreateButlerOptions): Promise<Butler> {
+  const { logger } = options;
+  const { file } = config;
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: options.dataDir ?? config.dataDir,
+    logger,
+  });
+  const store = createStore(database.db);
+  // An embedded database belongs to this process alone (lockfile): leases left by a crash are stale.
+  if (database.kind === 'pglite') await store.inbox.releaseAllLeases();
+
+  const observer = createObserver(config, logger);
+  const model = config.model ? modelClient(config.model, config) : undefined;
+  const compactionEndpoint = config.compaction.model ?? config.model;
+  const compactor = compactionEndpoint
+    ? new Compactor(modelClient(compactionEndpoint, config), {
+        timeoutMs: file.compaction.timeoutMs,
+        maxSummaryTokens: Math.max(200, Math.floor(config.compaction.thresholdTokens * 0.2)),
+      })
+    : undefined;
+  const brain = new SessionBrain(
+    store,
+    compactor,
+    {
+      enabled: config.compaction.enabled,
+      thresholdTokens: config.compaction.thresholdTokens,
+      keepRecentRatio: file.compaction.keepRecentRatio,
+      retryAfterMs: file.compaction.retryAfterSeconds * 1000,
+    },
+    logger,
+  );
+  const toolList = [...createMemoryTools(store.memories), ...file.tools.map(createHttpTool)];
+  const tools = new ToolRegistry(toolList);
+  const policy = new ApprovalPolicy(file.approvers);
+
+  let worker: Worker | undefined;
+  const wake = () => worker?.wake();
+  const approvals = new ApprovalService(store, policy, observer, logger, wake);
+  const service = new ButlerService(store, approvals, file.access, logger, wake);
+
+  const connectors = options.connectors?.(service) ?? [];
+  const adapters = new Map<Platform, ChatAdapter>();
+  for (const adapter of [...connectors.map((connector) => connector.adapter), ...(options.adapters ?? [])]) {
+    adapters.set(adapter.platform, adapter);
+  }
+  const runner = new TurnRunner({
+    store,
+    brain,
+    model,
+    tools,
+    policy,
+    approvals,
+    adapters,
+    observer,
+    logger,
+    options: {
+      systemPrompt: file.systemPrompt,
+      maxSteps: file.model.maxSteps,
+      approvalTtlMs: file.approvalTtlMinutes * 60_000,
+      memoriesInPrompt: 10,
+    },
+  });
+  worker = new Worker(
+    store,
+    runner,
+    approvals,
+    adapters,
+    {
+      leaseMs: file.worker.leaseSeconds * 1000,
+      pollMs: file.worker.pollMilliseconds,
+      concurrency: file.worker.concurrency,
+      messagesPerMinute: file.rateLimit.messagesPerMinute,
+      maxAttempts: 3,
+      sweepMs: file.worker.sweepMilliseconds,
+    },
+    logger,
+  );
+
+  const routes = new Map<string, RouteHandler>();
+  for (const connector of connectors)
+    for (const [path, handler] of connector.routes) routes.set(path, handler);
+  let started = false;
+  const http: HttpServer | undefined = options.listen
+    ? createHttpServer({
+        port: config.port,
+        logger,
+        routes,
+        readiness: async () => {
+          const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
+          try {
+            await database.ping();
+          } catch (error) {
+            checks.database = error instanceof Error ? error.message : 'unreachable';
+          }
+          for (const connector of connectors) checks[connector.adapter.platform] = connector.readiness();
+          return { ready: Object.values(checks).every((value) => value === 'ok'), checks };
+        },
+      })
+    : undefined;
+
+  const butler: Butler = {
+    config,
+    service,
+    worker,
+    store,
+    database,
+    connectors,
+    toolNames: toolList.map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
+    port: 0,
+    async start() {
+      if (http) butler.port = await http.listen();
+      await Promise.all(connectors.map((connector) => connector.start()));
+      worker?.start();
+      started = true;
+    },
+    async stop(deadlineMs = 10_000) {
+      await http?.close();
+      await Promise.all(
+        connectors.map((connector) =>
+          connector.stop().catch((error: unknown) => logger.warn({ err: error }, 'connector stop failed')),
+        ),
+      );
+      await worker?.stop(deadlineMs);
+      await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
+      await database.close();
+    },
+  };
+  return butler;
+}

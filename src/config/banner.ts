@@ -1,0 +1,71 @@
+import type { AppConfig } from './index.js';
+
+/**
+ * The start-up banner: what is on, what is off, and which variables turn each thing on.
+ * One line per feature so a new user sees at a glance why Butler does (not) answer.
+ */
+export function startupBanner(
+  config: AppConfig,
+  facts: { port: number; databaseLocation: string; tools: string[] },
+): string {
+  const line = (name: string, state: string, hint?: string) =>
+    `  ${name.padEnd(11)}${state}${hint ? `  (${hint})` : ''}`;
+  const lines = [`Butler is up on http://localhost:${facts.port} (GET /healthz, /readyz)`];
+
+  lines.push(
+    config.databaseUrl
+      ? line('database', `Postgres ${facts.databaseLocation}`)
+      : line('database', `embedded PGlite in ${facts.databaseLocation}`, 'set DATABASE_URL to use Postgres'),
+  );
+  lines.push(
+    config.model
+      ? line('model', `${config.model.model} at ${config.model.baseUrl ?? 'https://api.openai.com/v1'}`)
+      : line(
+          'model',
+          'OFF: messages get a "no model configured" reply',
+          'set BUTLER_MODEL, BUTLER_BASE_URL, BUTLER_API_TOKEN',
+        ),
+  );
+  const compactionModel = config.compaction.model?.model ?? 'the Butler model';
+  lines.push(
+    config.compaction.enabled
+      ? line(
+          'compaction',
+          `on above ${config.compaction.thresholdTokens} tokens, by ${compactionModel}`,
+          config.compaction.model ? undefined : 'BUTLER_CONTEXT_COMPACTION_MODEL picks a cheaper model',
+        )
+      : line('compaction', 'OFF: full history is sent every turn', 'BUTLER_CONTEXT_COMPACTION_ENABLED=true'),
+  );
+  if (config.slack) {
+    const mode = config.slack.appToken ? 'Socket Mode' : 'HTTP at POST /slack/events';
+    lines.push(line('slack', `on, ${mode}`));
+  } else {
+    lines.push(
+      line(
+        'slack',
+        'off',
+        'set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN for Socket Mode',
+      ),
+    );
+  }
+  if (config.feishu) {
+    const mode =
+      config.feishu.connection === 'websocket' ? 'long connection' : 'webhook at POST /feishu/events';
+    lines.push(line('feishu', `on, ${mode}, ${config.feishu.baseUrl}`));
+  } else {
+    lines.push(line('feishu', 'off', 'set FEISHU_APP_ID, FEISHU_APP_SECRET and FEISHU_ENCRYPT_KEY'));
+  }
+  lines.push(
+    config.langfuse.enabled
+      ? line('langfuse', `on, ${config.langfuse.baseUrl}`)
+      : line('langfuse', 'off', 'set LANGFUSE_ENABLED=true, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY'),
+  );
+  lines.push(
+    line(
+      'tools',
+      facts.tools.join(', ') || 'none',
+      config.configPath ? `from ${config.configPath}` : 'add some in butler.config.yaml',
+    ),
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,79 @@
+import type { ButlerIntake } from './adapter.js';
+import type { ApprovalService } from './approvals/approval-service.js';
+import type { DecisionResult } from './approvals/decision.js';
+import { encodeConversationKey } from './conversation-key.js';
+import type {
+  AcceptResult,
+  ApprovalDecisionInput,
+  ConversationAddress,
+  InboundMessage,
+  Platform,
+} from './events.js';
+import type { Logger } from './logger.js';
+import type { Store } from './store.js';
+
+/** Per-platform allowlists; an omitted list allows everyone. */
+export interface AccessRules {
+  workspaces?: readonly string[] | undefined;
+  channels?: readonly string[] | undefined;
+  users?: readonly string[] | undefined;
+}
+
+const allows = (list: readonly string[] | undefined, value: string) =>
+  list === undefined || list.length === 0 || list.includes(value);
+
+/**
+ * What adapters call. `accept` is one deduplicating INSERT and returns: the adapter acknowledges the
+ * platform right after it, and the worker answers later. Messages outside the allowlists are dropped.
+ */
+export class ButlerService implements ButlerIntake {
+  constructor(
+    private readonly store: Store,
+    private readonly approvals: ApprovalService,
+    private readonly access: Readonly<Partial<Record<Platform, AccessRules | undefined>>>,
+    private readonly logger: Logger,
+    private readonly onWork: () => void,
+  ) {}
+
+  isAllowed(message: InboundMessage): boolean {
+    const rules = this.access[message.address.platform];
+    if (!rules) return true;
+    return (
+      allows(rules.workspaces, message.address.workspace) &&
+      allows(rules.users, message.user.id) &&
+      (message.isDirect || allows(rules.channels, message.address.channel))
+    );
+  }
+
+  async accept(message: InboundMessage): Promise<AcceptResult> {
+    const log = this.logger.child({ platform: message.address.platform, eventId: message.eventId });
+    if (!this.isAllowed(message)) {
+      log.info(
+        { channel: message.address.channel, user: message.user.id },
+        'message outside the access allowlist ignored',
+      );
+      return { status: 'ignored', reason: 'not_allowed' };
+    }
+    const eventId = await this.store.inbox.insert({
+      platform: message.address.platform,
+      dedupKey: message.dedupKey,
+      conversationKey: encodeConversationKey(message.address),
+      userId: message.user.id,
+      payload: message,
+    });
+    if (eventId === undefined) {
+      log.debug({ dedupKey: message.dedupKey }, 'duplicate delivery dropped');
+      return { status: 'duplicate' };
+    }
+    this.onWork();
+    return { status: 'accepted', eventId };
+  }
+
+  decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
+    return this.approvals.decide(input);
+  }
+
+  async isKnownConversation(address: ConversationAddress): Promise<boolean> {
+    return (await this.store.conversations.find(encodeConversationKey(address))) !== undefined;
+  }
+}

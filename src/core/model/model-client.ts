@@ -1,0 +1,40 @@
+import type { ConversationMessage, ToolCall } from '../messages.js';
+import type { TokenUsage } from '../observer.js';
+import type { JsonSchema } from '../tools/tool.js';
+
+/** The model as the core sees it: one streamed chat completion per call. */
+
+export type PromptMessage = ConversationMessage | { role: 'system'; content: string };
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+export interface ModelRequest {
+  messages: PromptMessage[];
+  tools?: ToolDefinition[];
+  signal?: AbortSignal;
+  /** Streamed text as it arrives. */
+  onText?: (delta: string) => void | Promise<void>;
+  maxOutputTokens?: number;
+}
+
+export interface ModelResult {
+  content: string;
+  toolCalls: ToolCall[];
+  /** As reported by the model (usage chunk); absent if the endpoint does not report it. */
+  usage?: TokenUsage;
+  finishReason: string;
+  model: string;
+  startTime: Date;
+  firstTokenTime?: Date;
+  endTime: Date;
+}
+
+export interface ModelClient {
+  readonly model: string;
+  /** Throws ModelError (with a message fit for the user) when the call fails after retries. */
+  complete(request: ModelRequest): Promise<ModelResult>;
+}

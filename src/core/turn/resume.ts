@@ -1,0 +1,65 @@
+import type { ApprovalRecord } from '../store.js';
+import { recordNotRun, runTool, type ToolResult, type ToolScope, validateCall } from './tool-calls.js';
+
+/**
+ * The result of the call an approval was about, for the model: the tool's output when approved
+ * (run at most once, even across restarts and racing workers), or why it did not run.
+ */
+export async function resolveApprovedCall(scope: ToolScope, approval: ApprovalRecord): Promise<ToolResult> {
+  const call = approval.resume.assistant.toolCalls[approval.resume.pendingIndex];
+  if (!call) throw new Error(`approval ${approval.id} points at a missing tool call`);
+  const decidedBy = approval.decidedBy ? (approval.decidedBy.name ?? approval.decidedBy.id) : null;
+  const notRun = {
+    call,
+    risk: approval.risk,
+    approvalId: approval.id,
+    decidedBy: approval.decidedBy?.id ?? null,
+    arguments: approval.arguments,
+  };
+
+  if (approval.status === 'rejected') {
+    await recordNotRun(scope, { ...notRun, decision: 'rejected' });
+    const reason = approval.reason ? ` with the reason: "${approval.reason}"` : ' (no reason given)';
+    return {
+      toolCallId: call.id,
+      content: `Rejected by ${decidedBy ?? 'an approver'}${reason}. The tool was not run.`,
+    };
+  }
+  if (approval.status !== 'approved') {
+    await recordNotRun(scope, { ...notRun, decision: 'expired' });
+    return {
+      toolCallId: call.id,
+      content: `Nobody decided on the approval request before it expired at ${approval.expiresAt.toISOString()}. The tool was not run.`,
+    };
+  }
+
+  if (!(await scope.store.approvals.beginExecution(approval.id))) {
+    const current = await scope.store.approvals.get(approval.id);
+    return {
+      toolCallId: call.id,
+      content:
+        current?.result ??
+        'The tool was started, but Butler restarted before it reported a result, so its outcome is unknown. Check its effect before trying again.',
+    };
+  }
+  // Validate again: the configuration may have changed while the request waited.
+  const checked = await validateCall(scope, { ...call, arguments: JSON.stringify(approval.arguments) });
+  if (!checked.ok) {
+    await scope.store.approvals.finishExecution(approval.id, 'skipped', checked.result.content);
+    return checked.result;
+  }
+  const outcome = await runTool(scope, {
+    tool: checked.tool,
+    call,
+    arguments: checked.input,
+    decision: 'approved',
+    approvalId: approval.id,
+    decidedBy: approval.decidedBy?.id ?? null,
+  });
+  await scope.store.approvals.finishExecution(
+    approval.id,
+    outcome.ok ? 'succeeded' : 'failed',
+    outcome.content,
+  );
+  return { toolCallId: call.id, content: outcome.content };
+}

@@ -1,0 +1,233 @@
+import type { ChatUser, ConversationAddress } from '../events.js';
+import type { Logger } from '../logger.js';
+import type { ToolCall } from '../messages.js';
+import type { TurnObserver } from '../observer.js';
+import type { AuditEntry, Store } from '../store.js';
+import type { ApprovalPolicy } from '../tools/policy.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
+
+/** Resolves a model's tool calls in order: invalid ones get an error result, low-risk ones run, others park. */
+
+export interface ToolResult {
+  toolCallId: string;
+  content: string;
+}
+
+export interface ToolScope {
+  store: Store;
+  tools: ToolRegistry;
+  policy: ApprovalPolicy;
+  conversationKey: string;
+  address: ConversationAddress;
+  requester: ChatUser;
+  observer: TurnObserver;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+export type Resolution =
+  | { status: 'complete'; results: ToolResult[] }
+  | { status: 'needs_approval'; results: ToolResult[]; index: number; tool: Tool; input: unknown };
+
+type Decision = AuditEntry['decision'];
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function audit(scope: ToolScope, entry: Omit<AuditEntry, 'conversationKey' | 'actor'>): Promise<void> {
+  try {
+    await scope.store.audit.record({
+      ...entry,
+      conversationKey: scope.conversationKey,
+      actor: scope.requester.id,
+    });
+  } catch (error) {
+    scope.logger.error({ err: error, tool: entry.toolName }, 'audit write failed');
+  }
+}
+
+/** Rejects a call before anything runs; the model reads the reason and may try again. */
+async function refuse(
+  scope: ToolScope,
+  call: ToolCall,
+  risk: AuditEntry['risk'],
+  reason: string,
+): Promise<ToolResult> {
+  const now = new Date();
+  scope.observer.toolCall({
+    toolName: call.name,
+    callId: call.id,
+    risk,
+    decision: 'invalid',
+    startTime: now,
+    endTime: now,
+    input: call.arguments,
+    error: reason,
+  });
+  await audit(scope, {
+    approvalId: null,
+    toolName: call.name,
+    toolCallId: call.id,
+    arguments: call.arguments,
+    risk,
+    decision: 'invalid',
+    outcome: 'not_run',
+    decidedBy: null,
+    error: reason,
+    durationMs: 0,
+  });
+  return { toolCallId: call.id, content: `Error: ${reason}` };
+}
+
+/** Records a call that a person decided against (rejected or expired) in the audit log and the trace. */
+export async function recordNotRun(
+  scope: ToolScope,
+  input: {
+    call: ToolCall;
+    risk: AuditEntry['risk'];
+    decision: 'rejected' | 'expired';
+    approvalId: string;
+    decidedBy: string | null;
+    arguments: unknown;
+  },
+): Promise<void> {
+  const now = new Date();
+  scope.observer.toolCall({
+    toolName: input.call.name,
+    callId: input.call.id,
+    risk: input.risk,
+    decision: input.decision,
+    startTime: now,
+    endTime: now,
+    input: input.arguments,
+  });
+  await audit(scope, {
+    approvalId: input.approvalId,
+    toolName: input.call.name,
+    toolCallId: input.call.id,
+    arguments: input.arguments,
+    risk: input.risk,
+    decision: input.decision,
+    outcome: 'not_run',
+    decidedBy: input.decidedBy,
+    error: null,
+    durationMs: 0,
+  });
+}
+
+/** Runs a validated call; a throwing tool becomes an error result for the model. Always audited. */
+export async function runTool(
+  scope: ToolScope,
+  input: {
+    tool: Tool;
+    call: ToolCall;
+    arguments: unknown;
+    decision: Decision;
+    approvalId: string | null;
+    decidedBy: string | null;
+  },
+): Promise<{ content: string; ok: boolean }> {
+  const { tool, call } = input;
+  const startTime = new Date();
+  let content: string;
+  let error: string | null = null;
+  try {
+    content = await tool.execute(input.arguments, {
+      address: scope.address,
+      conversationKey: scope.conversationKey,
+      requester: scope.requester,
+      callId: call.id,
+      signal: scope.signal,
+      logger: scope.logger.child({ tool: tool.name }),
+    });
+  } catch (caught) {
+    error = errorText(caught);
+    content = `Error: the tool failed: ${error}`;
+  }
+  const endTime = new Date();
+  scope.observer.toolCall({
+    toolName: tool.name,
+    callId: call.id,
+    risk: tool.risk,
+    decision: input.decision,
+    startTime,
+    endTime,
+    input: input.arguments,
+    output: content,
+    ...(error ? { error } : {}),
+  });
+  await audit(scope, {
+    approvalId: input.approvalId,
+    toolName: tool.name,
+    toolCallId: call.id,
+    arguments: input.arguments,
+    risk: tool.risk,
+    decision: input.decision,
+    outcome: error ? 'failed' : 'succeeded',
+    decidedBy: input.decidedBy,
+    error,
+    durationMs: endTime.getTime() - startTime.getTime(),
+  });
+  return { content, ok: error === null };
+}
+
+/** Checks a call's tool and arguments; returns the parsed input or a refusal. */
+export async function validateCall(
+  scope: ToolScope,
+  call: ToolCall,
+): Promise<{ ok: true; tool: Tool; input: unknown } | { ok: false; result: ToolResult }> {
+  const tool = scope.tools.get(call.name);
+  if (!tool) {
+    const known = scope.tools.names().join(', ') || 'none';
+    return {
+      ok: false,
+      result: await refuse(scope, call, 'unknown', `unknown tool "${call.name}". Available tools: ${known}.`),
+    };
+  }
+  let raw: unknown;
+  try {
+    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch {
+    return {
+      ok: false,
+      result: await refuse(scope, call, tool.risk, 'the arguments are not valid JSON; send a JSON object.'),
+    };
+  }
+  const parsed = tool.parse(raw);
+  if (!parsed.ok)
+    return { ok: false, result: await refuse(scope, call, tool.risk, `invalid arguments: ${parsed.error}`) };
+  return { ok: true, tool, input: parsed.value };
+}
+
+export async function resolveToolCalls(
+  scope: ToolScope,
+  calls: readonly ToolCall[],
+  startIndex: number,
+  previous: readonly ToolResult[],
+): Promise<Resolution> {
+  const results = [...previous];
+  for (let index = startIndex; index < calls.length; index++) {
+    const call = calls[index];
+    if (!call) continue;
+    const checked = await validateCall(scope, call);
+    if (!checked.ok) {
+      results.push(checked.result);
+      continue;
+    }
+    if (scope.policy.needsApproval(checked.tool.risk)) {
+      return { status: 'needs_approval', results, index, tool: checked.tool, input: checked.input };
+    }
+    const outcome = await runTool(scope, {
+      tool: checked.tool,
+      call,
+      arguments: checked.input,
+      decision: 'auto',
+      approvalId: null,
+      decidedBy: null,
+    });
+    results.push({ toolCallId: call.id, content: outcome.content });
+  }
+  return { status: 'complete', results };
+}

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import type { ChatAdapter } from './adapter.js';
+import type { ApprovalService } from './approvals/approval-service.js';
+import type { InboundMessage, Platform } from './events.js';
+import type { Logger } from './logger.js';
+import type { ClaimedBatch, InboxEvent, Store } from './store.js';
+import { TurnInterruptedError, type TurnRunner } from './turn/turn-runner.js';
+
+/**
+ * Takes work from the durable inbox: claims all pending events of one conversation under a lease
+ * (so one turn per conversation runs at a time across every process), runs the turn, and marks the
+ * events done. Several loops run concurrently, each on a different conversation.
+ */
+
+export interface WorkerOptions {
+  leaseMs: number;
+  pollMs: number;
+  concurrency: number;
+  /** A message a user sends beyond this many per minute gets a polite refusal instead of an answer. */
+  messagesPerMinute: number;
+  /** An event whose turn crashed the process this many times is given up on, with a message. */
+  maxAttempts: number;
+  sweepMs: number;
+}
+
+const rateLimitNotice = (limit: number) =>
+  `You're sending messages faster than I can answer (${limit} a minute). Please wait a moment and ask again.`;
+
+export class Worker {
+  readonly owner = `worker-${randomUUID()}`;
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private wakers = new Set<() => void>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private readonly shutdown = new AbortController();
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly runner: TurnRunner,
+    private readonly approvals: ApprovalService,
+    private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
+    private readonly options: WorkerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.stopping = false;
+    for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
+    const sweep = () => {
+      this.sweeping = this.sweep().finally(() => {
+        this.sweeping = undefined;
+      });
+    };
+    sweep();
+    this.sweepTimer = setInterval(sweep, this.options.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  /** New work arrived in this process: stop waiting for the next poll. */
+  wake(): void {
+    for (const wake of this.wakers) wake();
+  }
+
+  /** Resolves when no turn is running (tests and benchmarks wait on it). */
+  whenIdle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops claiming; lets running turns finish until the deadline, then interrupts them (they are retried later). */
+  async stop(deadlineMs: number): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.sweepTimer);
+    this.wake();
+    const finished = Promise.all(this.loops).then(() => true);
+    const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref());
+    if (!(await Promise.race([finished, timer]))) {
+      this.logger.warn('shutdown deadline reached; interrupting running turns');
+      this.shutdown.abort();
+      await finished;
+    }
+    await this.sweeping;
+    this.loops = [];
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let claim: ClaimedBatch | undefined;
+      try {
+        claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs);
+      } catch (error) {
+        this.logger.error({ err: error }, 'claiming work failed');
+      }
+      if (claim) await this.process(claim);
+      else await this.pause();
+    }
+  }
+
+  private pause(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.options.pollMs);
+      this.wakers.add(done);
+    });
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      await this.approvals.expireDue();
+      await this.runner.postMissingCards(new Date(Date.now() - 30_000));
+    } catch (error) {
+      this.logger.error({ err: error }, 'approval sweep failed');
+    }
+  }
+
+  private async process(claim: ClaimedBatch): Promise<void> {
+    const { conversationKey } = claim;
+    const log = this.logger.child({ conversation: conversationKey });
+    this.active += 1;
+    const lease = new AbortController();
+    const signal = AbortSignal.any([lease.signal, this.shutdown.signal]);
+    const heartbeat = setInterval(() => {
+      this.store.inbox
+        .renewLease(conversationKey, this.owner, this.options.leaseMs)
+        .then((held) => {
+          if (!held) {
+            log.error('lost the conversation lease; stopping this turn');
+            lease.abort();
+          }
+        })
+        .catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
+    }, this.options.leaseMs / 3);
+    try {
+      for (const group of groupEvents(claim.events)) {
+        if (signal.aborted) break;
+        await this.runGroup(conversationKey, group, signal, log);
+      }
+    } catch (error) {
+      if (!(error instanceof TurnInterruptedError)) log.error({ err: error }, 'processing failed');
+    } finally {
+      clearInterval(heartbeat);
+      await this.store.inbox
+        .releaseLease(conversationKey, this.owner)
+        .catch((error: unknown) => log.warn({ err: error }, 'releasing the lease failed'));
+      this.active -= 1;
+      if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async runGroup(conversationKey: string, events: InboxEvent[], signal: AbortSignal, log: Logger) {
+    const worn = events.filter((event) => event.attempts > this.options.maxAttempts);
+    if (worn.length > 0) {
+      log.error({ events: worn.map((event) => event.id) }, 'giving up on events that failed repeatedly');
+      await this.store.inbox.finish(
+        worn.map((event) => event.id),
+        'failed',
+        'too many attempts',
+      );
+      await this.notify(worn, 'Sorry, I could not process your message. Please try again.');
+    }
+    const live = events.filter((event) => event.attempts <= this.options.maxAttempts);
+    const first = live[0];
+    if (!first) return;
+    try {
+      if (first.payload.kind === 'resume') {
+        const approval = await this.store.approvals.get(first.payload.approvalId);
+        if (!approval || approval.status === 'pending') {
+          await this.store.inbox.finish([first.id], 'done');
+          return;
+        }
+        await this.runner.runResume(first.id, approval, signal);
+        return;
+      }
+      const messages = await this.withinRateLimit(live);
+      if (messages.length === 0) return;
+      await this.runner.runMessages(
+        conversationKey,
+        messages.map((entry) => entry.event.id),
+        messages.map((entry) => entry.message),
+        signal,
+      );
+    } catch (error) {
+      if (error instanceof TurnInterruptedError) throw error;
+      // The turn could not even report its own failure (e.g. the database went away): leave the
+      // events to be retried after the lease lapses, up to maxAttempts.
+      log.error({ err: error, events: live.map((event) => event.id) }, 'turn crashed; will retry');
+      throw error;
+    }
+  }
+
+  /** Drops (with one polite notice per burst) messages beyond the sender's per-minute allowance. */
+  private async withinRateLimit(events: InboxEvent[]) {
+    const allowed: Array<{ event: InboxEvent; message: InboundMessage }> = [];
+    const limit = this.options.messagesPerMinute;
+    for (const event of events) {
+      if (event.payload.kind !== 'message') continue;
+      const rank = await this.store.inbox.countUserMessages(event.platform, event.userId, {
+        since: new Date(event.createdAt.getTime() - 60_000),
+        upToId: event.id,
+      });
+      if (rank <= limit) {
+        allowed.push({ event, message: event.payload });
+        continue;
+      }
+      await this.store.inbox.finish([event.id], 'rate_limited');
+      if (rank === limit + 1) await this.notify([event], rateLimitNotice(limit));
+    }
+    return allowed;
+  }
+
+  private async notify(events: InboxEvent[], text: string): Promise<void> {
+    const last = events.at(-1);
+    if (last?.payload.kind !== 'message') return;
+    const message = last.payload;
+    await this.adapters
+      .get(message.address.platform)
+      ?.postNotice({ address: message.address, replyTo: message.messageId, userId: message.user.id }, text)
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not post a notice'));
+  }
+}
+
+/** Splits a conversation's claimed events into turns: runs of messages, and each resume on its own. */
+export function groupEvents(events: readonly InboxEvent[]): InboxEvent[][] {
+  const groups: InboxEvent[][] = [];
+  for (const event of events) {
+    const current = groups.at(-1);
+    if (event.payload.kind === 'message' && current?.[0]?.payload.kind === 'message') current.push(event);
+    else groups.push([event]);
+  }
+  return groups;
+}

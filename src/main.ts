@@ -1,0 +1,66 @@
+import { createButler } from './app.js';
+import { startupBanner } from './config/banner.js';
+import { loadConfig } from './config/index.js';
+import { ConfigError } from './core/errors.js';
+import { createLogger } from './observability/logger.js';
+import { platformConnectors } from './platform-connectors.js';
+
+/** The service entry: config → logger → Butler → HTTP; stops gracefully on SIGTERM/SIGINT. */
+
+const shutdownDeadlineMs = 15_000;
+
+async function main(): Promise<void> {
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\nSee .env.example and README.md for every setting.\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const { config, warnings } = loaded;
+  const logger = createLogger({ level: config.logLevel, serviceName: config.serviceName });
+  for (const warning of warnings) logger.warn(warning);
+
+  const butler = await createButler(config, {
+    logger,
+    listen: true,
+    connectors: platformConnectors(config, logger),
+  });
+  await butler.start();
+  logger.info(
+    startupBanner(config, {
+      port: butler.port,
+      databaseLocation: butler.database.location,
+      tools: butler.toolNames,
+    }),
+  );
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing running turns');
+    butler
+      .stop(shutdownDeadlineMs)
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `Butler failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,156 @@
+import { LangfuseOtelSpanAttributes } from '@langfuse/core';
+import { LangfuseSpanProcessor } from '@langfuse/otel';
+import { type LangfuseSpan, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Logger } from '../core/logger.js';
+import type {
+  ApprovalRecordInfo,
+  CompactionRecord,
+  GenerationRecord,
+  Observer,
+  ToolCallRecord,
+  TurnInfo,
+  TurnObserver,
+} from '../core/observer.js';
+
+/**
+ * Langfuse over OpenTelemetry: one trace per turn (session = conversation key, user = platform user),
+ * generations with token usage, spans for tools, approvals and compaction. The provider is private to
+ * Butler (no global registration); children attach to the turn through explicit parent contexts.
+ */
+
+export interface LangfuseObserverOptions {
+  publicKey: string;
+  secretKey: string;
+  baseUrl: string;
+  serviceName: string;
+  logger: Logger;
+  /** Export each span as it ends (tests); default batches. */
+  exportMode?: 'immediate' | 'batched';
+}
+
+function traceAttributes(span: LangfuseSpan, sessionId: string, userId: string) {
+  span.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_SESSION_ID, sessionId);
+  span.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_USER_ID, userId);
+}
+
+class LangfuseTurn implements TurnObserver {
+  private readonly root: LangfuseSpan;
+
+  constructor(turn: TurnInfo, serviceName: string) {
+    this.root = startObservation(`butler.turn`, {
+      input: { trigger: turn.trigger },
+      metadata: { turnId: turn.turnId, platform: turn.platform, service: serviceName },
+    });
+    traceAttributes(this.root, turn.conversationKey, turn.userId);
+    this.root.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_NAME, `butler.turn.${turn.trigger}`);
+  }
+
+  private get parent() {
+    return { parentSpanContext: this.root.otelSpan.spanContext() };
+  }
+
+  generation(record: GenerationRecord): void {
+    const generation = startObservation(
+      `llm.${record.name}`,
+      {
+        model: record.model,
+        input: record.input,
+        output: record.output,
+        ...(record.firstTokenTime ? { completionStartTime: record.firstTokenTime } : {}),
+        ...(record.usage
+          ? {
+              usageDetails: {
+                input: record.usage.promptTokens,
+                output: record.usage.completionTokens,
+                total: record.usage.promptTokens + record.usage.completionTokens,
+              },
+            }
+          : {}),
+        ...(record.error ? { level: 'ERROR' as const, statusMessage: record.error } : {}),
+      },
+      { asType: 'generation', startTime: record.startTime, ...this.parent },
+    );
+    generation.end(record.endTime);
+  }
+
+  toolCall(record: ToolCallRecord): void {
+    const tool = startObservation(
+      `tool.${record.toolName}`,
+      {
+        input: record.input,
+        output: record.output,
+        metadata: { callId: record.callId, risk: record.risk, decision: record.decision },
+        ...(record.error ? { level: 'ERROR' as const, statusMessage: record.error } : {}),
+      },
+      { asType: 'tool', startTime: record.startTime, ...this.parent },
+    );
+    tool.end(record.endTime);
+  }
+
+  approvalRequested(approval: ApprovalRecordInfo): void {
+    startObservation(
+      'approval.requested',
+      { metadata: { ...approval } },
+      { asType: 'event', ...this.parent },
+    );
+  }
+
+  compaction(record: CompactionRecord): void {
+    const span = startObservation(
+      'compaction',
+      {
+        metadata: {
+          model: record.model,
+          tokensBefore: record.tokensBefore,
+          tokensAfter: record.tokensAfter,
+          messagesFolded: record.messagesFolded,
+        },
+        ...(record.error ? { level: 'WARNING' as const, statusMessage: record.error } : {}),
+      },
+      { startTime: record.startTime, ...this.parent },
+    );
+    span.end(record.endTime);
+  }
+
+  end(outcome: { status: 'replied' | 'parked' | 'failed'; error?: string }): void {
+    this.root.update({
+      output: { status: outcome.status },
+      ...(outcome.error ? { level: 'ERROR' as const, statusMessage: outcome.error } : {}),
+    });
+    this.root.end();
+  }
+}
+
+export function createLangfuseObserver(options: LangfuseObserverOptions): Observer {
+  const processor = new LangfuseSpanProcessor({
+    publicKey: options.publicKey,
+    secretKey: options.secretKey,
+    baseUrl: options.baseUrl,
+    environment: 'production',
+    ...(options.exportMode ? { exportMode: options.exportMode } : {}),
+  });
+  const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+  setLangfuseTracerProvider(provider);
+  options.logger.info({ baseUrl: options.baseUrl }, 'Langfuse tracing on');
+
+  const approvalEvent = (name: string, approval: ApprovalRecordInfo, extra: Record<string, string> = {}) => {
+    const event = startObservation(name, { metadata: { ...approval, ...extra } }, { asType: 'event' });
+    event.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_SESSION_ID, approval.conversationKey);
+  };
+
+  return {
+    startTurn: (turn) => new LangfuseTurn(turn, options.serviceName),
+    approvalDecided: (approval) =>
+      approvalEvent('approval.decided', approval, {
+        decision: approval.decision,
+        decidedBy: approval.decidedBy,
+      }),
+    approvalExpired: (approval) => approvalEvent('approval.expired', approval),
+    flush: () => processor.forceFlush(),
+    shutdown: async () => {
+      await provider.shutdown();
+      setLangfuseTracerProvider(null);
+    },
+  };
+}

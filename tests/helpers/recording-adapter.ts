@@ -1,0 +1,106 @@
+import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../src/core/adapter.js';
+import type { ApprovalCard } from '../../src/core/approval-card.js';
+import type { ConversationAddress, Platform } from '../../src/core/events.js';
+
+/**
+ * A platform at the core's port: records what Butler shows, the way a fake Slack API records calls.
+ * Used by core tests; the Slack and Feishu suites drive the real adapters against fake platform APIs.
+ */
+
+export interface RecordedReply {
+  target: ReplyTarget;
+  resume: readonly string[];
+  messageIds: string[];
+  deltas: string[];
+  finalText: string | undefined;
+}
+
+export interface RecordedCard {
+  messageId: string;
+  target: ReplyTarget;
+  card: ApprovalCard;
+  updates: ApprovalCard[];
+}
+
+export class RecordingAdapter implements ChatAdapter {
+  readonly replies: RecordedReply[] = [];
+  readonly notices: Array<{ target: ReplyTarget; text: string }> = [];
+  readonly cards: RecordedCard[] = [];
+  readonly working: ReplyTarget[] = [];
+  cleared = 0;
+  /** Makes the next postApprovalCard calls throw (platform outage). */
+  failCards = 0;
+  private sequence = 0;
+
+  constructor(readonly platform: Platform = 'console') {}
+
+  async openReply(target: ReplyTarget, options: OpenReplyOptions = {}): Promise<ReplyStream> {
+    const reply: RecordedReply = {
+      target,
+      resume: options.resume ?? [],
+      messageIds: [],
+      deltas: [],
+      finalText: undefined,
+    };
+    this.replies.push(reply);
+    const ensureMessage = async () => {
+      if (reply.messageIds.length > 0) return;
+      const id = reply.resume[0] ?? `m${++this.sequence}`;
+      reply.messageIds.push(id);
+      if (!reply.resume.includes(id)) await options.onMessageCreated?.(id);
+    };
+    return {
+      get messageIds() {
+        return reply.messageIds;
+      },
+      append: async (delta) => {
+        await ensureMessage();
+        reply.deltas.push(delta);
+      },
+      finish: async (text) => {
+        await ensureMessage();
+        reply.finalText = text;
+      },
+    };
+  }
+
+  async postNotice(target: ReplyTarget, text: string): Promise<void> {
+    this.notices.push({ target, text });
+  }
+
+  async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
+    if (this.failCards > 0) {
+      this.failCards -= 1;
+      throw new Error('platform unavailable');
+    }
+    const messageId = `card${++this.sequence}`;
+    this.cards.push({ messageId, target, card, updates: [] });
+    return messageId;
+  }
+
+  async updateApprovalCard(
+    _address: ConversationAddress,
+    messageId: string,
+    card: ApprovalCard,
+  ): Promise<void> {
+    this.cards.find((entry) => entry.messageId === messageId)?.updates.push(card);
+  }
+
+  async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
+    this.working.push(target);
+    return async () => {
+      this.cleared += 1;
+    };
+  }
+
+  /** Final texts of finished replies, in order. */
+  finalTexts(): string[] {
+    return this.replies.flatMap((reply) => (reply.finalText === undefined ? [] : [reply.finalText]));
+  }
+
+  lastCard(): RecordedCard {
+    const card = this.cards.at(-1);
+    if (!card) throw new Error('no approval card was posted');
+    return card;
+  }
+}
