@@ -95,6 +95,7 @@ export class FeishuReplyStream implements ReplyStream {
   private readonly extraMessageIds: string[] = [];
   private work: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private framePending = false;
   private nextUpdateAt = 0;
   private syncedText: string | undefined;
   private frameFailures = 0;
@@ -121,6 +122,8 @@ export class FeishuReplyStream implements ReplyStream {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.work;
+    // The final update keeps the pace too (CardKit: 10 operations per second per card).
+    await sleep(this.untilNextUpdate());
     this.adoptFinalText(text);
     let lastError: unknown;
     for (let attempt = 0; attempt < this.options.settings.finishAttempts; attempt += 1) {
@@ -149,14 +152,19 @@ export class FeishuReplyStream implements ReplyStream {
     return Math.min(this.interval() * 2 ** failures, maxBackoffMilliseconds);
   }
 
+  /** At most one frame is waiting or running; a frame that ends with new text schedules the next. */
   private schedule(): void {
-    if (this.timer || this.finished) return;
-    const wait = Math.max(0, this.nextUpdateAt - this.options.now());
+    if (this.framePending || this.finished) return;
+    this.framePending = true;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const frame = this.work.then(() => this.frame());
       this.work = frame.catch(() => {});
-    }, wait);
+    }, this.untilNextUpdate());
+  }
+
+  private untilNextUpdate(): number {
+    return Math.max(0, this.nextUpdateAt - this.options.now());
   }
 
   /** One throttled update while the model is still writing. Failures skip the frame; the next one catches up. */
@@ -177,6 +185,7 @@ export class FeishuReplyStream implements ReplyStream {
       );
       this.nextUpdateAt = this.options.now() + this.backoff(this.frameFailures);
     }
+    this.framePending = false;
     if (this.text !== this.syncedText) this.schedule();
   }
 
@@ -233,6 +242,8 @@ export class FeishuReplyStream implements ReplyStream {
     if (segment.messageId === undefined) {
       if (end <= segment.start) return;
       await this.createMessage(segment);
+      // Text that arrived meanwhile waits for the next frame, so a new card is not updated at once.
+      if (!this.finished) return;
     }
     const content = this.render(segment);
     if (content === segment.shown) {
@@ -271,12 +282,12 @@ export class FeishuReplyStream implements ReplyStream {
     this.options.cardkit.failed(this.options.now());
     this.cardkitAllowed = false;
     segment.end = segment.shownEnd;
-    segment.closed = true;
     this.newSegment(segment.shownEnd);
   }
 
   private async createMessage(segment: Segment): Promise<void> {
     const content = this.render(segment);
+    const end = segment.end ?? this.text.length;
     const { api, logger } = this.options;
     while (this.resumePool.length > 0) {
       const resumed = this.resumePool.shift() as string;
@@ -284,6 +295,7 @@ export class FeishuReplyStream implements ReplyStream {
         await api.patchMessage(resumed, markdownCard(content));
         Object.assign(segment, {
           messageId: resumed,
+          shownEnd: end,
           mode: 'patch',
           shown: content,
           openedAt: this.options.now(),
@@ -307,8 +319,11 @@ export class FeishuReplyStream implements ReplyStream {
     let message: OutgoingMessage = { msgType: 'interactive', content: markdownCard(content) };
     if (segment.mode === 'cardkit') {
       try {
-        segment.cardId ??= await api.createCard(streamingCard(content));
-        segment.shown ??= content;
+        if (segment.cardId === undefined) {
+          segment.cardId = await api.createCard(streamingCard(content));
+          segment.shown = content;
+          segment.shownEnd = end;
+        }
         message = { msgType: 'interactive', content: { type: 'card', data: { card_id: segment.cardId } } };
       } catch (error) {
         logger.warn({ err: error }, 'Feishu reply: CardKit unavailable; falling back to patching a card');
@@ -319,7 +334,10 @@ export class FeishuReplyStream implements ReplyStream {
     const messageId = await api.sendMessage(this.options.destination, message);
     segment.messageId = messageId;
     segment.openedAt = this.options.now();
-    if (segment.mode === 'patch') segment.shown = content;
+    if (segment.mode === 'patch') {
+      segment.shown = content;
+      segment.shownEnd = end;
+    }
     logger.debug({ messageId, mode: segment.mode }, 'Feishu reply: message created');
     await this.options.onMessageCreated?.(messageId);
   }

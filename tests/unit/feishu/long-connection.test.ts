@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFeishuConnector } from '../../../src/adapters/feishu/index.js';
+import { connectionReadiness, nextConnectionState } from '../../../src/adapters/feishu/long-connection.js';
+import { fileConfigSchema } from '../../../src/config/file.js';
+import type { ButlerIntake } from '../../../src/core/adapter.js';
+import type { ApprovalDecisionInput, InboundMessage } from '../../../src/core/events.js';
+import type { Logger } from '../../../src/core/logger.js';
+import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
+import { FakeLongConnection } from './fake-long-connection.js';
+import { bobOpenId, cardActionEvent, messageEvent, testAppId, testAppSecret } from './feishu-events.js';
+
+/** Records the long connection's state changes, which it logs as `{from, to}`. */
+function transitionRecorder() {
+  const transitions: string[] = [];
+  const record = (fields: unknown) => {
+    const { from, to } = (typeof fields === 'object' && fields !== null ? fields : {}) as {
+      from?: string;
+      to?: string;
+    };
+    if (from && to) transitions.push(`${from}->${to}`);
+  };
+  const logger: Logger = { error: record, warn: record, info: record, debug: record, child: () => logger };
+  return { transitions, logger };
+}
+
+async function eventually(check: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('long-connection readiness', () => {
+  it('follows the SDK callbacks, and a stopped connection stays stopped', () => {
+    let state = nextConnectionState('idle', 'start');
+    expect(connectionReadiness(state, undefined)).toBe('Feishu long connection connecting');
+    state = nextConnectionState(state, 'ready');
+    expect(connectionReadiness(state, undefined)).toBe('ok');
+    state = nextConnectionState(state, 'reconnecting');
+    expect(connectionReadiness(state, undefined)).toBe('Feishu long connection reconnecting');
+    state = nextConnectionState(state, 'reconnected');
+    expect(state).toBe('connected');
+    expect(connectionReadiness(nextConnectionState(state, 'error'), 'exhausted')).toBe(
+      'Feishu long connection failed: exhausted',
+    );
+    expect(nextConnectionState(nextConnectionState(state, 'stop'), 'reconnecting')).toBe('stopped');
+  });
+});
+
+describe('Feishu over the long connection (real WSClient, fake gateway)', () => {
+  let fake: FakeFeishuApi;
+  let gateway: FakeLongConnection;
+  const accepted: InboundMessage[] = [];
+  const decisions: ApprovalDecisionInput[] = [];
+  const intake: ButlerIntake = {
+    accept: async (message) => {
+      accepted.push(message);
+      return { status: 'accepted', eventId: accepted.length };
+    },
+    decide: async (input) => {
+      decisions.push(input);
+      return { ok: false, code: 'not_authorized', message: 'Only an approver can approve this.' };
+    },
+    isKnownConversation: async () => false,
+  };
+  let connector: ReturnType<typeof createFeishuConnector>;
+  const recorder = transitionRecorder();
+
+  beforeAll(async () => {
+    fake = await FakeFeishuApi.start();
+    gateway = new FakeLongConnection(fake);
+    connector = createFeishuConnector({
+      config: {
+        appId: testAppId,
+        appSecret: testAppSecret,
+        encryptKey: undefined,
+        verificationToken: undefined,
+        baseUrl: fake.baseUrl,
+        connection: 'websocket',
+      },
+      file: fileConfigSchema.parse({}),
+      intake,
+      logger: recorder.logger,
+    });
+  });
+  afterAll(async () => {
+    await connector.stop();
+    gateway.close();
+    await fake.close();
+  });
+
+  it('mounts no HTTP routes and becomes ready once connected', async () => {
+    expect(connector.routes.size).toBe(0);
+    await connector.start();
+    await eventually(() => connector.readiness() === 'ok');
+    expect(gateway.endpointCalls).toBe(1);
+  });
+
+  it('delivers message events to the intake and acknowledges them', async () => {
+    const answer = await gateway.push(messageEvent({ messageId: 'om_ws1', text: '@_user_1 via websocket' }));
+    expect(answer.code).toBe(200);
+    expect(accepted.at(-1)).toMatchObject({ messageId: 'om_ws1', text: 'via websocket' });
+  });
+
+  it('answers card callbacks with the toast in the response frame', async () => {
+    const click = cardActionEvent({
+      operatorOpenId: bobOpenId,
+      value: { approval_id: 'appr_ws', decision: 'approve' },
+    });
+    const answer = await gateway.push(click);
+    expect(decisions.at(-1)).toMatchObject({ approvalId: 'appr_ws', user: { id: bobOpenId } });
+    expect(answer.data).toEqual({ toast: { type: 'error', content: 'Only an approver can approve this.' } });
+  });
+
+  it('reports reconnecting when the connection drops and recovers by itself', async () => {
+    gateway.current?.terminate();
+    await eventually(() => gateway.sockets.length === 2 && connector.readiness() === 'ok');
+    expect(recorder.transitions).toEqual([
+      'idle->connecting',
+      'connecting->connected',
+      'connected->reconnecting',
+      'reconnecting->connected',
+    ]);
+    const answer = await gateway.push(messageEvent({ messageId: 'om_ws2' }));
+    expect(answer.code).toBe(200);
+    expect(accepted.at(-1)?.messageId).toBe('om_ws2');
+  });
+
+  it('reports stopped after stop', async () => {
+    await connector.stop();
+    expect(connector.readiness()).toBe('Feishu long connection stopped');
+  });
+});
