@@ -66,7 +66,7 @@ export const fileConfigSchema = z
         leaseSeconds: z.number().positive().default(30),
         pollMilliseconds: z.number().int().positive().default(500),
         concurrency: z.number().int().positive().max(64).default(8),
-        /** How often expired approvals are closed and missing approval cards re-posted. */
+        /** How often expired approvals are closed; a card that failed to post is retried after six sweeps. */
         sweepMilliseconds: z.number().int().positive().default(5000),
       })
       .strict()

@@ -114,7 +114,8 @@ export class Worker {
   private async sweep(): Promise<void> {
     try {
       await this.approvals.expireDue();
-      await this.runner.postMissingCards(new Date(Date.now() - 30_000));
+      // Six sweeps of grace so a turn that is posting its card right now is not raced.
+      await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
     } catch (error) {
       this.logger.error({ err: error }, 'approval sweep failed');
     }

@@ -1,0 +1,344 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ConversationAddress } from '../../../src/core/events.js';
+import { auditLog } from '../../../src/storage/schema.js';
+import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
+import { databaseKind } from '../../helpers/database.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { inboundMessage } from '../../helpers/messages.js';
+import { RecordingAdapter } from '../../helpers/recording-adapter.js';
+import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+
+let model: FakeModelServer;
+let toolServer: ToolServer;
+let platform: RecordingAdapter;
+let app: TestButler;
+let thread = 0;
+
+const ana = { id: 'ana', name: 'Ana' };
+const olga = { id: 'olga', name: 'Olga' };
+const pat = { id: 'pat', name: 'Pat' };
+const eve = { id: 'eve', name: 'Eve' };
+
+function appOptions(overrides: { approvalTtlMinutes?: number } = {}): TestButlerOptions {
+  const tool = (name: string, risk: string, method: string) => ({
+    name,
+    description: `${name.replace('_', ' ')} of a service.`,
+    risk,
+    input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
+    http: { method, url: `${toolServer.url}/${name}`, headers: { authorization: 'Bearer ${OPS_TOKEN}' } },
+  });
+  return {
+    env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model', OPS_TOKEN: 'ops-secret' },
+    config: {
+      approvers: { console: ['olga', 'pat'] },
+      approvalTtlMinutes: overrides.approvalTtlMinutes ?? 60,
+      tools: [
+        tool('service_status', 'low', 'GET'),
+        tool('scale_service', 'medium', 'POST'),
+        tool('restart_service', 'high', 'POST'),
+      ],
+    },
+    adapters: [platform],
+  };
+}
+
+beforeAll(async () => {
+  model = await startFakeModelServer();
+  toolServer = await startToolServer();
+  platform = new RecordingAdapter();
+  app = await startTestButler(appOptions());
+});
+afterAll(async () => {
+  await app.close();
+  await model.close();
+  await toolServer.close();
+});
+beforeEach(() => {
+  model.reset();
+  toolServer.requests.length = 0;
+});
+
+function newAddress(): ConversationAddress {
+  thread += 1;
+  return { platform: 'console', workspace: 'local', channel: 'ops', thread: `t${thread}` };
+}
+
+/** Sends a message whose first model answer is the given tool calls, then text. */
+async function askForTools(target: TestButler, address: ConversationAddress, calls: Array<[string, object]>) {
+  model.enqueue({
+    text: 'Let me do that.',
+    toolCalls: calls.map(([name, args], index) => ({
+      id: `call_${thread}_${index}`,
+      name,
+      arguments: JSON.stringify(args),
+    })),
+  });
+  await target.butler.service.accept(inboundMessage({ text: 'please', address, user: ana, isDirect: false }));
+  await target.settle();
+}
+
+const toolMessages = (requestIndex: number) =>
+  (model.requests[requestIndex]?.messages ?? []).filter((message) => message.role === 'tool');
+
+async function auditRows(target: TestButler, approvalId: string) {
+  return target.butler.database.db.select().from(auditLog).where(eq(auditLog.approvalId, approvalId));
+}
+
+describe(`approvals on ${databaseKind}`, () => {
+  it('runs a low-risk tool at once and gives the model its result', async () => {
+    model.enqueue(
+      { toolCalls: [{ id: 'call_low', name: 'service_status', arguments: '{"service":"api"}' }] },
+      { text: 'api is up' },
+    );
+    await app.butler.service.accept(
+      inboundMessage({ text: 'status of api?', address: newAddress(), user: ana }),
+    );
+    await app.settle();
+    expect(toolServer.requests).toHaveLength(1);
+    expect(toolServer.requests[0]).toMatchObject({ method: 'GET', path: '/service_status?service=api' });
+    expect(toolServer.requests[0]?.headers.authorization).toBe('Bearer ops-secret');
+    expect(toolMessages(1)).toEqual([{ role: 'tool', tool_call_id: 'call_low', content: '{"ok":true}' }]);
+    expect(platform.cards.filter((card) => card.card.toolName === 'service_status')).toHaveLength(0);
+    expect(platform.finalTexts().at(-1)).toBe('api is up');
+  });
+
+  it('lets the requester approve a medium-risk call, then streams the continuation', async () => {
+    const address = newAddress();
+    await askForTools(app, address, [['scale_service', { service: 'api' }]]);
+    const { card } = platform.lastCard();
+    expect(card).toMatchObject({
+      toolName: 'scale_service',
+      risk: 'medium',
+      status: 'pending',
+      whoMayApprove: 'the requester or an approver',
+    });
+    expect(card.requester).toEqual(ana);
+    expect(toolServer.requests).toHaveLength(0);
+
+    model.enqueue({ text: 'Scaled api.' });
+    const result = await app.butler.service.decide({
+      approvalId: card.approvalId,
+      platform: 'console',
+      user: ana,
+      decision: 'approve',
+    });
+    expect(result).toMatchObject({ ok: true, card: { status: 'approved', decidedBy: ana } });
+    await app.settle();
+    expect(toolServer.requests).toHaveLength(1);
+    expect(toolServer.requests[0]?.body).toEqual({ service: 'api' });
+    expect(platform.finalTexts().at(-1)).toBe('Scaled api.');
+    expect(platform.replies.at(-1)?.target.address).toEqual(address);
+  });
+
+  it('keeps high-risk calls for an approver other than the requester', async () => {
+    await askForTools(app, newAddress(), [['restart_service', { service: 'db' }]]);
+    const card = platform.lastCard();
+    expect(card.card.whoMayApprove).toBe('an approver other than the requester');
+
+    for (const user of [ana, eve]) {
+      const refused = await app.butler.service.decide({
+        approvalId: card.card.approvalId,
+        platform: 'console',
+        user,
+        decision: 'approve',
+      });
+      expect(refused).toMatchObject({ ok: false, code: 'not_authorized' });
+    }
+    const wrongPlatform = await app.butler.service.decide({
+      approvalId: card.card.approvalId,
+      platform: 'slack',
+      user: olga,
+      decision: 'approve',
+    });
+    expect(wrongPlatform).toMatchObject({ ok: false, code: 'not_found' });
+    await app.settle();
+    expect(toolServer.requests).toHaveLength(0);
+    expect((await app.butler.store.approvals.get(card.card.approvalId))?.status).toBe('pending');
+
+    model.enqueue({ text: 'Restarted db.' });
+    expect(
+      await app.butler.service.decide({
+        approvalId: card.card.approvalId,
+        platform: 'console',
+        user: olga,
+        decision: 'approve',
+      }),
+    ).toMatchObject({ ok: true });
+    await app.settle();
+    expect(toolServer.requests).toHaveLength(1);
+    expect(toolServer.requests[0]?.headers['idempotency-key']).toMatch(/^[0-9a-f]{32}$/);
+    const rows = await auditRows(app, card.card.approvalId);
+    expect(rows).toMatchObject([
+      {
+        toolName: 'restart_service',
+        risk: 'high',
+        decision: 'approved',
+        outcome: 'succeeded',
+        actor: 'ana',
+        decidedBy: 'olga',
+      },
+    ]);
+  });
+
+  it('takes one decision when approvers click at once, and runs the tool once', async () => {
+    await askForTools(app, newAddress(), [['restart_service', { service: 'cache' }]]);
+    const { approvalId } = platform.lastCard().card;
+    model.setFallback({ text: 'done' });
+    toolServer.respond({ delayMs: 50 });
+    const clicks = await Promise.all(
+      [olga, pat, olga, pat, olga, pat].map((user, index) =>
+        app.butler.service.decide({
+          approvalId,
+          platform: 'console',
+          user,
+          decision: index % 3 === 2 ? 'reject' : 'approve',
+        }),
+      ),
+    );
+    toolServer.respond({});
+    expect(clicks.filter((click) => click.ok)).toHaveLength(1);
+    expect(
+      clicks.filter((click) => !click.ok).every((click) => !click.ok && click.code === 'already_decided'),
+    ).toBe(true);
+    await app.settle();
+    const approval = await app.butler.store.approvals.get(approvalId);
+    expect(toolServer.requests).toHaveLength(approval?.status === 'approved' ? 1 : 0);
+    expect(await auditRows(app, approvalId)).toHaveLength(1);
+  });
+
+  it('tells the model who rejected and why, without running the tool', async () => {
+    await askForTools(app, newAddress(), [['restart_service', { service: 'api' }]]);
+    const { approvalId } = platform.lastCard().card;
+    model.enqueue({ text: 'Understood, I will not restart it.' });
+    const result = await app.butler.service.decide({
+      approvalId,
+      platform: 'console',
+      user: olga,
+      decision: 'reject',
+      reason: 'not during business hours',
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      card: { status: 'rejected', reason: 'not during business hours' },
+    });
+    await app.settle();
+    expect(toolServer.requests).toHaveLength(0);
+    const told = toolMessages(1)[0];
+    expect(told?.content).toContain('Rejected by Olga with the reason: "not during business hours"');
+    expect(platform.finalTexts().at(-1)).toBe('Understood, I will not restart it.');
+    expect(await auditRows(app, approvalId)).toMatchObject([
+      { decision: 'rejected', outcome: 'not_run', decidedBy: 'olga' },
+    ]);
+  });
+
+  it('resolves a batch of calls in order and continues once all have results', async () => {
+    await askForTools(app, newAddress(), [
+      ['service_status', { service: 'a' }],
+      ['restart_service', { service: 'b' }],
+      ['service_status', { service: 'c' }],
+    ]);
+    expect(toolServer.requests.map((request) => request.path)).toEqual(['/service_status?service=a']);
+    model.enqueue({ text: 'All three handled.' });
+    await app.butler.service.decide({
+      approvalId: platform.lastCard().card.approvalId,
+      platform: 'console',
+      user: pat,
+      decision: 'approve',
+    });
+    await app.settle();
+    expect(toolServer.requests.map((request) => request.path)).toEqual([
+      '/service_status?service=a',
+      '/restart_service',
+      '/service_status?service=c',
+    ]);
+    expect(toolMessages(1).map((message) => message.tool_call_id)).toEqual([
+      `call_${thread}_0`,
+      `call_${thread}_1`,
+      `call_${thread}_2`,
+    ]);
+    expect(model.requests).toHaveLength(2);
+  });
+
+  it('re-posts a card that a platform failure kept from being shown', async () => {
+    platform.failCards = 1;
+    await askForTools(app, newAddress(), [['restart_service', { service: 'late' }]]);
+    expect(platform.notices.at(-1)?.text).toContain('could not show the approval card');
+    const approvalId = (await app.butler.store.approvals.listWithoutCard(new Date(Date.now() + 1000)))[0]?.id;
+    expect(approvalId).toBeDefined();
+    for (
+      let waited = 0;
+      waited < 5000 && platform.cards.at(-1)?.card.approvalId !== approvalId;
+      waited += 50
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(platform.lastCard().card).toMatchObject({
+      approvalId,
+      toolName: 'restart_service',
+      status: 'pending',
+    });
+  });
+});
+
+describe(`approvals across restarts and deadlines on ${databaseKind}`, () => {
+  it('expires an undecided approval, updates its card and tells the model', async () => {
+    const shortLived = await startTestButler(appOptions({ approvalTtlMinutes: 0.005 }));
+    try {
+      await askForTools(shortLived, newAddress(), [['restart_service', { service: 'api' }]]);
+      const card = platform.lastCard();
+      model.enqueue({ text: 'The restart request expired.' });
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await shortLived.settle();
+      expect(card.updates.at(-1)?.status).toBe('expired');
+      expect(toolMessages(1)[0]?.content).toContain('expired');
+      expect(toolServer.requests).toHaveLength(0);
+      const late = await shortLived.butler.service.decide({
+        approvalId: card.card.approvalId,
+        platform: 'console',
+        user: olga,
+        decision: 'approve',
+      });
+      expect(late).toMatchObject({ ok: false, code: 'expired' });
+    } finally {
+      await shortLived.close();
+    }
+  });
+
+  it('resumes a parked turn after a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'butler-restart-'));
+    const first = await startTestButler({ ...appOptions(), dataDir });
+    const address = newAddress();
+    await askForTools(first, address, [['restart_service', { service: 'api' }]]);
+    const { approvalId } = platform.lastCard().card;
+    await first.stop();
+
+    const second = await startTestButler({
+      ...appOptions(),
+      dataDir,
+      ...(first.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
+    });
+    try {
+      model.enqueue({ text: 'Restarted api after the restart.' });
+      expect(
+        await second.butler.service.decide({
+          approvalId,
+          platform: 'console',
+          user: olga,
+          decision: 'approve',
+        }),
+      ).toMatchObject({ ok: true });
+      await second.settle();
+      expect(toolServer.requests).toHaveLength(1);
+      expect(platform.finalTexts().at(-1)).toBe('Restarted api after the restart.');
+      expect(platform.replies.at(-1)?.target.address).toEqual(address);
+    } finally {
+      await second.close();
+      await first.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
