@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TestButler } from '../../helpers/butler-app.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { type FakeSlackApi, type RecordedCall, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import {
+  appMention,
+  asForm,
+  asJson,
+  blockActions,
+  envelope,
+  postToSlack,
+  rejectSubmission,
+} from '../../unit/slack/payloads.js';
+import { freshTs, startSlackButler } from './slack-butler.js';
+
+let fake: FakeSlackApi;
+let model: FakeModelServer;
+let tools: ToolServer;
+let app: TestButler;
+let slackUrl: string;
+
+beforeAll(async () => {
+  fake = await startFakeSlackApi();
+  model = await startFakeModelServer();
+  tools = await startToolServer();
+  app = await startSlackButler(fake, model, tools);
+  slackUrl = `${app.url}/slack/events`;
+});
+afterAll(async () => {
+  await app?.close();
+  await model.close();
+  await tools.close();
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+  model.reset();
+  tools.requests.length = 0;
+});
+
+const approver = { id: 'U0APPROVER', name: 'olga' };
+const requester = { id: 'U0ALICE', name: 'alice' };
+
+/** Alice asks; the model wants restart_service (high risk); Butler posts a card and parks the turn. */
+async function requestRestart(): Promise<{ threadTs: string; cardTs: string; approvalId: string }> {
+  model.enqueue({
+    toolCalls: [
+      { id: `call_${Date.now()}`, name: 'restart_service', arguments: '{"service":"payments-api"}' },
+    ],
+  });
+  const threadTs = freshTs();
+  await postToSlack(
+    slackUrl,
+    asJson(envelope(appMention({ ts: threadTs, text: '<@U0BUTLER> restart payments-api' }))),
+  );
+  await app.settle();
+  const card = fake
+    .callsTo('chat.postMessage')
+    .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve'));
+  if (!card) throw new Error('no approval card was posted');
+  const cardTs = [...fake.messages.values()].find((message) => message.blocks === card.args.blocks)?.ts;
+  const approvalId = approvalIdOf(card);
+  if (!cardTs) throw new Error('approval card not stored');
+  return { threadTs, cardTs, approvalId };
+}
+
+function approvalIdOf(call: RecordedCall): string {
+  const blocks = call.args.blocks as Array<{ type: string; elements?: Array<{ value?: string }> }>;
+  const value = blocks.find((block) => block.type === 'actions')?.elements?.[0]?.value;
+  if (!value) throw new Error('card without an approval id');
+  return value;
+}
+
+const click = (
+  approvalId: string,
+  actionId: 'butler_approve' | 'butler_reject',
+  cardTs: string,
+  threadTs: string,
+  user = approver,
+) => postToSlack(slackUrl, asForm(blockActions({ approvalId, actionId, messageTs: cardTs, threadTs, user })));
+
+function cardUpdates(cardTs: string) {
+  return fake.callsTo('chat.update').filter((call) => call.args.ts === cardTs);
+}
+
+describe('Slack approval cards through the running Butler', () => {
+  it('posts the card in the thread and runs the tool once after an approver approves', async () => {
+    const { threadTs, cardTs, approvalId } = await requestRestart();
+    const card = fake.callsTo('chat.postMessage').find((call) => call.args.blocks)?.args;
+    expect(card?.thread_ts).toBe(threadTs);
+    expect(JSON.stringify(card?.blocks)).toContain('restart_service');
+    expect(JSON.stringify(card?.blocks)).toContain('payments-api');
+    expect(tools.requests).toHaveLength(0);
+
+    model.enqueue({ text: 'payments-api restarted.' });
+    const response = await click(approvalId, 'butler_approve', cardTs, threadTs);
+    expect(response.status).toBe(200);
+    await fake.waitFor(() => cardUpdates(cardTs)[0]);
+    await app.settle();
+
+    expect(tools.requests).toHaveLength(1);
+    expect(JSON.stringify(cardUpdates(cardTs)[0]?.args.blocks)).toContain('Approved by olga');
+    expect(JSON.stringify(cardUpdates(cardTs)[0]?.args.blocks)).not.toContain('butler_approve');
+    const continuation = fake.callsTo('chat.startStream').at(-1);
+    expect(continuation?.args.thread_ts).toBe(threadTs);
+  });
+
+  it('tells an unauthorised clicker privately, leaves the card, and runs nothing', async () => {
+    const { threadTs, cardTs, approvalId } = await requestRestart();
+    await click(approvalId, 'butler_approve', cardTs, threadTs, requester);
+    const ephemeral = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
+    expect(ephemeral.args).toMatchObject({ channel: 'C0GENERAL', user: requester.id });
+    await app.settle();
+    expect(cardUpdates(cardTs)).toHaveLength(0);
+    expect(tools.requests).toHaveLength(0);
+  });
+
+  it('runs the tool once however often the card is clicked', async () => {
+    const { threadTs, cardTs, approvalId } = await requestRestart();
+    model.setFallback({ text: 'done' });
+    const responses = await Promise.all([
+      click(approvalId, 'butler_approve', cardTs, threadTs),
+      click(approvalId, 'butler_approve', cardTs, threadTs),
+      click(approvalId, 'butler_approve', cardTs, threadTs, { id: 'U0APPROVER', name: 'olga' }),
+    ]);
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200]);
+    await fake.waitFor(() => fake.callsTo('chat.postEphemeral').length >= 2);
+    await app.settle();
+    expect(tools.requests).toHaveLength(1);
+    for (const update of cardUpdates(cardTs))
+      expect(JSON.stringify(update.args.blocks)).toContain('Approved by olga');
+  });
+
+  it('rejects with a reason from the modal and does not run the tool', async () => {
+    const { threadTs, cardTs, approvalId } = await requestRestart();
+    await click(approvalId, 'butler_reject', cardTs, threadTs);
+    await fake.waitFor(() => fake.callsTo('views.open')[0]);
+    model.enqueue({ text: 'Understood, I will not restart it.' });
+    const response = await postToSlack(
+      slackUrl,
+      asForm(
+        rejectSubmission({
+          approvalId,
+          messageTs: cardTs,
+          threadTs,
+          reason: 'change freeze',
+          user: approver,
+        }),
+      ),
+    );
+    expect(response.status).toBe(200);
+    await fake.waitFor(() => cardUpdates(cardTs)[0]);
+    await app.settle();
+    expect(JSON.stringify(cardUpdates(cardTs)[0]?.args.blocks)).toContain('Rejected by olga: change freeze');
+    expect(tools.requests).toHaveLength(0);
+    const toolResult = model.requests.at(-1)?.messages.find((message) => message.role === 'tool');
+    expect(String(toolResult?.content)).toMatch(/reject/i);
+  });
+
+  it('rejects without a reason when the modal cannot open', async () => {
+    const { threadTs, cardTs, approvalId } = await requestRestart();
+    fake.failNext('views.open', { error: 'expired_trigger_id' });
+    model.enqueue({ text: 'Not restarting.' });
+    await click(approvalId, 'butler_reject', cardTs, threadTs);
+    await fake.waitFor(() => cardUpdates(cardTs)[0]);
+    await app.settle();
+    expect(JSON.stringify(cardUpdates(cardTs)[0]?.args.blocks)).toContain('Rejected by olga');
+    expect(tools.requests).toHaveLength(0);
+  });
+});

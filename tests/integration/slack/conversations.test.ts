@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TestButler } from '../../helpers/butler-app.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import {
+  appMention,
+  asJson,
+  directMessage,
+  envelope,
+  ownMessage,
+  postToSlack,
+  team,
+  userMessage,
+} from '../../unit/slack/payloads.js';
+import { botUserId, freshTs, lastUserContent, startSlackButler, storedEvents } from './slack-butler.js';
+
+let fake: FakeSlackApi;
+let model: FakeModelServer;
+let app: TestButler;
+let slackUrl: string;
+
+beforeAll(async () => {
+  fake = await startFakeSlackApi();
+  model = await startFakeModelServer();
+  app = await startSlackButler(fake, model);
+  slackUrl = `${app.url}/slack/events`;
+});
+afterAll(async () => {
+  await app?.close();
+  await model.close();
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+  model.reset();
+});
+
+const send = (event: Record<string, unknown>, options?: Parameters<typeof postToSlack>[2]) =>
+  postToSlack(slackUrl, asJson(envelope(event)), options);
+
+function replyIn(channel: string, threadTs: string | undefined) {
+  return fake.threadMessages(channel, threadTs).filter((message) => message.user === botUserId);
+}
+
+describe('Slack conversations through the running Butler', () => {
+  it('answers a channel mention with a streamed reply in its thread', async () => {
+    model.enqueue({
+      text: 'All 3 services are **healthy**.',
+      chunks: ['All 3 services ', 'are **healthy**.'],
+      chunkDelayMs: 20,
+    });
+    const ts = freshTs();
+    fake.seedMessage({ channel: 'C0GENERAL', ts, user: 'U0ALICE', text: `<@${botUserId}> status?` });
+    const response = await send(
+      appMention({ ts, text: `<@${botUserId}> what is the status of <@U0BOB>'s deploy?` }),
+    );
+    expect(response.status).toBe(200);
+    await app.settle();
+
+    expect(lastUserContent(model, 0)).toContain("what is the status of <@U0BOB>'s deploy?");
+    const start = fake.callsTo('chat.startStream')[0];
+    expect(start?.args).toMatchObject({
+      channel: 'C0GENERAL',
+      thread_ts: ts,
+      recipient_user_id: 'U0ALICE',
+      recipient_team_id: team,
+    });
+    const [reply] = replyIn('C0GENERAL', ts).filter((message) => message.ts !== ts);
+    expect(reply && shownText(reply)).toBe('All 3 services are **healthy**.');
+    expect(reply?.streaming).toBe(false);
+    // The working reaction came and went.
+    expect(fake.callsTo('reactions.add')[0]?.args).toMatchObject({
+      channel: 'C0GENERAL',
+      timestamp: ts,
+      name: 'eyes',
+    });
+    expect(fake.callsTo('reactions.remove')).toHaveLength(1);
+  });
+
+  it('answers Slack retries and message + app_mention double delivery once', async () => {
+    model.setFallback({ text: 'answer' });
+    const root = freshTs();
+    await send(appMention({ ts: root }));
+    await send(appMention({ ts: root }), {
+      headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' },
+    });
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+
+    const followUp = freshTs();
+    const text = `<@${botUserId}> and the database?`;
+    const [first, second] = await Promise.all([
+      send(userMessage({ ts: followUp, threadTs: root, text })),
+      send(appMention({ ts: followUp, threadTs: root, text })),
+    ]);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    await send(appMention({ ts: followUp, threadTs: root, text }), { headers: { 'x-slack-retry-num': '2' } });
+    await app.settle();
+    expect(model.requests).toHaveLength(2);
+    expect(fake.callsTo('chat.startStream')).toHaveLength(2);
+  });
+
+  it("answers follow-ups without a mention in Butler's threads only, storing nothing for others", async () => {
+    model.setFallback({ text: 'sure' });
+    const root = freshTs();
+    await send(appMention({ ts: root }));
+    await app.settle();
+    const before = await storedEvents(app);
+
+    await send(userMessage({ ts: freshTs(), threadTs: freshTs(), text: 'unrelated thread chatter' }));
+    await send(userMessage({ ts: freshTs(), text: 'top-level chatter' }));
+    await send(ownMessage({ ts: freshTs(), threadTs: root }));
+    await app.settle();
+    expect(await storedEvents(app)).toBe(before);
+    expect(model.requests).toHaveLength(1);
+
+    await send(userMessage({ ts: freshTs(), threadTs: root, text: 'how long will it take?' }));
+    await app.settle();
+    expect(model.requests).toHaveLength(2);
+    expect(lastUserContent(model, 1)).toContain('how long will it take?');
+    expect(fake.callsTo('chat.startStream').every((call) => call.args.thread_ts === root)).toBe(true);
+  });
+
+  it('answers a DM at the top level with an assistant status', async () => {
+    model.enqueue({ text: 'Hi! How can I help?' });
+    const ts = freshTs();
+    await send(directMessage({ ts }));
+    await app.settle();
+    const start = fake.callsTo('chat.startStream')[0];
+    expect(start?.args.channel).toBe('D0ALICE');
+    expect(start?.args.thread_ts).toBeUndefined();
+    expect(fake.callsTo('assistant.threads.setStatus')[0]?.args).toMatchObject({
+      channel_id: 'D0ALICE',
+      thread_ts: ts,
+    });
+    expect(replyIn('D0ALICE', undefined).map(shownText)).toContain('Hi! How can I help?');
+  });
+
+  it.each([
+    ['a bad signature', { signature: 'v0=0000' }],
+    ['a stale timestamp', { timestamp: Math.floor(Date.now() / 1000) - 600 }],
+    ['a future timestamp', { timestamp: Math.floor(Date.now() / 1000) + 600 }],
+  ])('refuses %s with 401 and stores nothing', async (_label, options) => {
+    const before = await storedEvents(app);
+    const response = await send(appMention({ ts: freshTs() }), options);
+    expect(response.status).toBe(401);
+    await app.settle();
+    expect(await storedEvents(app)).toBe(before);
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('falls back to post and update when streaming is unavailable', async () => {
+    fake.streaming = false;
+    model.enqueue({
+      text: 'Fallback reply, in full.',
+      chunks: ['Fallback ', 'reply, ', 'in full.'],
+      chunkDelayMs: 30,
+    });
+    const ts = freshTs();
+    await send(appMention({ ts }));
+    await app.settle();
+    expect(fake.callsTo('chat.postMessage')).toHaveLength(1);
+    const reply = replyIn('C0GENERAL', ts)[0];
+    expect(reply && shownText(reply)).toBe('Fallback reply, in full.');
+  });
+
+  it('tells the user in the thread when the model fails', async () => {
+    model.enqueue(
+      { status: 500, body: { error: { message: 'boom' } } },
+      { status: 500 },
+      { status: 500 },
+      { status: 500 },
+    );
+    const ts = freshTs();
+    await send(appMention({ ts }));
+    await app.settle(20_000);
+    const posted = fake.callsTo('chat.postMessage').map((call) => call.args);
+    expect(
+      posted.some((args) => args.thread_ts === ts && typeof args.text === 'string' && args.text.length > 0),
+    ).toBe(true);
+  });
+});
