@@ -60,6 +60,7 @@ export const fakeTenantToken = 't-fake-tenant-token';
 /** Feishu's "request trigger frequency limit". */
 export const rateLimitCode = 99991400;
 export const sequenceErrorCode = 300317;
+export const streamingClosedCode = 300309;
 
 export interface FakeFeishuOptions {
   botOpenId?: string;
@@ -339,6 +340,8 @@ export class FakeFeishuApi {
     if (method === 'PUT' && match) {
       const card = this.cards.get(match[1] as string);
       if (!card?.elements.has(match[2] as string)) return this.error(200850, 'card or element not found');
+      // Text streaming only works while streaming mode is on (closed by us, or by CardKit after 10 minutes).
+      if (!card.streaming) return this.error(streamingClosedCode, 'card is not in streaming mode');
       const failed = this.checkSequence(card, body?.sequence);
       if (failed) return failed;
       card.elements.set(match[2] as string, String(body?.content ?? ''));

@@ -55,7 +55,12 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
       }
       const accepted = await intake.accept(result.message);
       logger.info(
-        { ...fields, conversation: encodeConversationKey(result.message.address), status: accepted.status },
+        {
+          ...fields,
+          conversation: encodeConversationKey(result.message.address),
+          user: event.senderOpenId,
+          status: accepted.status,
+        },
         'Feishu message received',
       );
       return {};
