@@ -7,7 +7,7 @@ export const slackMarkdownLimit = 12_000;
 
 /** What adapters have learnt about this workspace at run time; shared by all replies. */
 export interface SlackCapabilities {
-  /** Channel ids where chat.startStream is unsupported; `*` when it is unsupported everywhere. */
+  /** Places (see `streamingPlace`) where chat.startStream failed for good; `*` when it fails everywhere. */
   streamingUnavailable: Set<string>;
   /** Cleared after Slack refuses a `markdown` block; posts then carry converted mrkdwn only. */
   markdownBlocks: boolean;
@@ -17,26 +17,39 @@ export function createCapabilities(): SlackCapabilities {
   return { streamingUnavailable: new Set(), markdownBlocks: true };
 }
 
-/** Errors that mean "streaming will not work here", not "this call failed". */
+/** Errors that mean "streaming will not work for this app at all". */
 const streamingUnsupportedEverywhere = new Set([
   'unknown_method',
   'feature_not_enabled',
   'missing_scope',
   'not_allowed_token_type',
 ]);
-const streamingUnsupportedInChannel = new Set(['method_not_supported_for_channel_type', 'not_allowed']);
+/** Errors worth trying again next time; any other error is taken as "not here". */
+const transientErrors = new Set([
+  'ratelimited',
+  'request_failed',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+]);
+
+/** Where streaming was tried: a channel's top level and its threads can differ (DMs in particular). */
+export function streamingPlace(channel: string, threadTs: string | undefined): string {
+  return `${channel}:${threadTs ? 'thread' : 'top'}`;
+}
 
 export function recordStreamingFailure(
   capabilities: SlackCapabilities,
-  channel: string,
+  place: string,
   slackError: string,
 ): void {
   if (streamingUnsupportedEverywhere.has(slackError)) capabilities.streamingUnavailable.add('*');
-  if (streamingUnsupportedInChannel.has(slackError)) capabilities.streamingUnavailable.add(channel);
+  else if (!transientErrors.has(slackError) && !slackError.startsWith('http_'))
+    capabilities.streamingUnavailable.add(place);
 }
 
-export function streamingAvailable(capabilities: SlackCapabilities, channel: string): boolean {
-  return !capabilities.streamingUnavailable.has('*') && !capabilities.streamingUnavailable.has(channel);
+export function streamingAvailable(capabilities: SlackCapabilities, place: string): boolean {
+  return !capabilities.streamingUnavailable.has('*') && !capabilities.streamingUnavailable.has(place);
 }
 
 /** A posted (not streamed) reply: a markdown block Slack renders, with mrkdwn as the notification text. */

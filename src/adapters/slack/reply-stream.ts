@@ -8,6 +8,7 @@ import {
   slackMarkdownLimit,
   staticMessage,
   streamingAvailable,
+  streamingPlace,
 } from './reply-format.js';
 import { type SlackApi, SlackApiError } from './slack-api.js';
 
@@ -99,7 +100,7 @@ export class SlackReply implements ReplyStream {
     this.channel = address.channel;
     this.threadTs = address.thread === mainThread ? undefined : address.thread;
     this.reusable = (options.resume ?? []).map((ts) => ({ ts, stopFirst: true }));
-    this.streaming = streamingAvailable(options.capabilities, this.channel);
+    this.streaming = streamingAvailable(options.capabilities, streamingPlace(this.channel, this.threadTs));
   }
 
   get messageIds(): readonly string[] {
@@ -286,7 +287,7 @@ export class SlackReply implements ReplyStream {
         return;
       } catch (error) {
         const code = slackError(error);
-        recordStreamingFailure(this.options.capabilities, this.channel, code);
+        recordStreamingFailure(this.options.capabilities, streamingPlace(this.channel, this.threadTs), code);
         this.streaming = false;
         this.log().info({ slackError: code }, 'streaming unavailable; falling back to post and update');
       }

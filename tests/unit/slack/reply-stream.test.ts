@@ -139,6 +139,18 @@ describe('Slack replies', () => {
     expect(fake.callsTo('chat.startStream')).toHaveLength(1);
   });
 
+  it('falls back for one reply only when streaming fails for a passing reason', async () => {
+    const slack = adapter();
+    fake.failNext('chat.startStream', { status: 500 }, 3);
+    const first = await slack.openReply(channelTarget);
+    await first.finish('first, posted');
+    expect(fake.callsTo('chat.postMessage')).toHaveLength(1);
+    const second = await slack.openReply(channelTarget);
+    await second.finish('second, streamed');
+    expect(fake.callsTo('chat.startStream')).toHaveLength(4);
+    expect(shownReply(second.messageIds)).toEqual(['second, streamed']);
+  });
+
   it('rolls over into new messages past the length limit, delivering every character', async () => {
     const created: string[] = [];
     const reply = await adapter({ messageLimit: 300 }).openReply(channelTarget, {
