@@ -10,8 +10,7 @@ import { SlackHttpReceiver } from './http-receiver.js';
 import { createInboundHandlers } from './inbound.js';
 import type { BotIdentity } from './normalize.js';
 import { createSlackAdapter } from './outbound.js';
-import { createCapabilities } from './reply-format.js';
-import { defaultReplyTuning, type ReplyTuning } from './reply-stream.js';
+import { createCapabilities, defaultReplyTuning, type ReplyTuning } from './reply-format.js';
 import { createSlackApi, errorFields, SlackApiError } from './slack-api.js';
 import { SlackSocketModeReceiver } from './socket-mode-receiver.js';
 

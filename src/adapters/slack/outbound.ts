@@ -7,8 +7,8 @@ import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
 import { prepareMessage, UserNames } from './prepare.js';
-import type { SlackCapabilities } from './reply-format.js';
-import { type ReplyTuning, SlackReply } from './reply-stream.js';
+import type { ReplyTuning, SlackCapabilities } from './reply-format.js';
+import { SlackReply } from './reply-stream.js';
 import { errorFields, type SlackApi, SlackApiError } from './slack-api.js';
 
 export interface SlackAdapterDependencies {

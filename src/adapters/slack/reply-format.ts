@@ -1,9 +1,24 @@
 import { truncateText } from '../../core/approval-card.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
-import type { SlackBlocks } from './slack-api.js';
+import { SlackApiError, type SlackBlocks } from './slack-api.js';
 
 /** Slack's limit for streamed Markdown and for markdown blocks (cumulative per message). */
 export const slackMarkdownLimit = 12_000;
+
+export interface ReplyTuning {
+  /** Longest Markdown per Slack message; below Slack's 12,000 to leave room for fence repairs. */
+  messageLimit: number;
+  /** Minimum spacing of chat.update calls on one message (the post-then-edit fallback). */
+  updateIntervalMs: number;
+  /** Minimum spacing of chat.appendStream calls on one stream. */
+  streamIntervalMs: number;
+}
+
+export const defaultReplyTuning: ReplyTuning = {
+  messageLimit: slackMarkdownLimit - 1000,
+  updateIntervalMs: 1000,
+  streamIntervalMs: 600,
+};
 
 /** What adapters have learnt about this workspace at run time; shared by all replies. */
 export interface SlackCapabilities {
@@ -60,4 +75,19 @@ export function staticMessage(
   const mrkdwn = markdownToMrkdwn(markdown);
   if (!markdownBlocks) return { text: mrkdwn };
   return { text: truncateText(mrkdwn, 3000), blocks: [{ type: 'markdown', text: markdown }] };
+}
+
+/** Sends a posted reply as a markdown block, switching to mrkdwn for good once Slack refuses the block. */
+export async function withMarkdownFallback<T>(
+  capabilities: SlackCapabilities,
+  send: (markdownBlocks: boolean) => Promise<T>,
+): Promise<T> {
+  try {
+    return await send(capabilities.markdownBlocks);
+  } catch (error) {
+    const refused = error instanceof SlackApiError && error.slackError === 'invalid_blocks';
+    if (!refused || !capabilities.markdownBlocks) throw error;
+    capabilities.markdownBlocks = false;
+    return send(false);
+  }
 }

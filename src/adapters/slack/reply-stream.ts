@@ -3,29 +3,15 @@ import { mainThread } from '../../core/conversation-key.js';
 import type { Logger } from '../../core/logger.js';
 import { openFence, splitPoint } from './markdown-split.js';
 import {
+  type ReplyTuning,
   recordStreamingFailure,
   type SlackCapabilities,
-  slackMarkdownLimit,
   staticMessage,
   streamingAvailable,
   streamingPlace,
+  withMarkdownFallback,
 } from './reply-format.js';
 import { type SlackApi, SlackApiError } from './slack-api.js';
-
-export interface ReplyTuning {
-  /** Longest Markdown per Slack message; below Slack's 12,000 to leave room for fence repairs. */
-  messageLimit: number;
-  /** Minimum spacing of chat.update calls on one message (the post-then-edit fallback). */
-  updateIntervalMs: number;
-  /** Minimum spacing of chat.appendStream calls on one stream. */
-  streamIntervalMs: number;
-}
-
-export const defaultReplyTuning: ReplyTuning = {
-  messageLimit: slackMarkdownLimit - 1000,
-  updateIntervalMs: 1000,
-  streamIntervalMs: 600,
-};
 
 export interface SlackReplyOptions {
   api: SlackApi;
@@ -358,20 +344,11 @@ export class SlackReply implements ReplyStream {
     segment.sealed = true;
   }
 
-  private async postStatic(markdown: string): Promise<string> {
-    const { api, capabilities } = this.options;
+  private postStatic(markdown: string): Promise<string> {
     const thread = this.threadTs ? { threadTs: this.threadTs } : {};
-    try {
-      return await api.postMessage({
-        channel: this.channel,
-        ...thread,
-        ...staticMessage(markdown, capabilities.markdownBlocks),
-      });
-    } catch (error) {
-      if (slackError(error) !== 'invalid_blocks' || !capabilities.markdownBlocks) throw error;
-      capabilities.markdownBlocks = false;
-      return api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, false) });
-    }
+    return withMarkdownFallback(this.options.capabilities, (blocks) =>
+      this.options.api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, blocks) }),
+    );
   }
 
   /** chat.update with the segment's Markdown, no more often than `updateIntervalMs`. */
@@ -380,16 +357,13 @@ export class SlackReply implements ReplyStream {
     if (segment.shown === markdown) return;
     const wait = segment.lastCallAt + this.options.tuning.updateIntervalMs - this.now();
     if (wait > 0) await sleep(wait);
-    const { api, capabilities } = this.options;
-    const update = (blocks: boolean) =>
-      api.updateMessage({ channel: this.channel, ts: segment.ts, ...staticMessage(markdown, blocks) });
-    try {
-      await update(capabilities.markdownBlocks);
-    } catch (error) {
-      if (slackError(error) !== 'invalid_blocks' || !capabilities.markdownBlocks) throw error;
-      capabilities.markdownBlocks = false;
-      await update(false);
-    }
+    await withMarkdownFallback(this.options.capabilities, (blocks) =>
+      this.options.api.updateMessage({
+        channel: this.channel,
+        ts: segment.ts,
+        ...staticMessage(markdown, blocks),
+      }),
+    );
     segment.shown = markdown;
     segment.lastCallAt = this.now();
   }

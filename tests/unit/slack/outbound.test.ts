@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
-import { createCapabilities } from '../../../src/adapters/slack/reply-format.js';
-import { defaultReplyTuning } from '../../../src/adapters/slack/reply-stream.js';
+import { createCapabilities, defaultReplyTuning } from '../../../src/adapters/slack/reply-format.js';
 import { createSlackApi } from '../../../src/adapters/slack/slack-api.js';
 import type { ChatAdapter, ReplyTarget } from '../../../src/core/adapter.js';
 import type { ApprovalCard } from '../../../src/core/approval-card.js';

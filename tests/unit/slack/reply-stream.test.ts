@@ -1,8 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
-import { createCapabilities } from '../../../src/adapters/slack/reply-format.js';
-import { defaultReplyTuning, type ReplyTuning } from '../../../src/adapters/slack/reply-stream.js';
+import {
+  createCapabilities,
+  defaultReplyTuning,
+  type ReplyTuning,
+} from '../../../src/adapters/slack/reply-format.js';
 import { createSlackApi } from '../../../src/adapters/slack/slack-api.js';
 import type { ChatAdapter, ReplyTarget } from '../../../src/core/adapter.js';
 import { silentLogger } from '../../../src/core/logger.js';
