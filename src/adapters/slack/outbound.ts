@@ -17,6 +17,7 @@ export interface SlackAdapterDependencies {
   capabilities: SlackCapabilities;
   tuning: ReplyTuning;
   identity: () => BotIdentity | undefined;
+  /** For the name cache only; reply pacing uses real time (it drives real timers). */
   now?: () => number;
 }
 
@@ -102,7 +103,6 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         capabilities,
         ...(options?.resume ? { resume: options.resume } : {}),
         ...(options?.onMessageCreated ? { onMessageCreated: options.onMessageCreated } : {}),
-        ...(dependencies.now ? { now: dependencies.now } : {}),
       });
     },
 

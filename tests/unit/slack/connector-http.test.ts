@@ -102,6 +102,32 @@ describe('Slack over HTTP: requests', () => {
     expect(intake.calls).toEqual([]);
   });
 
+  it('checks freshness against the injected clock', async () => {
+    const past = Date.parse('2030-01-01T00:00:00Z');
+    const clocked = createSlackConnector({
+      config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl: fake.url },
+      file: fileConfigSchema.parse({}),
+      intake,
+      logger: silentLogger,
+      now: () => past,
+      tuning: { apiRetries: 0 },
+    });
+    await clocked.start();
+    const server = createHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      logger: silentLogger,
+      routes: clocked.routes,
+      readiness: async () => ({ ready: true, checks: {} }),
+    });
+    const clockedUrl = `http://127.0.0.1:${await server.listen()}/slack/events`;
+    const challenge = asJson({ token: 't', challenge: 'c', type: 'url_verification' });
+    expect((await postToSlack(clockedUrl, challenge, { timestamp: past / 1000 + 200 })).status).toBe(200);
+    expect((await postToSlack(clockedUrl, challenge)).status).toBe(401);
+    await clocked.stop();
+    await server.close();
+  });
+
   it('rejects malformed payloads with 400 and no retry', async () => {
     const response = await postToSlack(url, { body: '{broken', contentType: 'application/json' });
     expect(response.status).toBe(400);
