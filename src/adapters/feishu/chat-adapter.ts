@@ -6,7 +6,8 @@ import type { Logger } from '../../core/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';
 import { isThreadId } from './normalize.js';
-import { type CardkitHealth, FeishuReplyStream, type StreamSettings } from './reply-stream.js';
+import { FeishuReplyStream } from './reply-stream.js';
+import type { CardkitHealth, StreamSettings } from './stream-settings.js';
 
 export interface FeishuChatAdapterOptions {
   api: FeishuApi;

@@ -11,7 +11,7 @@ import { createFeishuDispatcher } from './dispatcher.js';
 import { createFeishuApi } from './feishu-api.js';
 import { createInboundHandlers } from './inbound.js';
 import { createLongConnection } from './long-connection.js';
-import { createCardkitHealth, defaultStreamSettings, type StreamSettings } from './reply-stream.js';
+import { createCardkitHealth, defaultStreamSettings, type StreamSettings } from './stream-settings.js';
 import { createWebhookHandler } from './webhook.js';
 
 export interface FeishuConnectorOptions {

@@ -7,7 +7,7 @@ import {
   createCardkitHealth,
   defaultStreamSettings,
   type StreamSettings,
-} from '../../../src/adapters/feishu/reply-stream.js';
+} from '../../../src/adapters/feishu/stream-settings.js';
 import type { ReplyStream, ReplyTarget } from '../../../src/core/adapter.js';
 import type { ApprovalCard } from '../../../src/core/approval-card.js';
 import { silentLogger } from '../../../src/core/logger.js';
