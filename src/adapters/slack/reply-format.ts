@@ -48,6 +48,10 @@ const transientErrors = new Set([
   'service_unavailable',
 ]);
 
+export function isTransientSlackError(slackError: string): boolean {
+  return transientErrors.has(slackError) || slackError.startsWith('http_');
+}
+
 /** Where streaming was tried: a channel's top level and its threads can differ (DMs in particular). */
 export function streamingPlace(channel: string, threadTs: string | undefined): string {
   return `${channel}:${threadTs ? 'thread' : 'top'}`;
@@ -59,8 +63,7 @@ export function recordStreamingFailure(
   slackError: string,
 ): void {
   if (streamingUnsupportedEverywhere.has(slackError)) capabilities.streamingUnavailable.add('*');
-  else if (!transientErrors.has(slackError) && !slackError.startsWith('http_'))
-    capabilities.streamingUnavailable.add(place);
+  else if (!isTransientSlackError(slackError)) capabilities.streamingUnavailable.add(place);
 }
 
 export function streamingAvailable(capabilities: SlackCapabilities, place: string): boolean {

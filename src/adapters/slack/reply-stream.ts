@@ -3,6 +3,7 @@ import { mainThread } from '../../core/conversation-key.js';
 import type { Logger } from '../../core/logger.js';
 import { openFence, splitPoint } from './markdown-split.js';
 import {
+  isTransientSlackError,
   type ReplyTuning,
   recordStreamingFailure,
   type SlackCapabilities,
@@ -11,6 +12,14 @@ import {
   streamingPlace,
   withMarkdownFallback,
 } from './reply-format.js';
+import {
+  fenceCloser,
+  fenceReopener,
+  newSegment,
+  type Segment,
+  segmentContent,
+  segmentRoom,
+} from './reply-segment.js';
 import { type SlackApi, SlackApiError } from './slack-api.js';
 
 export interface SlackReplyOptions {
@@ -25,28 +34,6 @@ export interface SlackReplyOptions {
   now?: () => number;
 }
 
-/** One Slack message of the reply. Its Markdown is `prefix + text[start, end) + closure`. */
-interface Segment {
-  ts: string;
-  mode: 'stream' | 'static';
-  /** A stream Slack still accepts appends on. */
-  open: boolean;
-  /** Takes no more text (full, or its stream ended). */
-  sealed: boolean;
-  /** Cut at a break point: seal before adding more. */
-  full: boolean;
-  /** Reopens a code fence the previous message had to close. */
-  prefix: string;
-  start: number;
-  end: number;
-  /** Closes a code fence left open when the message was sealed. */
-  closure: string;
-  /** Static messages: the Markdown Slack currently shows (undefined when unknown, e.g. resumed). */
-  shown: string | undefined;
-  lastCallAt: number;
-}
-
-const fenceCloser = '\n```';
 const streamEndedErrors = new Set(['message_not_in_streaming_state', 'streaming_state_conflict']);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -144,31 +131,33 @@ export class SlackReply implements ReplyStream {
     return this.segments.at(-1)?.end ?? 0;
   }
 
-  private content(segment: Segment): string {
-    return segment.prefix + this.text.slice(segment.start, segment.end) + segment.closure;
-  }
-
   private hasUndelivered(): boolean {
     const segment = this.current();
     if (this.committed() < this.text.length) return true;
-    return segment?.mode === 'static' && segment.shown !== this.content(segment);
+    return segment?.mode === 'static' && segment.shown !== segmentContent(segment, this.text);
   }
 
   private log(): Logger {
     return this.options.logger;
   }
 
-  /** Room left in `segment`, keeping space for a fence closer. */
-  private room(segment: Segment): number {
-    return (
-      this.options.tuning.messageLimit -
-      fenceCloser.length -
-      segment.prefix.length -
-      (segment.end - segment.start)
-    );
+  private async pump(final: boolean): Promise<void> {
+    for (;;) {
+      await this.fill(final);
+      const segment = this.current();
+      if (!segment || this.userStopped) return;
+      if (!final) {
+        if (segment.mode === 'static' && this.nextDelay() === 0) await this.pushStatic(segment);
+        return;
+      }
+      // Sealing can hand text back (a message Slack would not let Butler edit): go round again.
+      await this.seal(segment);
+      if (this.committed() >= this.text.length) return;
+    }
   }
 
-  private async pump(final: boolean): Promise<void> {
+  /** Places pending text into messages: appends to streams, extends posted messages (pushed later). */
+  private async fill(final: boolean): Promise<void> {
     while (!this.userStopped) {
       const segment = this.current();
       if (!segment) {
@@ -177,7 +166,7 @@ export class SlackReply implements ReplyStream {
         continue;
       }
       const available = this.text.slice(segment.end);
-      const room = this.room(segment);
+      const room = segmentRoom(segment, this.options.tuning.messageLimit);
       if (segment.full || room <= 0) {
         await this.seal(segment);
         continue;
@@ -193,7 +182,8 @@ export class SlackReply implements ReplyStream {
         continue;
       }
       const { api } = this.options;
-      const stopWithPiece = final && !fillsUp && openFence(this.content(segment) + piece) === undefined;
+      const stopWithPiece =
+        final && !fillsUp && openFence(segmentContent(segment, this.text) + piece) === undefined;
       const sent = await this.streamCall(segment, () =>
         stopWithPiece
           ? api.stopStream({ channel: this.channel, ts: segment.ts, markdownText: piece })
@@ -207,13 +197,6 @@ export class SlackReply implements ReplyStream {
         segment.sealed = true;
       }
     }
-    const segment = this.current();
-    if (!segment || this.userStopped) return;
-    if (final) {
-      await this.seal(segment);
-    } else if (segment.mode === 'static' && this.nextDelay() === 0) {
-      await this.pushStatic(segment);
-    }
   }
 
   /** Creates the next message (reusing an older one first) holding text from `start`. */
@@ -222,20 +205,8 @@ export class SlackReply implements ReplyStream {
     const available = this.text.slice(start);
     const room = this.options.tuning.messageLimit - fenceCloser.length - prefix.length;
     const take = splitPoint(available, room);
-    const segment: Segment = {
-      ts: '',
-      mode: 'static',
-      open: false,
-      sealed: false,
-      full: take < available.length,
-      prefix,
-      start,
-      end: start + take,
-      closure: '',
-      shown: undefined,
-      lastCallAt: 0,
-    };
-    const markdown = this.content(segment);
+    const segment = newSegment(start, start + take, prefix, take < available.length);
+    const markdown = segmentContent(segment, this.text);
     const reused = this.reusable.shift();
     if (reused !== undefined) {
       segment.ts = reused.ts;
@@ -243,16 +214,8 @@ export class SlackReply implements ReplyStream {
       if (reused.stopFirst)
         await this.options.api.stopStream({ channel: this.channel, ts: reused.ts }).catch(() => {});
       this.segments.push(segment);
-      try {
-        await this.pushStatic(segment);
-        return;
-      } catch (error) {
-        this.log().info(
-          { slackError: slackError(error) },
-          'could not overwrite an earlier reply message; posting anew',
-        );
-        this.segments.pop();
-      }
+      await this.pushStatic(segment);
+      if (this.segments.at(-1) === segment) return;
     }
     if (this.streaming) {
       try {
@@ -280,6 +243,7 @@ export class SlackReply implements ReplyStream {
     }
     segment.ts = await this.postStatic(markdown);
     segment.shown = markdown;
+    segment.shownEnd = segment.end;
     segment.lastCallAt = this.now();
     await this.created(segment);
   }
@@ -299,7 +263,7 @@ export class SlackReply implements ReplyStream {
       const code = slackError(error);
       segment.open = false;
       segment.sealed = true;
-      this.nextPrefix = this.reopenerFor(segment);
+      this.nextPrefix = fenceReopener(segment, this.text);
       if (code === 'stopped_by_user') {
         this.userStopped = true;
         this.log().info('reply stream stopped by the user');
@@ -314,14 +278,9 @@ export class SlackReply implements ReplyStream {
     }
   }
 
-  private reopenerFor(segment: Segment): string {
-    const fence = openFence(segment.prefix + this.text.slice(segment.start, segment.end));
-    return fence ? `${fence}\n` : '';
-  }
-
   /** Closes a message for good: balanced fences, stream stopped, static text delivered. */
   private async seal(segment: Segment): Promise<void> {
-    this.nextPrefix = this.reopenerFor(segment);
+    this.nextPrefix = fenceReopener(segment, this.text);
     const closure = this.nextPrefix ? fenceCloser : '';
     if (segment.mode === 'stream') {
       if (segment.open) {
@@ -353,19 +312,40 @@ export class SlackReply implements ReplyStream {
 
   /** chat.update with the segment's Markdown, no more often than `updateIntervalMs`. */
   private async pushStatic(segment: Segment): Promise<void> {
-    const markdown = this.content(segment);
+    const markdown = segmentContent(segment, this.text);
     if (segment.shown === markdown) return;
     const wait = segment.lastCallAt + this.options.tuning.updateIntervalMs - this.now();
     if (wait > 0) await sleep(wait);
-    await withMarkdownFallback(this.options.capabilities, (blocks) =>
-      this.options.api.updateMessage({
-        channel: this.channel,
-        ts: segment.ts,
-        ...staticMessage(markdown, blocks),
-      }),
-    );
+    try {
+      await withMarkdownFallback(this.options.capabilities, (blocks) =>
+        this.options.api.updateMessage({
+          channel: this.channel,
+          ts: segment.ts,
+          ...staticMessage(markdown, blocks),
+        }),
+      );
+    } catch (error) {
+      if (isTransientSlackError(slackError(error))) throw error;
+      this.abandon(segment, slackError(error));
+      return;
+    }
     segment.shown = markdown;
+    segment.shownEnd = segment.end;
     segment.lastCallAt = this.now();
+  }
+
+  /**
+   * A message Slack will not let Butler edit (deleted, too old): it keeps what it shows and the rest
+   * of the text goes into a new message. One that shows none of this reply is dropped.
+   */
+  private abandon(segment: Segment, code: string): void {
+    this.log().info({ slackError: code }, 'could not edit a reply message; continuing in a new one');
+    if (segment.shownEnd === segment.start) {
+      this.segments.splice(this.segments.indexOf(segment), 1);
+      return;
+    }
+    Object.assign(segment, { end: segment.shownEnd, closure: '', sealed: true, full: false });
+    this.nextPrefix = fenceReopener(segment, this.text);
   }
 
   /**

@@ -260,6 +260,28 @@ describe('Slack replies', () => {
     expect(created).toEqual([]);
   });
 
+  it('continues in a new message when Slack will not let Butler edit one', async () => {
+    fake.streaming = false;
+    const reply = await adapter().openReply(channelTarget);
+    await reply.append('Before. ');
+    await fake.waitFor(() => reply.messageIds[0]);
+    fake.failNext('chat.update', { error: 'cant_update_message' });
+    await reply.append('After.');
+    await reply.finish('Before. After.');
+    expect(shownReply(reply.messageIds)).toEqual(['Before. ', 'After.']);
+  });
+
+  it('posts anew when a message to resume is gone', async () => {
+    const created: string[] = [];
+    const reply = await adapter().openReply(channelTarget, {
+      resume: ['1700000001.000404'],
+      onMessageCreated: (id) => void created.push(id),
+    });
+    await reply.finish('Fresh reply.');
+    expect(reply.messageIds).toEqual(created);
+    expect(shownReply(reply.messageIds)).toEqual(['Fresh reply.']);
+  });
+
   it('shows the final text even when it differs from what was streamed', async () => {
     const reply = await adapter({ messageLimit: 120 }).openReply(channelTarget);
     const draft = 'The draft answer that will be replaced. '.repeat(6);

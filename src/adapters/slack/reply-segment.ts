@@ -1,0 +1,60 @@
+import { openFence } from './markdown-split.js';
+
+/** One Slack message of a reply, and the pure arithmetic on it. */
+
+export const fenceCloser = '\n```';
+
+/** One Slack message of the reply. Its Markdown is `prefix + text[start, end) + closure`. */
+export interface Segment {
+  ts: string;
+  mode: 'stream' | 'static';
+  /** A stream Slack still accepts appends on. */
+  open: boolean;
+  /** Takes no more text (full, or its stream ended). */
+  sealed: boolean;
+  /** Cut at a break point: seal before adding more. */
+  full: boolean;
+  /** Reopens a code fence the previous message had to close. */
+  prefix: string;
+  start: number;
+  end: number;
+  /** Closes a code fence left open when the message was sealed. */
+  closure: string;
+  /** Static messages: the Markdown Slack currently shows (undefined when unknown, e.g. resumed). */
+  shown: string | undefined;
+  /** Where the text Slack shows ends (`start` until the first successful post or edit). */
+  shownEnd: number;
+  lastCallAt: number;
+}
+
+export function newSegment(start: number, end: number, prefix: string, full: boolean): Segment {
+  return {
+    ts: '',
+    mode: 'static',
+    open: false,
+    sealed: false,
+    full,
+    prefix,
+    start,
+    end,
+    closure: '',
+    shown: undefined,
+    shownEnd: start,
+    lastCallAt: 0,
+  };
+}
+
+export function segmentContent(segment: Segment, text: string): string {
+  return segment.prefix + text.slice(segment.start, segment.end) + segment.closure;
+}
+
+/** Room left in `segment` under `limit`, keeping space for a fence closer. */
+export function segmentRoom(segment: Segment, limit: number): number {
+  return limit - fenceCloser.length - segment.prefix.length - (segment.end - segment.start);
+}
+
+/** The line that reopens a code fence this segment leaves open (for the next message), or ''. */
+export function fenceReopener(segment: Segment, text: string): string {
+  const fence = openFence(segment.prefix + text.slice(segment.start, segment.end));
+  return fence ? `${fence}\n` : '';
+}
