@@ -1,67 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../helpers/fake-feishu-api.js';
-import {
-  aliceOpenId,
-  cardActionEvent,
-  messageEvent,
-  postToButler,
-  uniqueId,
-} from '../../unit/feishu/feishu-events.js';
+import { aliceOpenId } from '../../unit/feishu/feishu-events.js';
+import { buttonCount, clickCard, type PendingApproval, requestRestart } from './approval-steps.js';
 import { approverOpenId, repliesTo, useFeishuButler, waitFor } from './feishu-butler.js';
 
 const suite = useFeishuButler();
-
-interface PendingApproval {
-  userMessageId: string;
-  cardMessageId: string;
-  approvalId: string;
-  card: Json;
-}
-
-function buttonCount(card: unknown): number {
-  return JSON.stringify(card).match(/"tag":"button"/g)?.length ?? 0;
-}
-
-/** Alice asks in a thread; the model wants restart_service (high risk); Butler posts a card and parks the turn. */
-async function requestRestart(): Promise<PendingApproval> {
-  suite.model.enqueue({
-    toolCalls: [
-      { id: `call_${Date.now()}`, name: 'restart_service', arguments: '{"service":"payments-api"}' },
-    ],
-  });
-  const userMessageId = uniqueId('om_');
-  await postToButler(
-    suite.url,
-    messageEvent({
-      messageId: userMessageId,
-      threadId: uniqueId('omt_'),
-      text: '@_user_1 restart payments-api',
-    }),
-  );
-  await suite.app.settle();
-  const card = repliesTo(suite.fake, userMessageId).find((message) =>
-    JSON.stringify(message.content).includes('approval_id'),
-  );
-  if (!card) throw new Error('no approval card was posted');
-  const approvalId = /"approval_id":"([^"]+)"/.exec(JSON.stringify(card.content))?.[1];
-  if (!approvalId) throw new Error('card without an approval id');
-  return { userMessageId, cardMessageId: card.messageId, approvalId, card: card.content };
-}
-
-function click(pending: PendingApproval, decision: 'approve' | 'reject', operatorOpenId = approverOpenId) {
-  return postToButler(
-    suite.url.replace('/events', '/card'),
-    cardActionEvent({
-      operatorOpenId,
-      messageId: pending.cardMessageId,
-      value: { approval_id: pending.approvalId, decision },
-    }),
-  );
-}
+const click = (pending: PendingApproval, decision: 'approve' | 'reject', operatorOpenId?: string) =>
+  clickCard(suite, pending, decision, operatorOpenId);
 
 describe('Feishu approval cards through the running Butler', () => {
   it('posts the card in the thread and runs the tool once after an approver approves', async () => {
-    const pending = await requestRestart();
+    const pending = await requestRestart(suite);
     const cardMessage = suite.fake.messages.get(pending.cardMessageId);
     expect(cardMessage?.replyInThread).toBe(true);
     expect(pending.card).toMatchObject({ schema: '2.0', header: { template: 'red' } });
@@ -86,7 +35,7 @@ describe('Feishu approval cards through the running Butler', () => {
   });
 
   it('rejects without running the tool and replaces the card', async () => {
-    const pending = await requestRestart();
+    const pending = await requestRestart(suite);
     suite.model.enqueue({ text: 'Understood, not restarting.' });
     const answer = await click(pending, 'reject');
     expect(answer.body).toMatchObject({ toast: { type: 'success' } });
@@ -98,7 +47,7 @@ describe('Feishu approval cards through the running Butler', () => {
   });
 
   it('answers an unauthorised clicker with an error toast, keeps the card, and runs nothing', async () => {
-    const pending = await requestRestart();
+    const pending = await requestRestart(suite);
     const answer = await click(pending, 'approve', aliceOpenId);
     expect(answer.body.toast).toMatchObject({ type: 'error' });
     expect(answer.body.card).toBeUndefined();
@@ -114,7 +63,7 @@ describe('Feishu approval cards through the running Butler', () => {
   });
 
   it('runs the tool once however often the card is clicked', async () => {
-    const pending = await requestRestart();
+    const pending = await requestRestart(suite);
     suite.model.setFallback({ text: 'done' });
     const answers = await Promise.all([
       click(pending, 'approve'),

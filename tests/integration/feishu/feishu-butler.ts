@@ -15,11 +15,18 @@ import {
 export const approverOpenId = 'ou_approver000000000000000000000009';
 
 /** The whole Butler with Feishu over signed, encrypted webhooks; its Open API is the fake, its model the fake model. */
+export interface FeishuButlerOptions {
+  /** Extra environment, e.g. FEISHU_CONNECTION=websocket. */
+  env?: Record<string, string>;
+  /** Extra config-file entries, e.g. approvalTtlMinutes. */
+  config?: Record<string, unknown>;
+}
+
 export async function startFeishuButler(
   fake: FakeFeishuApi,
   model: FakeModelServer,
   tools?: ToolServer,
-  env: Record<string, string> = {},
+  options: FeishuButlerOptions = {},
 ) {
   const tool = (name: string, risk: string) => ({
     name,
@@ -37,11 +44,12 @@ export async function startFeishuButler(
       FEISHU_DOMAIN: fake.baseUrl,
       BUTLER_BASE_URL: model.baseUrl,
       BUTLER_MODEL: 'test-model',
-      ...env,
+      ...options.env,
     },
     config: {
       approvers: { feishu: [approverOpenId] },
       tools: [tool('restart_service', 'high'), tool('scale_service', 'medium')],
+      ...options.config,
     },
   });
   if (!app.butler.connectors.some((connector) => connector.adapter.platform === 'feishu')) {
@@ -67,16 +75,15 @@ export interface FeishuSuite {
  * the file, with the recordings cleared before each test. `prepare` runs on the fake before Butler starts.
  */
 export function useFeishuButler(
-  env: Record<string, string> = {},
-  prepare?: (fake: FakeFeishuApi) => void,
+  options: FeishuButlerOptions & { prepare?: (fake: FakeFeishuApi) => void } = {},
 ): FeishuSuite {
   const suite = {} as FeishuSuite;
   beforeAll(async () => {
     suite.fake = await FakeFeishuApi.start();
-    prepare?.(suite.fake);
+    options.prepare?.(suite.fake);
     suite.model = await startFakeModelServer();
     suite.tools = await startToolServer();
-    suite.app = await startFeishuButler(suite.fake, suite.model, suite.tools, env);
+    suite.app = await startFeishuButler(suite.fake, suite.model, suite.tools, options);
     suite.url = `${suite.app.url}/feishu/events`;
   });
   afterAll(async () => {

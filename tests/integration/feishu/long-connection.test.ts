@@ -4,12 +4,12 @@ import { cardActionEvent, messageEvent, uniqueId } from '../../unit/feishu/feish
 import { approverOpenId, repliesTo, useFeishuButler, waitFor } from './feishu-butler.js';
 
 let gateway: FakeLongConnection | undefined;
-const suite = useFeishuButler(
-  { FEISHU_CONNECTION: 'websocket', FEISHU_ENCRYPT_KEY: '', FEISHU_VERIFICATION_TOKEN: '' },
-  (fake) => {
+const suite = useFeishuButler({
+  env: { FEISHU_CONNECTION: 'websocket', FEISHU_ENCRYPT_KEY: '', FEISHU_VERIFICATION_TOKEN: '' },
+  prepare: (fake) => {
     gateway = new FakeLongConnection(fake);
   },
-);
+});
 afterAll(() => gateway?.close());
 
 describe('Feishu over the long connection through the running Butler', () => {
