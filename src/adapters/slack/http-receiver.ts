@@ -79,6 +79,14 @@ export class SlackHttpReceiver implements Receiver {
     if (parsed.kind === 'ssl_check') return answerEmpty(response, 200);
 
     const { body } = parsed;
+    if (body.type === 'app_rate_limited') {
+      // Slack drops events beyond 30,000 per workspace per hour and says so here; Bolt has no listener for it.
+      this.options.logger.warn(
+        { platform: 'slack', workspace: body.team_id },
+        'Slack is rate-limiting event deliveries',
+      );
+      return answerEmpty(response, 200);
+    }
     const retryNum = parseRetryNumber(request.headers['x-slack-retry-num']);
     const fields = {
       platform: 'slack',

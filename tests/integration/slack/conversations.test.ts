@@ -137,12 +137,12 @@ describe('Slack conversations through the running Butler', () => {
   });
 
   it.each([
-    ['a bad signature', { signature: 'v0=0000' }],
-    ['a stale timestamp', { timestamp: Math.floor(Date.now() / 1000) - 600 }],
-    ['a future timestamp', { timestamp: Math.floor(Date.now() / 1000) + 600 }],
+    ['a bad signature', () => ({ signature: 'v0=0000' })],
+    ['a stale timestamp', () => ({ timestamp: Math.floor(Date.now() / 1000) - 600 })],
+    ['a future timestamp', () => ({ timestamp: Math.floor(Date.now() / 1000) + 600 })],
   ])('refuses %s with 401 and stores nothing', async (_label, options) => {
     const before = await storedEvents(app);
-    const response = await send(appMention({ ts: freshTs() }), options);
+    const response = await send(appMention({ ts: freshTs() }), options());
     expect(response.status).toBe(401);
     await app.settle();
     expect(await storedEvents(app)).toBe(before);

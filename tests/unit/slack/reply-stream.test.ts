@@ -116,10 +116,10 @@ describe('Slack replies', () => {
 
   it('falls back to post + chat.update at most once per interval when streaming is unsupported', async () => {
     fake.streaming = false;
-    const slack = adapter({ updateIntervalMs: 100 });
+    const slack = adapter({ updateIntervalMs: 200 });
     const reply = await slack.openReply(channelTarget);
     const text = 'word '.repeat(120).trim();
-    await streamText(reply, text, 40, 10);
+    await streamText(reply, text, 40, 15);
     await reply.finish(text);
 
     expect(fake.callsTo('chat.startStream')).toHaveLength(1);
@@ -128,7 +128,8 @@ describe('Slack replies', () => {
     expect(updates.length).toBeGreaterThanOrEqual(2);
     const times = [fake.callsTo('chat.postMessage')[0]?.at ?? 0, ...updates.map((call) => call.at)];
     for (let index = 1; index < times.length; index++) {
-      expect((times[index] ?? 0) - (times[index - 1] ?? 0)).toBeGreaterThanOrEqual(85);
+      // Server-side arrival times: allow for request latency jitter around the 200 ms spacing.
+      expect((times[index] ?? 0) - (times[index - 1] ?? 0)).toBeGreaterThanOrEqual(150);
     }
     expect(fake.callsTo('chat.postMessage')[0]?.args).toMatchObject({ thread_ts: threadTs });
     expect(shownReply(reply.messageIds)).toEqual([text]);

@@ -88,7 +88,7 @@ describe('Slack over Socket Mode', () => {
   it('acknowledges clicks at once and then decides', async () => {
     await connector.start();
     await socket.waitForConnection();
-    intake.decideDelayMs = 300;
+    intake.decideDelayMs = 1000;
     socket.send({
       envelope_id: 'env-click',
       type: 'interactive',
