@@ -77,6 +77,35 @@ describe('Slack conversations through the running Butler', () => {
     expect(fake.callsTo('reactions.remove')).toHaveLength(1);
   });
 
+  it('reads the thread when mentioned inside one it was not part of, and resolves names', async () => {
+    model.enqueue({ text: 'Looks like the migration timed out.' });
+    fake.users.set('U0BOB', { name: 'bob', displayName: 'Bob' });
+    fake.users.set('U0ALICE', { name: 'alice', displayName: 'Alice' });
+    const root = freshTs();
+    fake.seedMessage({
+      channel: 'C0GENERAL',
+      ts: root,
+      user: 'U0BOB',
+      text: 'deploy 42 failed at the migration step',
+    });
+    fake.seedMessage({
+      channel: 'C0GENERAL',
+      ts: freshTs(),
+      threadTs: root,
+      user: 'U0ALICE',
+      text: '<@U0BOB> which table?',
+    });
+    const ts = freshTs();
+    await send(appMention({ ts, threadTs: root, text: `<@${botUserId}> any idea what happened?` }));
+    await app.settle();
+    const contents = (model.requests[0]?.messages ?? []).map((message) => String(message.content));
+    const context = contents.find((content) => content.startsWith('(Earlier messages in this thread'));
+    expect(context).toContain('Bob: deploy 42 failed at the migration step');
+    expect(context).toContain('Alice: @Bob which table?');
+    expect(lastUserContent(model, 0)).toMatch(/Alice.*any idea what happened\?/);
+    expect(fake.callsTo('chat.startStream')[0]?.args.thread_ts).toBe(root);
+  });
+
   it('answers Slack retries and message + app_mention double delivery once', async () => {
     model.setFallback({ text: 'answer' });
     const root = freshTs();
