@@ -5,6 +5,7 @@ import { renderApprovalCard, renderRejectReasonView } from './approval-blocks.js
 import { parseCardClick, parseRejectSubmission } from './interactions.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { type BotIdentity, normalizeMessageEvent } from './normalize.js';
+import { isRecord } from './parse.js';
 import { errorFields, type SlackApi } from './slack-api.js';
 
 export interface InboundDependencies {
@@ -16,6 +17,17 @@ export interface InboundDependencies {
 }
 
 type Ack = () => Promise<void>;
+
+/** A decision to hand to the core, and where its card lives. */
+interface Decided {
+  approvalId: string;
+  decision: Decision;
+  user: ChatUser;
+  reason?: string | undefined;
+  channel: string | undefined;
+  messageTs: string | undefined;
+  threadTs: string | undefined;
+}
 
 /**
  * Bolt listeners' bodies. Message events resolve once the core has the message (the receiver
@@ -29,7 +41,8 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     if (!identity) throw new Error('Slack adapter received an event before auth.test completed');
     const result = normalizeMessageEvent(body, event, { identity, answerBots: dependencies.answerBots });
     if (result.kind === 'ignored') {
-      logger.debug({ platform: 'slack', reason: result.reason }, 'Slack event ignored');
+      const eventId = isRecord(body) && typeof body.event_id === 'string' ? body.event_id : undefined;
+      logger.debug({ platform: 'slack', eventId, reason: result.reason }, 'Slack event ignored');
       return;
     }
     const inbound = result.message;
@@ -40,16 +53,6 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     }
     const accepted = await intake.accept(inbound);
     logger.info({ ...fields, status: accepted.status }, 'Slack message received');
-  }
-
-  interface Decided {
-    approvalId: string;
-    decision: Decision;
-    user: ChatUser;
-    reason?: string | undefined;
-    channel: string | undefined;
-    messageTs: string | undefined;
-    threadTs: string | undefined;
   }
 
   async function tell(click: Decided, text: string): Promise<void> {
