@@ -7,7 +7,7 @@ import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
 import { prepareMessage, UserNames } from './prepare.js';
-import type { ReplyTuning, SlackCapabilities } from './reply-format.js';
+import { isFeatureUnavailable, type ReplyTuning, type SlackCapabilities } from './reply-format.js';
 import { SlackReply } from './reply-stream.js';
 import { errorFields, type SlackApi, SlackApiError } from './slack-api.js';
 
@@ -47,10 +47,12 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
     const { channel, thread } = target.address;
     const threadTs = thread === mainThread ? target.replyTo : thread;
     // Assistant status exists for DMs (assistant threads); channels get a reaction instead.
-    if (!channel.startsWith('D') || !threadTs) return undefined;
+    if (!channel.startsWith('D') || !threadTs || !capabilities.assistantStatus) return undefined;
     try {
       await api.setAssistantStatus({ channel, threadTs, status: workingStatus });
     } catch (error) {
+      if (error instanceof SlackApiError && isFeatureUnavailable(error.slackError))
+        capabilities.assistantStatus = false;
       logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'assistant status unavailable');
       return undefined;
     }

@@ -26,10 +26,12 @@ export interface SlackCapabilities {
   streamingUnavailable: Set<string>;
   /** Cleared after Slack refuses a `markdown` block; posts then carry converted mrkdwn only. */
   markdownBlocks: boolean;
+  /** Cleared once assistant.threads.setStatus proves unavailable (no AI app feature): reactions only. */
+  assistantStatus: boolean;
 }
 
 export function createCapabilities(): SlackCapabilities {
-  return { streamingUnavailable: new Set(), markdownBlocks: true };
+  return { streamingUnavailable: new Set(), markdownBlocks: true, assistantStatus: true };
 }
 
 /** Errors that mean "streaming will not work for this app at all". */
@@ -47,6 +49,15 @@ const transientErrors = new Set([
   'fatal_error',
   'service_unavailable',
 ]);
+
+/** Whether a failed feature call means "not available to this app" rather than "not this time". */
+export function isFeatureUnavailable(slackError: string): boolean {
+  return (
+    streamingUnsupportedEverywhere.has(slackError) ||
+    slackError === 'not_allowed' ||
+    slackError === 'method_not_supported_for_channel_type'
+  );
+}
 
 export function isTransientSlackError(slackError: string): boolean {
   return transientErrors.has(slackError) || slackError.startsWith('http_');

@@ -86,6 +86,9 @@ describe('working indicator', () => {
     const clear = await slack.showWorking(dmTarget);
     expect(fake.messages.get('D0ALICE:1700000100.000100')?.reactions.has('eyes')).toBe(true);
     await clear();
+    // Learnt once: later DMs go straight to the reaction.
+    await (await slack.showWorking(dmTarget))();
+    expect(fake.callsTo('assistant.threads.setStatus')).toHaveLength(1);
 
     fake.failNext('reactions.add', { status: 500 });
     const nothing = await slack.showWorking({ ...channelTarget, replyTo: '1.1' });
