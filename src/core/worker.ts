@@ -31,6 +31,8 @@ export class Worker {
   private stopping = false;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
+  /** Whether an idle loop already holds the poll timer. */
+  private polling = false;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private readonly shutdown = new AbortController();
@@ -86,6 +88,10 @@ export class Worker {
     this.loops = [];
   }
 
+  /**
+   * One idle loop polls the database (for work accepted by other processes); the others sleep until
+   * woken by local intake or by a loop that found work, so an idle Butler costs one query per interval.
+   */
   private async loop(): Promise<void> {
     while (!this.stopping) {
       let claim: ClaimedBatch | undefined;
@@ -94,19 +100,27 @@ export class Worker {
       } catch (error) {
         this.logger.error({ err: error }, 'claiming work failed');
       }
-      if (claim) await this.process(claim);
-      else await this.pause();
+      if (claim) {
+        this.wake();
+        await this.process(claim);
+      } else {
+        await this.pause();
+      }
     }
   }
 
   private pause(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    const polls = !this.polling;
+    if (polls) this.polling = true;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.wakers.delete(done);
+        if (polls) this.polling = false;
         resolve();
       };
-      const timer = setTimeout(done, this.options.pollMs);
+      const timer = polls ? setTimeout(done, this.options.pollMs) : undefined;
       this.wakers.add(done);
     });
   }

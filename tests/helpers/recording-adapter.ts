@@ -13,7 +13,17 @@ export interface RecordedReply {
   messageIds: string[];
   deltas: string[];
   finalText: string | undefined;
+  openedAt: number;
+  finishedAt: number | undefined;
 }
+
+/** What the adapter was asked to do, as it happens (a child process prints these for its parent). */
+export type AdapterEvent =
+  | { type: 'created'; messageId: string; resume: readonly string[] }
+  | { type: 'append'; messageId: string; delta: string }
+  | { type: 'finish'; messageId: string; text: string }
+  | { type: 'notice'; text: string }
+  | { type: 'card'; messageId: string; approvalId: string };
 
 export interface RecordedCard {
   messageId: string;
@@ -32,40 +42,56 @@ export class RecordingAdapter implements ChatAdapter {
   failCards = 0;
   private sequence = 0;
 
-  constructor(readonly platform: Platform = 'console') {}
+  constructor(
+    readonly platform: Platform = 'console',
+    private readonly onEvent: (event: AdapterEvent) => void = () => {},
+  ) {}
 
   async openReply(target: ReplyTarget, options: OpenReplyOptions = {}): Promise<ReplyStream> {
     const reply: RecordedReply = {
       target,
-      resume: options.resume ?? [],
+      resume: [...(options.resume ?? [])],
       messageIds: [],
       deltas: [],
       finalText: undefined,
+      openedAt: Date.now(),
+      finishedAt: undefined,
     };
     this.replies.push(reply);
+    // Like a real adapter: an interrupted attempt's message is overwritten, not posted again.
     const ensureMessage = async () => {
-      if (reply.messageIds.length > 0) return;
-      const id = reply.resume[0] ?? `m${++this.sequence}`;
+      const existing = reply.messageIds[0];
+      if (existing) return existing;
+      const resumed = reply.resume[0];
+      const id = resumed ?? `${process.pid}-m${++this.sequence}`;
       reply.messageIds.push(id);
-      if (!reply.resume.includes(id)) await options.onMessageCreated?.(id);
+      if (!resumed) {
+        this.onEvent({ type: 'created', messageId: id, resume: reply.resume });
+        await options.onMessageCreated?.(id);
+      }
+      return id;
     };
     return {
       get messageIds() {
         return reply.messageIds;
       },
       append: async (delta) => {
-        await ensureMessage();
+        const messageId = await ensureMessage();
         reply.deltas.push(delta);
+        this.onEvent({ type: 'append', messageId, delta });
       },
       finish: async (text) => {
-        await ensureMessage();
+        const messageId = await ensureMessage();
         reply.finalText = text;
+        reply.finishedAt = Date.now();
+        this.onEvent({ type: 'finish', messageId, text });
       },
     };
   }
 
   async postNotice(target: ReplyTarget, text: string): Promise<void> {
     this.notices.push({ target, text });
+    this.onEvent({ type: 'notice', text });
   }
 
   async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
@@ -75,6 +101,7 @@ export class RecordingAdapter implements ChatAdapter {
     }
     const messageId = `card${++this.sequence}`;
     this.cards.push({ messageId, target, card, updates: [] });
+    this.onEvent({ type: 'card', messageId, approvalId: card.approvalId });
     return messageId;
   }
 

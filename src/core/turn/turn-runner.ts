@@ -107,7 +107,7 @@ export class TurnRunner {
       adapter,
       input.target,
       {
-        resume: inflight.replyMessageIds,
+        resume: [...inflight.replyMessageIds],
         onMessageCreated: async (messageId) => {
           inflight.replyMessageIds.push(messageId);
           await store.conversations.setInflight(conversation.id, inflight);
