@@ -1,0 +1,196 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startupBanner } from '../../src/config/banner.js';
+import { loadConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/core/errors.js';
+
+function configError(env: Record<string, string>, file?: unknown): ConfigError {
+  const directory = mkdtempSync(join(tmpdir(), 'butler-config-'));
+  if (file !== undefined)
+    writeFileSync(
+      join(directory, 'butler.config.yaml'),
+      typeof file === 'string' ? file : JSON.stringify(file),
+    );
+  try {
+    loadConfig(env, directory);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const variables = (error: ConfigError) => error.issues.map((issue) => issue.variable);
+
+describe('configuration', () => {
+  it('starts with nothing configured: embedded database, everything optional off', () => {
+    const { config, warnings } = loadConfig({}, mkdtempSync(join(tmpdir(), 'butler-empty-')));
+    expect(config).toMatchObject({
+      port: 3000,
+      databaseUrl: undefined,
+      dataDir: './.butler',
+      model: undefined,
+      slack: undefined,
+      feishu: undefined,
+    });
+    expect(config.langfuse).toEqual({ enabled: false });
+    expect(config.compaction).toMatchObject({ enabled: true, thresholdTokens: 6000 });
+    expect(warnings).toEqual([]);
+    const banner = startupBanner(config, {
+      port: 3000,
+      databaseLocation: '.butler/pglite',
+      tools: ['remember'],
+    });
+    expect(banner).toContain('set BUTLER_MODEL');
+    expect(banner).toContain('set SLACK_BOT_TOKEN');
+    expect(banner).toContain('set FEISHU_APP_ID');
+    expect(banner).toContain('set DATABASE_URL');
+  });
+
+  it('treats empty variables as unset', () => {
+    const { config } = loadConfig(
+      { PORT: '', DATABASE_URL: '', SLACK_BOT_TOKEN: '', LANGFUSE_ENABLED: '' },
+      tmpdir(),
+    );
+    expect(config.port).toBe(3000);
+    expect(config.slack).toBeUndefined();
+  });
+
+  it('names every bad variable in one error', () => {
+    const error = configError({
+      PORT: 'eighty',
+      DATABASE_URL: 'not a url',
+      BUTLER_CONTEXT_COMPACTION_ENABLED: 'maybe',
+      FEISHU_CONNECTION: 'carrier-pigeon',
+    });
+    expect(variables(error)).toEqual(
+      expect.arrayContaining([
+        'PORT',
+        'DATABASE_URL',
+        'BUTLER_CONTEXT_COMPACTION_ENABLED',
+        'FEISHU_CONNECTION',
+      ]),
+    );
+    expect(error.message).toContain('PORT');
+  });
+
+  it('checks that platform credentials come in complete sets', () => {
+    const error = configError({
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      FEISHU_APP_ID: 'cli_1',
+      BUTLER_BASE_URL: 'http://localhost:11434/v1',
+    });
+    expect(variables(error).sort()).toEqual([
+      'BUTLER_MODEL',
+      'FEISHU_APP_SECRET',
+      'FEISHU_ENCRYPT_KEY',
+      'SLACK_SIGNING_SECRET',
+    ]);
+    expect(variables(configError({ SLACK_APP_TOKEN: 'xapp-1' }))).toEqual(['SLACK_BOT_TOKEN']);
+    expect(variables(configError({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xoxb-wrong' }))).toEqual([
+      'SLACK_APP_TOKEN',
+    ]);
+  });
+
+  it('accepts Socket Mode without a signing secret and a Feishu long connection without an encrypt key', () => {
+    const { config } = loadConfig(
+      {
+        SLACK_BOT_TOKEN: 'xoxb-1',
+        SLACK_APP_TOKEN: 'xapp-1',
+        FEISHU_APP_ID: 'cli',
+        FEISHU_APP_SECRET: 's',
+        FEISHU_CONNECTION: 'websocket',
+        FEISHU_DOMAIN: 'lark',
+      },
+      tmpdir(),
+    );
+    expect(config.slack?.appToken).toBe('xapp-1');
+    expect(config.feishu).toMatchObject({ connection: 'websocket', baseUrl: 'https://open.larksuite.com' });
+  });
+
+  it('uses the Butler endpoint for a compaction model given by name only', () => {
+    const { config } = loadConfig(
+      {
+        BUTLER_BASE_URL: 'http://models/v1',
+        BUTLER_API_TOKEN: 'sk-1',
+        BUTLER_MODEL: 'big',
+        BUTLER_CONTEXT_COMPACTION_MODEL: 'small',
+      },
+      tmpdir(),
+    );
+    expect(config.compaction.model).toEqual({ baseUrl: 'http://models/v1', apiKey: 'sk-1', model: 'small' });
+  });
+
+  it('turns tracing off with a warning when Langfuse keys are missing', () => {
+    const { config, warnings } = loadConfig(
+      { LANGFUSE_ENABLED: 'true', LANGFUSE_PUBLIC_KEY: 'pk' },
+      tmpdir(),
+    );
+    expect(config.langfuse).toEqual({ enabled: false });
+    expect(warnings).toEqual(['LANGFUSE_ENABLED is true but LANGFUSE_SECRET_KEY unset: tracing stays off']);
+  });
+
+  it('rejects a high-risk tool without approvers on an enabled platform', () => {
+    const tool = {
+      name: 'restart_service',
+      description: 'Restart a service.',
+      risk: 'high',
+      http: { url: 'https://ops.example.com/restart' },
+    };
+    const error = configError(
+      { SLACK_BOT_TOKEN: 'xoxb', SLACK_SIGNING_SECRET: 'secret' },
+      { tools: [tool], approvers: { feishu: ['ou_1'] } },
+    );
+    expect(variables(error)).toEqual(['config file: approvers.slack']);
+    expect(error.message).toContain('restart_service');
+  });
+
+  it('interpolates ${VAR} in tool URLs and headers, and names unset ones', () => {
+    const file = `
+tools:
+  - name: deploy
+    description: Deploy.
+    risk: medium
+    http:
+      url: \${OPS_URL}/deploy
+      headers: { Authorization: "Bearer \${OPS_TOKEN}" }
+`;
+    const directory = mkdtempSync(join(tmpdir(), 'butler-tools-'));
+    writeFileSync(join(directory, 'butler.config.yaml'), file);
+    const { config } = loadConfig({ OPS_URL: 'https://ops.example.com', OPS_TOKEN: 't0k3n' }, directory);
+    expect(config.file.tools[0]?.http).toMatchObject({
+      url: 'https://ops.example.com/deploy',
+      headers: { Authorization: 'Bearer t0k3n' },
+      method: 'POST',
+      timeoutMs: 10_000,
+    });
+    expect(variables(configError({}, file))).toEqual(expect.arrayContaining(['OPS_URL', 'OPS_TOKEN']));
+  });
+
+  it('rejects unknown keys and bad values in the config file', () => {
+    const error = configError(
+      {},
+      {
+        approvers: { slack: ['U1'] },
+        approvalTtlMinutes: -5,
+        unknownKey: true,
+        tools: [{ name: 'x y', risk: 'extreme' }],
+      },
+    );
+    expect(variables(error)).toEqual(
+      expect.arrayContaining([
+        'config file: approvalTtlMinutes',
+        'config file: (root)',
+        'config file: tools.0.name',
+        'config file: tools.0.risk',
+      ]),
+    );
+  });
+
+  it('names a config file that cannot be read', () => {
+    expect(variables(configError({ BUTLER_CONFIG: 'missing.yaml' }))).toContain('BUTLER_CONFIG');
+    expect(variables(configError({}, 'tools: [unclosed'))).toContain('BUTLER_CONFIG');
+  });
+});
