@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { createInterface } from 'node:readline/promises';
+import { createButler } from '../../app.js';
+import { loadConfig } from '../../config/index.js';
+import type { ApprovalCard } from '../../core/approval-card.js';
+import { ConfigError } from '../../core/errors.js';
+import type { ChatUser, ConversationAddress } from '../../core/events.js';
+import { createLogger } from '../../observability/logger.js';
+import { ConsoleAdapter, type TurnEnd } from './console-adapter.js';
+
+/**
+ * `npm run chat`: a conversation with Butler in the terminal, through the same core, storage and
+ * approvals as Slack and Feishu. Approval cards become a prompt: /approve or /reject <reason>.
+ */
+
+const help = `Commands: /approve  /reject <reason>  /as <user> (act as another user)  /new (new conversation)  /quit`;
+
+function load() {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const { config } = load();
+  if (!config.model) {
+    process.stderr.write(
+      'npm run chat needs a model. Set BUTLER_MODEL, and BUTLER_BASE_URL / BUTLER_API_TOKEN for your endpoint, e.g.\n' +
+        '  BUTLER_BASE_URL=http://localhost:11434/v1 BUTLER_MODEL=llama3.1 npm run chat\n',
+    );
+    process.exit(1);
+  }
+  // Logs go to stderr at warn, so the conversation stays readable.
+  const level = config.logLevel === 'info' ? 'warn' : config.logLevel;
+  const logger = createLogger({ level, serviceName: config.serviceName, destination: process.stderr });
+  const adapter = new ConsoleAdapter(process.stdout);
+  const butler = await createButler(config, { logger, adapters: [adapter] });
+  await butler.start();
+
+  let user: ChatUser = { id: userInfo().username, name: userInfo().username };
+  let address: ConversationAddress = {
+    platform: 'console',
+    workspace: 'local',
+    channel: 'terminal',
+    thread: 'main',
+  };
+  let waiting: ApprovalCard | undefined;
+  const settle = async (end: Promise<TurnEnd>) => {
+    const result = await end;
+    if (result.kind === 'card') waiting = result.card;
+  };
+
+  process.stdout.write(`Butler chat with ${config.model.model}. You are "${user.id}". ${help}\n\n`);
+  const terminal = createInterface({ input: process.stdin, output: process.stdout });
+  terminal.on('close', () => {
+    butler.stop().then(() => process.exit(0));
+  });
+  for (;;) {
+    const line = (await terminal.question(`${user.id} › `)).trim();
+    if (!line) continue;
+    const [command, ...rest] = line.split(/\s+/);
+    const argument = rest.join(' ');
+    if (command === '/quit' || command === '/exit') break;
+    if (command === '/help') {
+      process.stdout.write(`${help}\n`);
+    } else if (command === '/as' && argument) {
+      user = { id: argument, name: argument };
+      process.stdout.write(`You are now "${argument}".\n`);
+    } else if (command === '/new') {
+      address = { ...address, thread: randomUUID() };
+      process.stdout.write('Started a new conversation.\n');
+    } else if (command === '/approve' || command === '/reject') {
+      if (!waiting) {
+        process.stdout.write('No approval is waiting.\n');
+        continue;
+      }
+      const end = adapter.nextTurnEnd();
+      const result = await butler.service.decide({
+        approvalId: waiting.approvalId,
+        platform: 'console',
+        user,
+        decision: command === '/approve' ? 'approve' : 'reject',
+        ...(argument ? { reason: argument } : {}),
+      });
+      if (!result.ok) {
+        process.stdout.write(`${result.message}\n`);
+        if (result.code !== 'not_authorized') waiting = undefined;
+        continue;
+      }
+      waiting = undefined;
+      await settle(end);
+    } else {
+      const end = adapter.nextTurnEnd();
+      const id = randomUUID();
+      const accepted = await butler.service.accept({
+        kind: 'message',
+        address,
+        messageId: id,
+        eventId: id,
+        dedupKey: id,
+        user,
+        text: line,
+        isMention: true,
+        isDirect: true,
+        sentAt: new Date().toISOString(),
+      });
+      if (accepted.status === 'accepted') await settle(end);
+      else process.stdout.write(`(not accepted: ${accepted.status})\n`);
+    }
+  }
+  terminal.close();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
