@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 import { createButler } from '../../app.js';
 import { loadConfig } from '../../config/index.js';
 import type { ApprovalCard } from '../../core/approval-card.js';
@@ -58,13 +58,19 @@ async function main(): Promise<void> {
   };
 
   process.stdout.write(`Butler chat with ${config.model.model}. You are "${user.id}". ${help}\n\n`);
+  // The line iterator queues what is typed while Butler answers; nothing typed ahead is lost.
   const terminal = createInterface({ input: process.stdin, output: process.stdout });
-  terminal.on('close', () => {
-    butler.stop().then(() => process.exit(0));
-  });
-  for (;;) {
-    const line = (await terminal.question(`${user.id} › `)).trim();
-    if (!line) continue;
+  const prompt = () => {
+    terminal.setPrompt(`${user.id} › `);
+    terminal.prompt();
+  };
+  prompt();
+  for await (const input of terminal) {
+    const line = input.trim();
+    if (!line) {
+      prompt();
+      continue;
+    }
     const [command, ...rest] = line.split(/\s+/);
     const argument = rest.join(' ');
     if (command === '/quit' || command === '/exit') break;
@@ -79,6 +85,7 @@ async function main(): Promise<void> {
     } else if (command === '/approve' || command === '/reject') {
       if (!waiting) {
         process.stdout.write('No approval is waiting.\n');
+        prompt();
         continue;
       }
       const end = adapter.nextTurnEnd();
@@ -92,6 +99,7 @@ async function main(): Promise<void> {
       if (!result.ok) {
         process.stdout.write(`${result.message}\n`);
         if (result.code !== 'not_authorized') waiting = undefined;
+        prompt();
         continue;
       }
       waiting = undefined;
@@ -114,8 +122,10 @@ async function main(): Promise<void> {
       if (accepted.status === 'accepted') await settle(end);
       else process.stdout.write(`(not accepted: ${accepted.status})\n`);
     }
+    prompt();
   }
   terminal.close();
+  await butler.stop();
 }
 
 main().catch((error: unknown) => {
