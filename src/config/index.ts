@@ -147,7 +147,12 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   const parsedEnv = envSchema.safeParse(rawEnv);
-  if (!parsedEnv.success) throw new ConfigError(zodIssues(parsedEnv.error));
+  if (!parsedEnv.success) {
+    // Report the config file's problems too, so one attempt shows every bad setting.
+    const fallback = envSchema.parse({ BUTLER_CONFIG: rawEnv.BUTLER_CONFIG });
+    loadFile(fallback, rawEnv, cwd, issues);
+    throw new ConfigError([...zodIssues(parsedEnv.error), ...issues]);
+  }
   const env = parsedEnv.data;
   const { path: configPath, file } = loadFile(env, rawEnv, cwd, issues);
 

@@ -132,6 +132,8 @@ export interface ResumeState {
   pendingIndex: number;
   /** The user message the turn answered (reply anchor for the continuation). */
   replyTo?: string;
+  /** Whether the conversation is a direct message (for the continuation's system prompt). */
+  isDirect?: boolean;
 }
 
 export interface NewApproval {

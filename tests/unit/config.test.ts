@@ -76,6 +76,11 @@ describe('configuration', () => {
     expect(error.message).toContain('PORT');
   });
 
+  it('reports bad variables and config-file problems together', () => {
+    const error = configError({ PORT: 'eighty' }, { approvalTtlMinutes: 'soon' });
+    expect(variables(error)).toEqual(['PORT', 'config file: approvalTtlMinutes']);
+  });
+
   it('checks that platform credentials come in complete sets', () => {
     const error = configError({
       SLACK_BOT_TOKEN: 'xoxb-1',

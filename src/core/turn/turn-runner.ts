@@ -180,7 +180,7 @@ export class TurnRunner {
         userId: approval.requestedBy.id,
       },
       requester: approval.requestedBy,
-      isDirect: address.thread === 'main',
+      isDirect: approval.resume.isDirect ?? false,
       trigger: 'resume',
       signal,
     });
@@ -409,6 +409,7 @@ export class TurnRunner {
             assistant,
             results: resolution.results,
             pendingIndex: resolution.index,
+            isDirect: turn.isDirect,
             ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
           },
         }),
