@@ -29,8 +29,9 @@ export interface TestButlerOptions {
   dataDir?: string;
   /** In-process adapters (the terminal chat). */
   adapters?: ChatAdapter[];
-  /** Log to stderr at this level instead of staying silent (debugging a test). */
+  /** Log at this level instead of staying silent (to stderr unless `logDestination` is given). */
   logLevel?: string;
+  logDestination?: NodeJS.WritableStream;
 }
 
 export interface TestButler {
@@ -67,7 +68,11 @@ export async function startTestButler(options: TestButlerOptions = {}): Promise<
   };
   const { config } = loadConfig(env, directory);
   const logger = options.logLevel
-    ? createLogger({ level: options.logLevel, serviceName: 'butler-test', destination: process.stderr })
+    ? createLogger({
+        level: options.logLevel,
+        serviceName: 'butler-test',
+        destination: options.logDestination ?? process.stderr,
+      })
     : silentLogger;
   const butler = await createButler(config, {
     logger,
