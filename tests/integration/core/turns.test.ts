@@ -110,3 +110,45 @@ describe(`turns on ${databaseKind}`, () => {
     expect(notices[0]?.text).toContain('3 a minute');
   });
 });
+
+describe(`access allowlists on ${databaseKind}`, () => {
+  it('drops messages from outside the allowlists without storing them', async () => {
+    const guarded = await startTestButler({
+      env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model' },
+      config: { access: { console: { workspaces: ['local'], channels: ['ops'], users: ['ana', 'bo'] } } },
+      adapters: [new RecordingAdapter()],
+    });
+    try {
+      const inChannel = { platform: 'console' as const, workspace: 'local', channel: 'ops', thread: 'x' };
+      const accept = (overrides: Parameters<typeof inboundMessage>[0]) =>
+        guarded.butler.service.accept(inboundMessage(overrides));
+      expect(await accept({ text: 'hi', address: inChannel, isDirect: false })).toMatchObject({
+        status: 'accepted',
+      });
+      expect(
+        await accept({ text: 'hi', address: inChannel, isDirect: false, user: { id: 'mallory' } }),
+      ).toEqual({
+        status: 'ignored',
+        reason: 'not_allowed',
+      });
+      expect(
+        await accept({ text: 'hi', address: { ...inChannel, channel: 'random' }, isDirect: false }),
+      ).toMatchObject({
+        status: 'ignored',
+      });
+      expect(
+        await accept({ text: 'hi', address: { ...inChannel, workspace: 'other' }, isDirect: false }),
+      ).toMatchObject({
+        status: 'ignored',
+      });
+      // The channel list governs channels; an allowed user's direct messages still get through.
+      expect(
+        await accept({ text: 'hi', address: { ...inChannel, channel: 'D-ana' }, isDirect: true }),
+      ).toMatchObject({
+        status: 'accepted',
+      });
+    } finally {
+      await guarded.close();
+    }
+  });
+});
