@@ -1,4 +1,5 @@
 import type { PlatformConnector } from './adapters/connector.js';
+import { createFeishuConnector } from './adapters/feishu/index.js';
 import { createSlackConnector } from './adapters/slack/index.js';
 import type { ConnectorFactory } from './app.js';
 import type { AppConfig } from './config/index.js';
@@ -15,6 +16,16 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           file: config.file,
           intake,
           logger: logger.child({ platform: 'slack' }),
+        }),
+      );
+    }
+    if (config.feishu) {
+      connectors.push(
+        createFeishuConnector({
+          config: config.feishu,
+          file: config.file,
+          intake,
+          logger: logger.child({ platform: 'feishu' }),
         }),
       );
     }
