@@ -4,7 +4,8 @@ import type { ApprovalService } from './approvals/approval-service.js';
 import type { InboundMessage, Platform } from './events.js';
 import type { Logger } from './logger.js';
 import type { ClaimedBatch, InboxEvent, Store } from './store.js';
-import { TurnInterruptedError, type TurnRunner } from './turn/turn-runner.js';
+import { TurnInterruptedError } from './turn/turn.js';
+import type { TurnRunner } from './turn/turn-runner.js';
 
 /**
  * Takes work from the durable inbox: claims all pending events of one conversation under a lease
@@ -31,6 +32,8 @@ export class Worker {
   private stopping = false;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
+  /** A wake that found no idle loop: the next loop to go idle claims again at once instead. */
+  private wakePending = false;
   /** Whether an idle loop already holds the poll timer. */
   private polling = false;
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -61,9 +64,15 @@ export class Worker {
     this.sweepTimer.unref();
   }
 
-  /** New work arrived in this process: stop waiting for the next poll. */
+  /**
+   * New work arrived in this process: one idle loop stops waiting for the next poll. Waking one, not
+   * all, spares the database a claim transaction per idle loop per event; a loop that finds work wakes
+   * the next one, so a burst still spreads over every loop.
+   */
   wake(): void {
-    for (const wake of this.wakers) wake();
+    const [first] = this.wakers;
+    if (first) first();
+    else this.wakePending = true;
   }
 
   /** Resolves when no turn is running (tests and benchmarks wait on it). */
@@ -76,7 +85,7 @@ export class Worker {
   async stop(deadlineMs: number): Promise<void> {
     this.stopping = true;
     clearInterval(this.sweepTimer);
-    this.wake();
+    for (const wake of [...this.wakers]) wake();
     const finished = Promise.all(this.loops).then(() => true);
     const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref());
     if (!(await Promise.race([finished, timer]))) {
@@ -111,6 +120,10 @@ export class Worker {
 
   private pause(): Promise<void> {
     if (this.stopping) return Promise.resolve();
+    if (this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
     const polls = !this.polling;
     if (polls) this.polling = true;
     return new Promise((resolve) => {

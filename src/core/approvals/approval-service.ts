@@ -9,6 +9,17 @@ import type { DecisionResult } from './decision.js';
 /** Dedup key of the one resume event an approval may produce, whether decided or expired. */
 export const resumeDedupKey = (approvalId: string) => `approval:${approvalId}`;
 
+/** The continuation of a parked turn, as inbox work: at most one per approval. */
+function enqueueResume(store: Store, approval: ApprovalRecord, userId: string) {
+  return store.inbox.insert({
+    platform: approval.platform,
+    dedupKey: resumeDedupKey(approval.id),
+    conversationKey: approval.conversationKey,
+    userId,
+    payload: { kind: 'resume', approvalId: approval.id },
+  });
+}
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function approvalCard(approval: ApprovalRecord, policy: ApprovalPolicy): ApprovalCard {
@@ -95,15 +106,7 @@ export class ApprovalService {
         reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
         at: new Date(),
       });
-      if (row) {
-        await tx.inbox.insert({
-          platform: row.platform,
-          dedupKey: resumeDedupKey(row.id),
-          conversationKey: row.conversationKey,
-          userId: input.user.id,
-          payload: { kind: 'resume', approvalId: row.id },
-        });
-      }
+      if (row) await enqueueResume(tx, row, input.user.id);
       return row;
     });
     if (!decided) {
@@ -127,15 +130,7 @@ export class ApprovalService {
   async expireDue(now = new Date()): Promise<number> {
     const expired = await this.store.transaction(async (tx) => {
       const rows = await tx.approvals.expireDue(now);
-      for (const row of rows) {
-        await tx.inbox.insert({
-          platform: row.platform,
-          dedupKey: resumeDedupKey(row.id),
-          conversationKey: row.conversationKey,
-          userId: row.requestedBy.id,
-          payload: { kind: 'resume', approvalId: row.id },
-        });
-      }
+      for (const row of rows) await enqueueResume(tx, row, row.requestedBy.id);
       return rows;
     });
     for (const row of expired) {

@@ -1,22 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import type { ChatAdapter, ReplyTarget } from '../adapter.js';
-import type { ApprovalService } from '../approvals/approval-service.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
-import type { SessionBrain } from '../brain/session-brain.js';
 import { decodeConversationKey } from '../conversation-key.js';
-import { ModelError } from '../errors.js';
-import type { ChatUser, InboundMessage, Platform } from '../events.js';
-import type { Logger } from '../logger.js';
+import type { InboundMessage } from '../events.js';
 import type { ConversationMessage, StoredMessage } from '../messages.js';
-import type { ModelClient } from '../model/model-client.js';
-import type { Observer, TurnObserver } from '../observer.js';
-import type { ApprovalRecord, ConversationRecord, InboxOutcome, InflightTurn, Store } from '../store.js';
-import { countMessageTokens } from '../tokens.js';
-import type { ApprovalPolicy } from '../tools/policy.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { ApprovalRecord } from '../store.js';
 import { resolveApprovedCall } from './resume.js';
-import { type Resolution, resolveToolCalls, type ToolScope } from './tool-calls.js';
-import { TurnReply } from './turn-reply.js';
+import { resolveToolCalls, type ToolScope } from './tool-calls.js';
+import { adapterFor, beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
+import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } from './turn-endings.js';
 
 /**
  * Runs turns: a batch of new messages, or the continuation after an approval decision. A turn's
@@ -25,120 +15,11 @@ import { TurnReply } from './turn-reply.js';
  * what was already posted so a retried turn overwrites its reply instead of posting a second one.
  */
 
-export interface TurnRunnerOptions {
-  systemPrompt: string;
-  maxSteps: number;
-  approvalTtlMs: number;
-  memoriesInPrompt: number;
-}
-
-export interface TurnRunnerDeps {
-  store: Store;
-  brain: SessionBrain;
-  model: ModelClient | undefined;
-  tools: ToolRegistry;
-  policy: ApprovalPolicy;
-  approvals: ApprovalService;
-  adapters: ReadonlyMap<Platform, ChatAdapter>;
-  observer: Observer;
-  logger: Logger;
-  options: TurnRunnerOptions;
-}
-
-/** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */
-export class TurnInterruptedError extends Error {}
-
-interface Turn {
-  id: string;
-  conversation: ConversationRecord;
-  adapter: ChatAdapter;
-  target: ReplyTarget;
-  requester: ChatUser;
-  isDirect: boolean;
-  eventIds: number[];
-  inflight: InflightTurn;
-  reply: TurnReply;
-  observer: TurnObserver;
-  log: Logger;
-  signal: AbortSignal;
-  usage: { promptTokens: number; completionTokens: number; tokenScale: number };
-}
-
 const noModelMessage =
   'Butler has no model configured yet. An admin can set BUTLER_MODEL (and BUTLER_BASE_URL, BUTLER_API_TOKEN) to turn on answers.';
-const failureMessage = 'Sorry, something went wrong on my side while answering. Please try again.';
-
-const withTokens = (messages: readonly ConversationMessage[]) =>
-  messages.map((message) => ({ ...message, tokens: countMessageTokens(message) }));
 
 export class TurnRunner {
   constructor(private readonly deps: TurnRunnerDeps) {}
-
-  private adapterFor(platform: Platform): ChatAdapter {
-    const adapter = this.deps.adapters.get(platform);
-    if (!adapter) throw new Error(`No adapter for platform ${platform}`);
-    return adapter;
-  }
-
-  private async begin(input: {
-    conversationKey: string;
-    eventIds: number[];
-    target: ReplyTarget;
-    requester: ChatUser;
-    isDirect: boolean;
-    trigger: 'message' | 'resume';
-    signal: AbortSignal;
-  }): Promise<Turn> {
-    const { store } = this.deps;
-    const conversation = await store.conversations.ensure(input.conversationKey, input.target.address);
-    const earlier = conversation.inflight;
-    const recovering = earlier?.eventIds.some((id) => input.eventIds.includes(id)) ? earlier : undefined;
-    const id = recovering?.turnId ?? randomUUID();
-    const inflight: InflightTurn = {
-      turnId: id,
-      eventIds: input.eventIds,
-      replyMessageIds: recovering?.replyMessageIds ?? [],
-    };
-    if (recovering?.delivered) inflight.delivered = recovering.delivered;
-    const log = this.deps.logger.child({ conversation: conversation.key, turn: id });
-    if (recovering) log.warn({ events: input.eventIds }, 'resuming a turn interrupted by a restart');
-    const adapter = this.adapterFor(input.target.address.platform);
-    const reply = new TurnReply(
-      adapter,
-      input.target,
-      {
-        resume: [...inflight.replyMessageIds],
-        onMessageCreated: async (messageId) => {
-          inflight.replyMessageIds.push(messageId);
-          await store.conversations.setInflight(conversation.id, inflight);
-        },
-      },
-      log,
-    );
-    const turn: Turn = {
-      id,
-      conversation,
-      adapter,
-      target: input.target,
-      requester: input.requester,
-      isDirect: input.isDirect,
-      eventIds: input.eventIds,
-      inflight,
-      reply,
-      observer: this.deps.observer.startTurn({
-        turnId: id,
-        conversationKey: conversation.key,
-        platform: input.target.address.platform,
-        userId: input.requester.id,
-        trigger: input.trigger,
-      }),
-      log,
-      signal: input.signal,
-      usage: { promptTokens: 0, completionTokens: 0, tokenScale: conversation.tokenScale },
-    };
-    await store.conversations.setInflight(conversation.id, inflight);
-    return turn;
-  }
 
   /** Answers a batch of messages of one conversation (queued while it was busy) with one reply. */
   async runMessages(
@@ -149,7 +30,7 @@ export class TurnRunner {
   ) {
     const last = messages.at(-1);
     if (!last) return;
-    const turn = await this.begin({
+    const turn = await beginTurn(this.deps, {
       conversationKey,
       eventIds,
       target: { address: last.address, replyTo: last.messageId, userId: last.user.id },
@@ -158,7 +39,7 @@ export class TurnRunner {
       trigger: 'message',
       signal,
     });
-    if (turn.inflight.delivered) return this.redeliver(turn);
+    if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
     const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
     try {
       const pending = await this.newTurnMessages(turn, messages);
@@ -171,7 +52,7 @@ export class TurnRunner {
   /** Continues a parked turn after its approval was decided or expired. */
   async runResume(eventId: number, approval: ApprovalRecord, signal: AbortSignal) {
     const address = decodeConversationKey(approval.conversationKey);
-    const turn = await this.begin({
+    const turn = await beginTurn(this.deps, {
       conversationKey: approval.conversationKey,
       eventIds: [eventId],
       target: {
@@ -184,7 +65,7 @@ export class TurnRunner {
       trigger: 'resume',
       signal,
     });
-    if (turn.inflight.delivered) return this.redeliver(turn);
+    if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
     if (approval.status === 'expired' && approval.cardMessageId) {
       await turn.adapter
         .updateApprovalCard(address, approval.cardMessageId, this.deps.approvals.card(approval))
@@ -192,26 +73,35 @@ export class TurnRunner {
           turn.log.warn({ err: error, approvalId: approval.id }, 'could not mark the card expired'),
         );
     }
-    const scope = this.toolScope(turn);
-    const decided = await resolveApprovedCall(scope, approval);
-    const { assistant } = approval.resume;
-    const resolution = await resolveToolCalls(scope, assistant.toolCalls, approval.resume.pendingIndex + 1, [
-      ...approval.resume.results,
-      decided,
-    ]);
-    if (resolution.status === 'needs_approval') return this.park(turn, [], assistant, resolution);
-    await this.converse(turn, [
-      { role: 'assistant', content: assistant.content, toolCalls: assistant.toolCalls },
-      ...resolution.results.map((result) => ({ role: 'tool' as const, ...result })),
-    ]);
+    const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
+    try {
+      const scope = this.toolScope(turn);
+      const decided = await resolveApprovedCall(scope, approval);
+      const { assistant } = approval.resume;
+      const resolution = await resolveToolCalls(
+        scope,
+        assistant.toolCalls,
+        approval.resume.pendingIndex + 1,
+        [...approval.resume.results, decided],
+      );
+      if (resolution.status === 'needs_approval')
+        return await parkTurn(this.deps, turn, [], assistant, resolution);
+      await this.converse(turn, [
+        { role: 'assistant', content: assistant.content, toolCalls: assistant.toolCalls },
+        ...resolution.results.map((result) => ({ role: 'tool' as const, ...result })),
+      ]);
+    } finally {
+      await clearStatus().catch(() => {});
+    }
   }
 
   /** Posts cards of pending approvals that a crash kept from being shown. */
   async postMissingCards(olderThan: Date): Promise<void> {
     for (const approval of await this.deps.store.approvals.listWithoutCard(olderThan)) {
       const address = decodeConversationKey(approval.conversationKey);
-      await this.postCard(
-        this.adapterFor(address.platform),
+      await postApprovalCard(
+        this.deps,
+        adapterFor(this.deps, address.platform),
         {
           address,
           ...(approval.resume.replyTo ? { replyTo: approval.resume.replyTo } : {}),
@@ -294,7 +184,7 @@ export class TurnRunner {
     const { model, brain, tools, options } = this.deps;
     if (!model) {
       await turn.reply.append(noModelMessage);
-      return this.complete(turn, pending, undefined);
+      return completeTurn(this.deps, turn, pending, undefined);
     }
     try {
       const systemPrompt = await this.systemPrompt(turn);
@@ -331,13 +221,14 @@ export class TurnRunner {
         turn.usage.promptTokens += result.usage?.promptTokens ?? 0;
         turn.usage.completionTokens += result.usage?.completionTokens ?? 0;
         turn.usage.tokenScale = brain.calibrate(turn.conversation, prompt.rawTokens, result.usage);
-        if (result.toolCalls.length === 0) return await this.complete(turn, pending, result.content);
+        if (result.toolCalls.length === 0)
+          return await completeTurn(this.deps, turn, pending, result.content);
 
         turn.reply.endStep();
         const assistant = { content: result.content, toolCalls: result.toolCalls };
         const resolution = await resolveToolCalls(this.toolScope(turn), result.toolCalls, 0, []);
         if (resolution.status === 'needs_approval')
-          return await this.park(turn, pending, assistant, resolution);
+          return await parkTurn(this.deps, turn, pending, assistant, resolution);
         pending.push(
           { role: 'assistant', ...assistant },
           ...resolution.results.map((entry) => ({ role: 'tool' as const, ...entry })),
@@ -346,139 +237,11 @@ export class TurnRunner {
       await turn.reply.append(
         `I stopped after ${options.maxSteps} steps without finishing. Tell me to continue if you want me to keep going.`,
       );
-      await this.complete(turn, pending, undefined);
+      await completeTurn(this.deps, turn, pending, undefined);
     } catch (error) {
       if (turn.signal.aborted)
         throw new TurnInterruptedError('turn interrupted by shutdown', { cause: error });
-      await this.fail(turn, pending, error);
+      await failTurn(this.deps, turn, pending, error);
     }
-  }
-
-  /** Delivers the full reply, then commits the turn. `finalContent` is the last model answer. */
-  private async complete(turn: Turn, pending: ConversationMessage[], finalContent: string | undefined) {
-    if (turn.reply.shown.trim().length === 0)
-      await turn.reply.append("I don't have anything to add to that.");
-    const messages: ConversationMessage[] = [
-      ...pending,
-      { role: 'assistant', content: finalContent?.trim() ? finalContent : turn.reply.shown },
-    ];
-    turn.inflight.delivered = { text: turn.reply.shown, messages };
-    await this.deps.store.conversations.setInflight(turn.conversation.id, turn.inflight);
-    await turn.reply.finish();
-    await this.commit(turn, messages, 'done');
-    turn.observer.end({ status: 'replied' });
-  }
-
-  /** A restarted turn whose reply was complete: make sure it is fully shown, then commit it. */
-  private async redeliver(turn: Turn) {
-    const delivered = turn.inflight.delivered;
-    if (!delivered) return;
-    await turn.reply.finish(delivered.text);
-    await this.commit(turn, delivered.messages, 'done');
-    turn.observer.end({ status: 'replied' });
-  }
-
-  /** Stops the turn at a call that needs a person's decision: persist, then show the card. */
-  private async park(
-    turn: Turn,
-    pending: ConversationMessage[],
-    assistant: {
-      content: string;
-      toolCalls: NonNullable<Extract<ConversationMessage, { role: 'assistant' }>['toolCalls']>;
-    },
-    resolution: Extract<Resolution, { status: 'needs_approval' }>,
-  ) {
-    const { store, approvals, options } = this.deps;
-    if (turn.reply.opened) await turn.reply.finish();
-    const call = assistant.toolCalls[resolution.index];
-    if (!call) throw new Error('parked on a missing tool call');
-    const approval = await store.transaction(async (tx) => {
-      const created = await tx.approvals.create(
-        approvals.newApproval({
-          conversationKey: turn.conversation.key,
-          platform: turn.target.address.platform,
-          toolName: resolution.tool.name,
-          toolCallId: call.id,
-          arguments: resolution.input,
-          risk: resolution.tool.risk,
-          summary: resolution.tool.summarize(resolution.input),
-          requestedBy: turn.requester,
-          expiresAt: new Date(Date.now() + options.approvalTtlMs),
-          resume: {
-            turnId: turn.id,
-            assistant,
-            results: resolution.results,
-            pendingIndex: resolution.index,
-            isDirect: turn.isDirect,
-            ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
-          },
-        }),
-      );
-      await this.commitWith(tx, turn, pending, 'done');
-      return created;
-    });
-    turn.log.info(
-      { approvalId: approval.id, tool: approval.toolName, risk: approval.risk },
-      'turn parked for approval',
-    );
-    turn.observer.approvalRequested({
-      approvalId: approval.id,
-      conversationKey: approval.conversationKey,
-      toolName: approval.toolName,
-      risk: approval.risk,
-    });
-    turn.observer.end({ status: 'parked' });
-    await this.postCard(turn.adapter, turn.target, approval, turn.log);
-  }
-
-  private async postCard(adapter: ChatAdapter, target: ReplyTarget, approval: ApprovalRecord, log: Logger) {
-    try {
-      const messageId = await adapter.postApprovalCard(target, this.deps.approvals.card(approval));
-      await this.deps.store.approvals.setCardMessage(approval.id, messageId);
-    } catch (error) {
-      log.error({ err: error, approvalId: approval.id }, 'could not post the approval card');
-      await adapter
-        .postNotice(
-          target,
-          `I need approval to run ${approval.toolName}, but could not show the approval card. Please try again.`,
-        )
-        .catch(() => {});
-    }
-  }
-
-  /** Ends a failed turn with a message to the user; what completed (the user's words, finished tool steps) is kept. */
-  private async fail(turn: Turn, pending: ConversationMessage[], error: unknown) {
-    const userMessage = error instanceof ModelError ? error.userMessage : failureMessage;
-    turn.log.error({ err: error, code: error instanceof ModelError ? error.code : undefined }, 'turn failed');
-    try {
-      if (turn.reply.opened) await turn.reply.finish(`${turn.reply.shown}\n\n⚠️ ${userMessage}`);
-      else await turn.adapter.postNotice(turn.target, `⚠️ ${userMessage}`);
-    } catch (deliveryError) {
-      turn.log.error({ err: deliveryError }, 'could not tell the user about the failure');
-    }
-    await this.commit(turn, pending, 'failed', error instanceof Error ? error.message : String(error));
-    turn.observer.end({ status: 'failed', error: userMessage });
-  }
-
-  private commit(
-    turn: Turn,
-    messages: readonly ConversationMessage[],
-    outcome: InboxOutcome,
-    error?: string,
-  ) {
-    return this.deps.store.transaction((tx) => this.commitWith(tx, turn, messages, outcome, error));
-  }
-
-  private async commitWith(
-    tx: Store,
-    turn: Turn,
-    messages: readonly ConversationMessage[],
-    outcome: InboxOutcome,
-    error?: string,
-  ) {
-    await tx.conversations.append(turn.conversation.id, withTokens(messages));
-    await tx.conversations.setInflight(turn.conversation.id, null);
-    await tx.conversations.recordUsage(turn.conversation.id, turn.usage);
-    await tx.inbox.finish(turn.eventIds, outcome, error);
   }
 }

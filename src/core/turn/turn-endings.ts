@@ -1,0 +1,163 @@
+import type { ChatAdapter, ReplyTarget } from '../adapter.js';
+import { ModelError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ConversationMessage } from '../messages.js';
+import type { ApprovalRecord, InboxOutcome, Store } from '../store.js';
+import { countMessageTokens } from '../tokens.js';
+import type { Resolution } from './tool-calls.js';
+import type { Turn, TurnRunnerDeps } from './turn.js';
+
+/**
+ * How a turn ends: replied, parked for approval, or failed with a message to the user. Each ending
+ * commits the turn's messages and marks its inbox events in one transaction.
+ */
+
+const failureMessage = 'Sorry, something went wrong on my side while answering. Please try again.';
+
+const withTokens = (messages: readonly ConversationMessage[]) =>
+  messages.map((message) => ({ ...message, tokens: countMessageTokens(message) }));
+
+/** Delivers the full reply, then commits the turn. `finalContent` is the last model answer. */
+export async function completeTurn(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  pending: ConversationMessage[],
+  finalContent: string | undefined,
+) {
+  if (turn.reply.shown.trim().length === 0) await turn.reply.append("I don't have anything to add to that.");
+  const messages: ConversationMessage[] = [
+    ...pending,
+    { role: 'assistant', content: finalContent?.trim() ? finalContent : turn.reply.shown },
+  ];
+  turn.inflight.delivered = { text: turn.reply.shown, messages };
+  await deps.store.conversations.setInflight(turn.conversation.id, turn.inflight);
+  await turn.reply.finish();
+  await commitTurn(deps, turn, messages, 'done');
+  turn.observer.end({ status: 'replied' });
+}
+
+/** A restarted turn whose reply was complete: make sure it is fully shown, then commit it. */
+export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
+  const delivered = turn.inflight.delivered;
+  if (!delivered) return;
+  await turn.reply.finish(delivered.text);
+  await commitTurn(deps, turn, delivered.messages, 'done');
+  turn.observer.end({ status: 'replied' });
+}
+
+/** Stops the turn at a call that needs a person's decision: persist, then show the card. */
+export async function parkTurn(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  pending: ConversationMessage[],
+  assistant: {
+    content: string;
+    toolCalls: NonNullable<Extract<ConversationMessage, { role: 'assistant' }>['toolCalls']>;
+  },
+  resolution: Extract<Resolution, { status: 'needs_approval' }>,
+) {
+  const { store, approvals, options } = deps;
+  if (turn.reply.opened) await turn.reply.finish();
+  const call = assistant.toolCalls[resolution.index];
+  if (!call) throw new Error('parked on a missing tool call');
+  const approval = await store.transaction(async (tx) => {
+    const created = await tx.approvals.create(
+      approvals.newApproval({
+        conversationKey: turn.conversation.key,
+        platform: turn.target.address.platform,
+        toolName: resolution.tool.name,
+        toolCallId: call.id,
+        arguments: resolution.input,
+        risk: resolution.tool.risk,
+        summary: resolution.tool.summarize(resolution.input),
+        requestedBy: turn.requester,
+        expiresAt: new Date(Date.now() + options.approvalTtlMs),
+        resume: {
+          turnId: turn.id,
+          assistant,
+          results: resolution.results,
+          pendingIndex: resolution.index,
+          isDirect: turn.isDirect,
+          ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
+        },
+      }),
+    );
+    await commitTurnWith(tx, turn, pending, 'done');
+    return created;
+  });
+  turn.log.info(
+    { approvalId: approval.id, tool: approval.toolName, risk: approval.risk },
+    'turn parked for approval',
+  );
+  turn.observer.approvalRequested({
+    approvalId: approval.id,
+    conversationKey: approval.conversationKey,
+    toolName: approval.toolName,
+    risk: approval.risk,
+  });
+  turn.observer.end({ status: 'parked' });
+  await postApprovalCard(deps, turn.adapter, turn.target, approval, turn.log);
+}
+
+export async function postApprovalCard(
+  deps: TurnRunnerDeps,
+  adapter: ChatAdapter,
+  target: ReplyTarget,
+  approval: ApprovalRecord,
+  log: Logger,
+) {
+  try {
+    const messageId = await adapter.postApprovalCard(target, deps.approvals.card(approval));
+    await deps.store.approvals.setCardMessage(approval.id, messageId);
+  } catch (error) {
+    log.error({ err: error, approvalId: approval.id }, 'could not post the approval card');
+    await adapter
+      .postNotice(
+        target,
+        `I need approval to run ${approval.toolName}, but could not show the approval card. Please try again.`,
+      )
+      .catch(() => {});
+  }
+}
+
+/** Ends a failed turn with a message to the user; what completed (the user's words, finished tool steps) is kept. */
+export async function failTurn(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  pending: ConversationMessage[],
+  error: unknown,
+) {
+  const userMessage = error instanceof ModelError ? error.userMessage : failureMessage;
+  turn.log.error({ err: error, code: error instanceof ModelError ? error.code : undefined }, 'turn failed');
+  try {
+    if (turn.reply.opened) await turn.reply.finish(`${turn.reply.shown}\n\n⚠️ ${userMessage}`);
+    else await turn.adapter.postNotice(turn.target, `⚠️ ${userMessage}`);
+  } catch (deliveryError) {
+    turn.log.error({ err: deliveryError }, 'could not tell the user about the failure');
+  }
+  await commitTurn(deps, turn, pending, 'failed', error instanceof Error ? error.message : String(error));
+  turn.observer.end({ status: 'failed', error: userMessage });
+}
+
+function commitTurn(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  messages: readonly ConversationMessage[],
+  outcome: InboxOutcome,
+  error?: string,
+) {
+  return deps.store.transaction((tx) => commitTurnWith(tx, turn, messages, outcome, error));
+}
+
+async function commitTurnWith(
+  tx: Store,
+  turn: Turn,
+  messages: readonly ConversationMessage[],
+  outcome: InboxOutcome,
+  error?: string,
+) {
+  await tx.conversations.append(turn.conversation.id, withTokens(messages));
+  await tx.conversations.setInflight(turn.conversation.id, null);
+  await tx.conversations.recordUsage(turn.conversation.id, turn.usage);
+  await tx.inbox.finish(turn.eventIds, outcome, error);
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { ChatAdapter, ReplyTarget } from '../adapter.js';
+import type { ApprovalService } from '../approvals/approval-service.js';
+import type { SessionBrain } from '../brain/session-brain.js';
+import type { ChatUser, Platform } from '../events.js';
+import type { Logger } from '../logger.js';
+import type { ModelClient } from '../model/model-client.js';
+import type { Observer, TurnObserver } from '../observer.js';
+import type { ConversationRecord, InflightTurn, Store } from '../store.js';
+import type { ApprovalPolicy } from '../tools/policy.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { TurnReply } from './turn-reply.js';
+
+/** One turn in progress, and how it starts: resuming an interrupted attempt when there was one. */
+
+export interface TurnRunnerOptions {
+  systemPrompt: string;
+  maxSteps: number;
+  approvalTtlMs: number;
+  memoriesInPrompt: number;
+}
+
+export interface TurnRunnerDeps {
+  store: Store;
+  brain: SessionBrain;
+  model: ModelClient | undefined;
+  tools: ToolRegistry;
+  policy: ApprovalPolicy;
+  approvals: ApprovalService;
+  adapters: ReadonlyMap<Platform, ChatAdapter>;
+  observer: Observer;
+  logger: Logger;
+  options: TurnRunnerOptions;
+}
+
+/** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */
+export class TurnInterruptedError extends Error {}
+
+export interface Turn {
+  id: string;
+  conversation: ConversationRecord;
+  adapter: ChatAdapter;
+  target: ReplyTarget;
+  requester: ChatUser;
+  isDirect: boolean;
+  eventIds: number[];
+  inflight: InflightTurn;
+  reply: TurnReply;
+  observer: TurnObserver;
+  log: Logger;
+  signal: AbortSignal;
+  usage: { promptTokens: number; completionTokens: number; tokenScale: number };
+}
+
+export function adapterFor(deps: TurnRunnerDeps, platform: Platform): ChatAdapter {
+  const adapter = deps.adapters.get(platform);
+  if (!adapter) throw new Error(`No adapter for platform ${platform}`);
+  return adapter;
+}
+
+export async function beginTurn(
+  deps: TurnRunnerDeps,
+  input: {
+    conversationKey: string;
+    eventIds: number[];
+    target: ReplyTarget;
+    requester: ChatUser;
+    isDirect: boolean;
+    trigger: 'message' | 'resume';
+    signal: AbortSignal;
+  },
+): Promise<Turn> {
+  const { store } = deps;
+  const conversation = await store.conversations.ensure(input.conversationKey, input.target.address);
+  const earlier = conversation.inflight;
+  const recovering = earlier?.eventIds.some((id) => input.eventIds.includes(id)) ? earlier : undefined;
+  const id = recovering?.turnId ?? randomUUID();
+  const inflight: InflightTurn = {
+    turnId: id,
+    eventIds: input.eventIds,
+    replyMessageIds: recovering?.replyMessageIds ?? [],
+  };
+  if (recovering?.delivered) inflight.delivered = recovering.delivered;
+  const log = deps.logger.child({ conversation: conversation.key, turn: id });
+  if (recovering) log.warn({ events: input.eventIds }, 'resuming a turn interrupted by a restart');
+  const adapter = adapterFor(deps, input.target.address.platform);
+  const reply = new TurnReply(
+    adapter,
+    input.target,
+    {
+      resume: [...inflight.replyMessageIds],
+      onMessageCreated: async (messageId) => {
+        inflight.replyMessageIds.push(messageId);
+        await store.conversations.setInflight(conversation.id, inflight);
+      },
+    },
+    log,
+  );
+  const turn: Turn = {
+    id,
+    conversation,
+    adapter,
+    target: input.target,
+    requester: input.requester,
+    isDirect: input.isDirect,
+    eventIds: input.eventIds,
+    inflight,
+    reply,
+    observer: deps.observer.startTurn({
+      turnId: id,
+      conversationKey: conversation.key,
+      platform: input.target.address.platform,
+      userId: input.requester.id,
+      trigger: input.trigger,
+    }),
+    log,
+    signal: input.signal,
+    usage: { promptTokens: 0, completionTokens: 0, tokenScale: conversation.tokenScale },
+  };
+  await store.conversations.setInflight(conversation.id, inflight);
+  return turn;
+}
