@@ -152,6 +152,7 @@ describe('configuration', () => {
     expect(error.message).toContain('restart_service');
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the test name quotes the config syntax.
   it('interpolates ${VAR} in tool URLs and headers, and names unset ones', () => {
     const file = `
 tools:

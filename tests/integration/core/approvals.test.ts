@@ -29,6 +29,7 @@ function appOptions(overrides: { approvalTtlMinutes?: number } = {}): TestButler
     description: `${name.replace('_', ' ')} of a service.`,
     risk,
     input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation is under test.
     http: { method, url: `${toolServer.url}/${name}`, headers: { authorization: 'Bearer ${OPS_TOKEN}' } },
   });
   return {

@@ -103,7 +103,9 @@ describe(`storage on ${databaseKind}`, () => {
     const first = (await store.inbox.insert(inboxEvent('rate', 'a'))) ?? 0;
     const second = (await store.inbox.insert(inboxEvent('rate', 'b'))) ?? 0;
     const rankOfFirst = await store.inbox.countUserMessages('slack', 'U1', { since, upToId: first });
-    expect(await store.inbox.countUserMessages('slack', 'U1', { since, upToId: second })).toBe(rankOfFirst + 1);
+    expect(await store.inbox.countUserMessages('slack', 'U1', { since, upToId: second })).toBe(
+      rankOfFirst + 1,
+    );
     expect(await store.inbox.countUserMessages('slack', 'U2', { since, upToId: second })).toBe(0);
   });
 
