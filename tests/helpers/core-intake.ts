@@ -1,0 +1,178 @@
+import { asc, eq, is, sql } from 'drizzle-orm';
+import { PgTable } from 'drizzle-orm/pg-core';
+import { ApprovalService } from '../../src/core/approvals/approval-service.js';
+import { ButlerService } from '../../src/core/butler-service.js';
+import { encodeConversationKey } from '../../src/core/conversation-key.js';
+import type { ChatUser, ConversationAddress, InboundMessage, Platform } from '../../src/core/events.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { noopObserver } from '../../src/core/observer.js';
+import type { ApprovalRecord, Store } from '../../src/core/store.js';
+import { ApprovalPolicy } from '../../src/core/tools/policy.js';
+import type { Database } from '../../src/storage/database.js';
+import * as schema from '../../src/storage/schema.js';
+import { createStore } from '../../src/storage/store.js';
+import { openTestDatabase } from './database.js';
+
+/**
+ * The real core intake for driving a platform connector: `ButlerService` with the real approval service and
+ * policy over a fresh test database (Postgres when TEST_DATABASE_URL is set, else PGlite), wired as
+ * `src/app.ts` wires it. No worker runs, so nothing is answered: tests read what was stored and decided.
+ */
+
+export interface CoreIntakeOptions {
+  /** Configured approvers per platform, as in the config file's `approvers`. */
+  approvers?: Partial<Record<Platform, string[]>>;
+}
+
+export interface PendingApprovalOptions {
+  platform: Platform;
+  requester: ChatUser;
+  risk?: 'medium' | 'high';
+  /** Default: an hour from now. A past deadline makes an approval that has expired but was not yet swept. */
+  expiresAt?: Date;
+  /** The conversation the approval belongs to. */
+  address?: ConversationAddress;
+}
+
+/** A lock held by another transaction until `release()`, as a concurrent writer would hold it. */
+export interface HeldLock {
+  release(): Promise<void>;
+}
+
+export interface CoreIntake {
+  /** What the connector under test is given. */
+  readonly intake: ButlerService;
+  readonly store: Store;
+  /** Inbound messages in the inbox, in the order they were accepted. */
+  storedMessages(): Promise<InboundMessage[]>;
+  /** Makes Butler a participant of the conversation, as answering in it would. */
+  knowConversation(address: ConversationAddress): Promise<void>;
+  /** A pending approval of `restart_service`, with the configured approvers of its platform. */
+  pendingApproval(options: PendingApprovalOptions): Promise<ApprovalRecord>;
+  approval(id: string): Promise<ApprovalRecord>;
+  /**
+   * Holds a lock that makes storing an inbound message wait. On PGlite (one connection) every query
+   * waits, the test's own included: read the database only after `release()`.
+   */
+  holdInbox(): Promise<HeldLock>;
+  /** Holds the approval's row lock, as a concurrent decision does: deciding it waits. Same PGlite caveat. */
+  holdApproval(id: string): Promise<HeldLock>;
+  /** The database refuses to store inbound events until the returned function is called. */
+  refuseInboxWrites(): Promise<() => Promise<void>>;
+  /** Empties every table (between tests). */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+
+const tables = Object.values(schema).filter((value) => is(value, PgTable));
+
+export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<CoreIntake> {
+  const database = await openTestDatabase();
+  const { db } = database;
+  const store = createStore(db);
+  const policy = new ApprovalPolicy(options.approvers ?? {});
+  // No worker: waking it is a no-op, and nothing claims what was accepted.
+  const approvals = new ApprovalService(store, policy, noopObserver, silentLogger, () => {});
+  const intake = new ButlerService(store, approvals, {}, silentLogger, () => {});
+  const held = new Set<HeldLock>();
+
+  async function hold(take: (tx: Transaction) => Promise<unknown>): Promise<HeldLock> {
+    let markHeld = () => {};
+    let release = () => {};
+    const isHeld = new Promise<void>((resolve) => {
+      markHeld = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const transaction = db.transaction(async (tx) => {
+      await take(tx);
+      markHeld();
+      await released;
+    });
+    await Promise.race([isHeld, transaction]);
+    const lock: HeldLock = {
+      release: async () => {
+        held.delete(lock);
+        release();
+        await transaction;
+      },
+    };
+    held.add(lock);
+    return lock;
+  }
+
+  const releaseAll = () => Promise.all([...held].map((lock) => lock.release()));
+
+  return {
+    intake,
+    store,
+    async storedMessages() {
+      const rows = await db
+        .select({ payload: schema.inboundEvents.payload })
+        .from(schema.inboundEvents)
+        .where(eq(schema.inboundEvents.kind, 'message'))
+        .orderBy(asc(schema.inboundEvents.id));
+      return rows.flatMap(({ payload }) => (payload.kind === 'message' ? [payload] : []));
+    },
+    async knowConversation(address) {
+      await store.conversations.ensure(encodeConversationKey(address), address);
+    },
+    pendingApproval(approval) {
+      const address = approval.address ?? {
+        platform: approval.platform,
+        workspace: 'workspace',
+        channel: 'channel',
+        thread: 'main',
+      };
+      return store.approvals.create(
+        approvals.newApproval({
+          conversationKey: encodeConversationKey(address),
+          platform: approval.platform,
+          toolName: 'restart_service',
+          toolCallId: 'call_restart',
+          arguments: { service: 'payments-api' },
+          risk: approval.risk ?? 'high',
+          summary: 'Restart payments-api',
+          requestedBy: approval.requester,
+          expiresAt: approval.expiresAt ?? new Date(Date.now() + 60 * 60_000),
+          resume: { turnId: 'turn', assistant: { content: '', toolCalls: [] }, results: [], pendingIndex: 0 },
+        }),
+      );
+    },
+    async approval(id) {
+      const approval = await store.approvals.get(id);
+      if (!approval) throw new Error(`approval ${id} is not in the database`);
+      return approval;
+    },
+    holdInbox: () => hold((tx) => tx.execute(sql`lock table ${schema.inboundEvents} in exclusive mode`)),
+    holdApproval: (id) =>
+      hold((tx) =>
+        tx
+          .select({ id: schema.approvals.id })
+          .from(schema.approvals)
+          .where(eq(schema.approvals.id, id))
+          .for('update'),
+      ),
+    async refuseInboxWrites() {
+      await db.execute(sql`create or replace function butler_test_refuse_write() returns trigger
+        language plpgsql as $$ begin raise exception 'database unavailable'; end $$`);
+      await db.execute(sql`create trigger butler_test_refuse_write before insert on ${schema.inboundEvents}
+        for each statement execute function butler_test_refuse_write()`);
+      return async () => {
+        await db.execute(sql`drop trigger butler_test_refuse_write on ${schema.inboundEvents}`);
+      };
+    },
+    async reset() {
+      await releaseAll();
+      await db.execute(sql`drop trigger if exists butler_test_refuse_write on ${schema.inboundEvents}`);
+      await db.execute(sql`truncate ${sql.join(tables, sql`, `)} restart identity cascade`);
+    },
+    async close() {
+      await releaseAll();
+      await database.close();
+    },
+  };
+}
