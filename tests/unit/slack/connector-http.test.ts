@@ -1,11 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
 import { createSlackConnector } from '../../../src/adapters/slack/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
+import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
-import { createFakeIntake, type FakeIntake, pendingCard } from './fake-intake.js';
 import {
   appMention,
   asForm,
@@ -23,8 +24,8 @@ import {
   userMessage,
 } from './payloads.js';
 
+let core: CoreIntake;
 let fake: FakeSlackApi;
-let intake: FakeIntake;
 let connector: PlatformConnector;
 let http: HttpServer;
 let url: string;
@@ -33,15 +34,20 @@ function connect(apiUrl: string) {
   return createSlackConnector({
     config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl },
     file: fileConfigSchema.parse({}),
-    intake,
+    intake: core.intake,
     logger: silentLogger,
     tuning: { apiRetries: 0 },
   });
 }
 
+beforeAll(async () => {
+  core = await startCoreIntake({ approvers: { slack: ['U0APPROVER', 'U0ANA'] } });
+});
+afterAll(() => core.close());
+
 beforeEach(async () => {
+  await core.reset();
   fake = await startFakeSlackApi();
-  intake = createFakeIntake();
   connector = connect(fake.url);
   await connector.start();
   http = createHttpServer({
@@ -87,7 +93,7 @@ describe('Slack over HTTP: requests', () => {
       api_app_id: 'A0BUTLER',
     };
     expect((await postToSlack(url, asJson(notice))).status).toBe(200);
-    expect(intake.calls).toEqual([]);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('answers ssl_check', async () => {
@@ -113,7 +119,7 @@ describe('Slack over HTTP: requests', () => {
       options(),
     );
     expect(response.status).toBe(401);
-    expect(intake.calls).toEqual([]);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('checks freshness against the injected clock', async () => {
@@ -121,7 +127,7 @@ describe('Slack over HTTP: requests', () => {
     const clocked = createSlackConnector({
       config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl: fake.url },
       file: fileConfigSchema.parse({}),
-      intake,
+      intake: core.intake,
       logger: silentLogger,
       now: () => past,
       tuning: { apiRetries: 0 },
@@ -146,7 +152,7 @@ describe('Slack over HTTP: requests', () => {
     const response = await postToSlack(url, { body: '{broken', contentType: 'application/json' });
     expect(response.status).toBe(400);
     expect(response.headers.get('x-slack-no-retry')).toBe('1');
-    expect(intake.calls).toEqual([]);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('refuses oversized bodies with 413', async () => {
@@ -184,180 +190,188 @@ describe('Slack over HTTP: requests', () => {
 });
 
 describe('Slack over HTTP: events', () => {
-  it('acknowledges a mention only after the core accepted it', async () => {
-    intake.acceptDelayMs = 300;
-    const started = Date.now();
-    const response = await postToSlack(url, asJson(envelope(appMention({ ts: threadTs }))));
-    expect(response.status).toBe(200);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    expect(intake.accepted).toHaveLength(1);
-    expect(intake.accepted[0]?.address).toEqual({
-      platform: 'slack',
-      workspace: team,
-      channel: 'C0GENERAL',
-      thread: threadTs,
-    });
-    expect(intake.accepted[0]?.text).toBe('what is the status of the deploy?');
+  const threadAddress = {
+    platform: 'slack' as const,
+    workspace: team,
+    channel: 'C0GENERAL',
+    thread: threadTs,
+  };
+
+  it('acknowledges a mention only after the core stored it', async () => {
+    const lock = await core.holdInbox();
+    const response = postToSlack(url, asJson(envelope(appMention({ ts: threadTs }))));
+    // While the database makes the insert wait, Slack gets no answer.
+    expect(await Promise.race([response.then(() => 'answered'), delay(300, 'waiting')])).toBe('waiting');
+    await lock.release();
+    expect((await response).status).toBe(200);
+    // Read right after the answer: the row was committed before the acknowledgement went out.
+    const stored = await core.storedMessages();
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.address).toEqual(threadAddress);
+    expect(stored[0]?.text).toBe('what is the status of the deploy?');
   });
 
   it('answers 500 when the core cannot store the event, so Slack retries', async () => {
-    intake.acceptError = new Error('database unavailable');
+    const restore = await core.refuseInboxWrites();
     const response = await postToSlack(url, asJson(envelope(appMention({ ts: threadTs }))));
+    await restore();
     expect(response.status).toBe(500);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
-  it('hands retries to the core with the same dedup key (answered once)', async () => {
+  it('hands retries to the core with the same dedup key (stored once)', async () => {
     const payload = asJson(envelope(appMention({ ts: threadTs })));
-    await postToSlack(url, payload);
-    const retry = await postToSlack(url, payload, {
-      headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' },
-    });
-    expect(retry.status).toBe(200);
-    expect(intake.accepted).toHaveLength(1);
-    expect(intake.duplicates).toHaveLength(1);
+    const retry = (attempt: number) =>
+      postToSlack(url, payload, {
+        headers: { 'x-slack-retry-num': String(attempt), 'x-slack-retry-reason': 'http_error' },
+      });
+    const restore = await core.refuseInboxWrites();
+    expect((await postToSlack(url, payload)).status).toBe(500);
+    await restore();
+    expect((await retry(1)).status).toBe(200);
+    expect((await retry(2)).status).toBe(200);
+    expect((await core.storedMessages()).map((message) => message.messageId)).toEqual([threadTs]);
   });
 
   it('answers message + app_mention of the same Slack message once', async () => {
-    const address = { platform: 'slack' as const, workspace: team, channel: 'C0GENERAL', thread: threadTs };
-    intake.knowConversation(address);
+    await core.knowConversation(threadAddress);
     const text = `<@${botUserId}> and one more thing`;
-    await postToSlack(url, asJson(envelope(userMessage({ ts: '1700000000.000300', threadTs, text }))));
+    const message = envelope(userMessage({ ts: '1700000000.000300', threadTs, text }));
+    await postToSlack(url, asJson(message));
     await postToSlack(url, asJson(envelope(appMention({ ts: '1700000000.000300', threadTs, text }))));
-    expect(intake.accepted).toHaveLength(1);
-    expect(intake.duplicates).toHaveLength(1);
+    // The first delivery is the one stored; the second is the same message.
+    expect((await core.storedMessages()).map((stored) => stored.eventId)).toEqual([message.event_id]);
   });
 
   it('answers thread follow-ups only in threads Butler is part of, and records nothing otherwise', async () => {
     await postToSlack(url, asJson(envelope(userMessage({ ts: '1700000000.000400', threadTs }))));
-    expect(intake.calls).toEqual(['isKnownConversation']);
-    intake.knowConversation({ platform: 'slack', workspace: team, channel: 'C0GENERAL', thread: threadTs });
+    expect(await core.storedMessages()).toEqual([]);
+    await core.knowConversation(threadAddress);
     await postToSlack(url, asJson(envelope(userMessage({ ts: '1700000000.000500', threadTs }))));
-    expect(intake.accepted.map((message) => message.messageId)).toEqual(['1700000000.000500']);
+    expect((await core.storedMessages()).map((message) => message.messageId)).toEqual(['1700000000.000500']);
   });
 
   it('answers DMs and ignores own messages and edits', async () => {
+    await core.knowConversation(threadAddress);
     await postToSlack(url, asJson(envelope(directMessage({ ts: '1700000100.000100' }))));
     await postToSlack(url, asJson(envelope(ownMessage({ ts: '1700000100.000200', threadTs }))));
     const changed = await postToSlack(url, asJson(envelope(messageChanged({ ts: '1700000100.000300' }))));
     expect(changed.status).toBe(200);
-    expect(intake.accepted.map((message) => message.address.thread)).toEqual(['main']);
-    expect(intake.calls).toEqual(['accept']);
+    expect((await core.storedMessages()).map((message) => message.address.thread)).toEqual(['main']);
   });
 });
 
 describe('Slack over HTTP: approval clicks', () => {
   const cardTs = '1700000000.000900';
+  const approver = { id: 'U0APPROVER', name: 'approver' };
+  let approvalId: string;
+
+  beforeEach(async () => {
+    const address = { platform: 'slack' as const, workspace: team, channel: 'C0GENERAL', thread: threadTs };
+    ({ id: approvalId } = await core.pendingApproval({
+      platform: 'slack',
+      requester: { id: 'U0ALICE' },
+      address,
+    }));
+  });
+
+  const click = (actionId: 'butler_approve' | 'butler_reject', user = approver) =>
+    postToSlack(url, asForm(blockActions({ approvalId, actionId, messageTs: cardTs, threadTs, user })));
 
   it('acknowledges at once, decides with the clicking user, and updates the card', async () => {
-    intake.decideDelayMs = 1500;
-    const started = Date.now();
-    const response = await postToSlack(
-      url,
-      asForm(blockActions({ approvalId: 'ap-1', actionId: 'butler_approve', messageTs: cardTs, threadTs })),
-    );
-    expect(response.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // A concurrent decision holds the approval: the click is acknowledged without waiting for it.
+    const lock = await core.holdApproval(approvalId);
+    expect((await click('butler_approve')).status).toBe(200);
+    expect(fake.callsTo('chat.update')).toHaveLength(0);
+    await lock.release();
     const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
-    expect(intake.decisions).toEqual([
-      {
-        approvalId: 'ap-1',
-        platform: 'slack',
-        user: { id: 'U0APPROVER', name: 'approver' },
-        decision: 'approve',
-      },
-    ]);
+    const decided = await core.approval(approvalId);
+    expect(decided).toMatchObject({ status: 'approved', decidedBy: approver, reason: null });
     expect(update.args.ts).toBe(cardTs);
-    expect(JSON.stringify(update.args.blocks)).toContain('Approved by approver at 12:03 UTC');
+    const time = decided.decidedAt?.toISOString().slice(11, 16);
+    expect(JSON.stringify(update.args.blocks)).toContain(`Approved by approver at ${time} UTC`);
     expect(JSON.stringify(update.args.blocks)).not.toContain('butler_approve');
   });
 
   it('tells an unauthorised clicker privately and leaves the card alone', async () => {
-    intake.decideWith = () => ({
-      ok: false,
-      code: 'not_authorized',
-      message: 'Only an approver may approve this.',
-    });
-    await postToSlack(
-      url,
-      asForm(
-        blockActions({
-          approvalId: 'ap-1',
-          actionId: 'butler_approve',
-          messageTs: cardTs,
-          threadTs,
-          user: { id: 'U0ALICE', name: 'alice' },
-        }),
-      ),
-    );
+    await click('butler_approve', { id: 'U0ALICE', name: 'alice' });
     const ephemeral = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
     expect(ephemeral.args).toMatchObject({
       channel: 'C0GENERAL',
       user: 'U0ALICE',
-      text: 'Only an approver may approve this.',
+      text: 'High-risk actions need an approver other than the person who asked.',
       thread_ts: threadTs,
     });
     expect(fake.callsTo('chat.update')).toHaveLength(0);
+    expect((await core.approval(approvalId)).status).toBe('pending');
   });
 
   it('answers a late second click privately and redraws the decided card', async () => {
-    intake.decideWith = () => ({
-      ok: false,
-      code: 'already_decided',
-      message: 'Already approved by Ana.',
-      card: { ...pendingCard, status: 'approved', decidedBy: { id: 'U0ANA', name: 'Ana' } },
+    await click('butler_approve', { id: 'U0ANA', name: 'Ana' });
+    await fake.waitFor(() => fake.callsTo('chat.update')[0]);
+    await click('butler_approve');
+    const ephemeral = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
+    expect(ephemeral.args).toMatchObject({
+      user: 'U0APPROVER',
+      text: 'This request was already approved by Ana.',
     });
-    await postToSlack(
-      url,
-      asForm(blockActions({ approvalId: 'ap-1', actionId: 'butler_approve', messageTs: cardTs })),
-    );
-    await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
-    const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
-    expect(JSON.stringify(update.args.blocks)).toContain('Approved by Ana');
+    const redraw = await fake.waitFor(() => fake.callsTo('chat.update')[1]);
+    expect(JSON.stringify(redraw.args.blocks)).toContain('Approved by Ana');
+    expect((await core.approval(approvalId)).decidedBy).toEqual({ id: 'U0ANA', name: 'Ana' });
+  });
+
+  async function clickPastDeadline() {
+    ({ id: approvalId } = await core.pendingApproval({
+      platform: 'slack',
+      requester: { id: 'U0ALICE' },
+      expiresAt: new Date(Date.now() - 1000),
+    }));
+    await click('butler_approve');
+  }
+
+  it('answers a click after the deadline privately and decides nothing', async () => {
+    await clickPastDeadline();
+    const ephemeral = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
+    expect(ephemeral.args.text).toBe('This request has expired; nothing was run.');
+    expect(await core.approval(approvalId)).toMatchObject({ status: 'pending', decidedBy: null });
+  });
+
+  // Known bug, left to src: until the sweeper marks it expired, ApprovalService hands back the approval's
+  // card as still pending, so the card is redrawn with live buttons right after "expired".
+  it.fails('redraws the card of an approval past its deadline as expired, without buttons', async () => {
+    await clickPastDeadline();
+    const redraw = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
+    expect(JSON.stringify(redraw.args.blocks)).toContain('Expired');
+    expect(JSON.stringify(redraw.args.blocks)).not.toContain('butler_approve');
   });
 
   it('asks for a reason in a modal and rejects on submission', async () => {
-    await postToSlack(
-      url,
-      asForm(blockActions({ approvalId: 'ap-1', actionId: 'butler_reject', messageTs: cardTs, threadTs })),
-    );
+    await click('butler_reject');
     const open = await fake.waitFor(() => fake.callsTo('views.open')[0]);
     expect(open.args.trigger_id).toBe('1337.42.abcdef');
-    expect(intake.decisions).toEqual([]);
+    expect((await core.approval(approvalId)).status).toBe('pending');
     const response = await postToSlack(
       url,
-      asForm(
-        rejectSubmission({
-          approvalId: 'ap-1',
-          messageTs: cardTs,
-          threadTs,
-          reason: 'not during the freeze',
-        }),
-      ),
+      asForm(rejectSubmission({ approvalId, messageTs: cardTs, threadTs, reason: 'not during the freeze' })),
     );
     expect(response.status).toBe(200);
     const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
-    expect(intake.decisions[0]).toMatchObject({
-      decision: 'reject',
+    expect(await core.approval(approvalId)).toMatchObject({
+      status: 'rejected',
       reason: 'not during the freeze',
-      user: { id: 'U0APPROVER' },
+      decidedBy: approver,
     });
     expect(JSON.stringify(update.args.blocks)).toContain('Rejected by approver: not during the freeze');
   });
 
   it('rejects without a reason when the modal cannot open', async () => {
     fake.failNext('views.open', { error: 'expired_trigger_id' });
-    await postToSlack(
-      url,
-      asForm(blockActions({ approvalId: 'ap-1', actionId: 'butler_reject', messageTs: cardTs })),
-    );
+    await click('butler_reject');
     await fake.waitFor(() => fake.callsTo('chat.update')[0]);
-    expect(intake.decisions).toEqual([
-      {
-        approvalId: 'ap-1',
-        platform: 'slack',
-        user: { id: 'U0APPROVER', name: 'approver' },
-        decision: 'reject',
-      },
-    ]);
+    expect(await core.approval(approvalId)).toMatchObject({
+      status: 'rejected',
+      reason: null,
+      decidedBy: approver,
+    });
   });
 });

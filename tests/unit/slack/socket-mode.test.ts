@@ -1,26 +1,32 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
 import { createSlackConnector } from '../../../src/adapters/slack/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
 import { silentLogger } from '../../../src/core/logger.js';
+import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
-import { createFakeIntake, type FakeIntake } from './fake-intake.js';
 import { type FakeSocketMode, startFakeSocketMode } from './fake-socket-mode.js';
-import { appMention, blockActions, envelope } from './payloads.js';
+import { appMention, blockActions, envelope, team } from './payloads.js';
 
+let core: CoreIntake;
 let socket: FakeSocketMode;
 let fake: FakeSlackApi;
-let intake: FakeIntake;
 let connector: PlatformConnector;
 
+beforeAll(async () => {
+  core = await startCoreIntake({ approvers: { slack: ['U0APPROVER'] } });
+});
+afterAll(() => core.close());
+
 beforeEach(async () => {
+  await core.reset();
   socket = await startFakeSocketMode();
   fake = await startFakeSlackApi({ socketUrl: () => socket.url });
-  intake = createFakeIntake();
   connector = createSlackConnector({
     config: { botToken: 'xoxb-test', signingSecret: undefined, appToken: 'xapp-test', apiUrl: fake.url },
     file: fileConfigSchema.parse({}),
-    intake,
+    intake: core.intake,
     logger: silentLogger,
     tuning: { apiRetries: 0 },
   });
@@ -57,51 +63,62 @@ describe('Slack over Socket Mode', () => {
     await fake.waitFor(() => connector.readiness() === 'ok');
   });
 
-  it('acknowledges an event only after the core accepted it', async () => {
+  it('acknowledges an event only after the core stored it', async () => {
     await connector.start();
     await socket.waitForConnection();
-    intake.acceptDelayMs = 200;
+    const lock = await core.holdInbox();
     const sent = eventsApi(envelope(appMention({ ts: '1700000000.000100' })));
     socket.send(sent);
-    await fake.waitFor(() => intake.calls.includes('accept'));
+    // While the database makes the insert wait, Slack gets no acknowledgement.
+    await delay(300);
     expect(socket.acks).toEqual([]);
+    await lock.release();
     await fake.waitFor(() => socket.acks.length === 1);
     expect(socket.acks[0]?.envelope_id).toBe(sent.envelope_id);
-    expect(intake.accepted[0]?.address.thread).toBe('1700000000.000100');
+    const stored = await core.storedMessages();
+    expect(stored.map((message) => message.address.thread)).toEqual(['1700000000.000100']);
   });
 
   it('leaves an envelope unacknowledged when the core cannot store it (Slack redelivers)', async () => {
     await connector.start();
     await socket.waitForConnection();
-    intake.acceptError = new Error('database unavailable');
+    const restore = await core.refuseInboxWrites();
     socket.send(eventsApi(envelope(appMention({ ts: '1700000000.000200' }))));
-    await fake.waitFor(() => intake.calls.includes('accept'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await delay(300);
+    await restore();
     expect(socket.acks).toEqual([]);
-    intake.acceptError = undefined;
+    expect(await core.storedMessages()).toEqual([]);
     const redelivered = eventsApi(envelope(appMention({ ts: '1700000000.000200' })), 1);
     socket.send(redelivered);
     await fake.waitFor(() => socket.acks.length === 1);
-    expect(intake.accepted).toHaveLength(1);
+    expect(socket.acks.map((ack) => ack.envelope_id)).toEqual([redelivered.envelope_id]);
+    expect(await core.storedMessages()).toHaveLength(1);
   });
 
   it('acknowledges clicks at once and then decides', async () => {
     await connector.start();
     await socket.waitForConnection();
-    intake.decideDelayMs = 1000;
+    const address = { platform: 'slack' as const, workspace: team, channel: 'C0GENERAL', thread: 'main' };
+    const approval = await core.pendingApproval({ platform: 'slack', requester: { id: 'U0ALICE' }, address });
+    // A concurrent decision holds the approval: the envelope is acknowledged without waiting for it.
+    const lock = await core.holdApproval(approval.id);
     socket.send({
       envelope_id: 'env-click',
       type: 'interactive',
       payload: blockActions({
-        approvalId: 'ap-9',
+        approvalId: approval.id,
         actionId: 'butler_approve',
         messageTs: '1700000000.000900',
       }),
       accepts_response_payload: false,
     });
     await fake.waitFor(() => socket.acks.length === 1);
-    expect(intake.decisions).toEqual([]);
+    expect(fake.callsTo('chat.update')).toHaveLength(0);
+    await lock.release();
     await fake.waitFor(() => fake.callsTo('chat.update')[0]);
-    expect(intake.decisions[0]).toMatchObject({ approvalId: 'ap-9', decision: 'approve' });
+    expect(await core.approval(approval.id)).toMatchObject({
+      status: 'approved',
+      decidedBy: { id: 'U0APPROVER', name: 'approver' },
+    });
   });
 });
