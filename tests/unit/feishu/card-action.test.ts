@@ -1,53 +1,47 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleCardAction, parseButtonValue } from '../../../src/adapters/feishu/card-action.js';
 import type { CardActionEvent } from '../../../src/adapters/feishu/event-payloads.js';
 import { parseCardActionEvent } from '../../../src/adapters/feishu/event-payloads.js';
-import type { ButlerIntake } from '../../../src/core/adapter.js';
 import type { ApprovalCard } from '../../../src/core/approval-card.js';
-import type { DecisionResult } from '../../../src/core/approvals/decision.js';
 import { silentLogger } from '../../../src/core/logger.js';
-import { bobOpenId, cardActionEvent } from './feishu-events.js';
+import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { aliceOpenId, bobOpenId, cardActionEvent } from './feishu-events.js';
 
-const card: ApprovalCard = {
-  approvalId: 'appr_1',
-  status: 'approved',
-  toolName: 'restart_service',
-  summary: 'Restart payments',
-  argumentsJson: '{}',
-  risk: 'high',
-  requester: { id: 'ou_alice' },
-  whoMayApprove: 'an approver other than the requester',
-  approverIds: ['ou_bob'],
-  expiresAt: new Date('2026-12-01T12:00:00Z'),
-  decidedBy: { id: 'ou_bob' },
-  decidedAt: new Date('2026-12-01T11:00:00Z'),
-};
+let core: CoreIntake;
+let approvalId: string;
 
-function flattened(value: unknown): CardActionEvent {
-  const { header, event } = cardActionEvent({ operatorOpenId: bobOpenId, value, messageId: 'om_card' }) as {
+beforeAll(async () => {
+  core = await startCoreIntake({ approvers: { feishu: [bobOpenId] } });
+});
+afterAll(() => core.close());
+beforeEach(async () => {
+  await core.reset();
+  ({ id: approvalId } = await core.pendingApproval({ platform: 'feishu', requester: { id: aliceOpenId } }));
+});
+
+function flattened(value: unknown, operatorOpenId: string): CardActionEvent {
+  const { header, event } = cardActionEvent({ operatorOpenId, value, messageId: 'om_card' }) as {
     header: object;
     event: object;
   };
   return parseCardActionEvent({ schema: '2.0', ...header, ...event });
 }
 
-function intakeDeciding(result: () => Promise<DecisionResult>): ButlerIntake {
-  return {
-    accept: async () => ({ status: 'duplicate' }),
-    decide: result,
-    isKnownConversation: async () => false,
-  };
+interface ClickOptions {
+  operatorOpenId?: string;
+  value?: unknown;
+  /** Production answers within 2.5 s; a short deadline only where a test holds the decision. */
+  answerWithinMilliseconds?: number;
 }
 
-async function click(
-  result: () => Promise<DecisionResult>,
-  value: unknown = { approval_id: 'appr_1', decision: 'approve' },
-) {
+async function click(options: ClickOptions = {}) {
   const later: Array<[string, ApprovalCard]> = [];
-  const response = await handleCardAction(flattened(value), {
-    intake: intakeDeciding(result),
+  const value = options.value ?? { approval_id: approvalId, decision: 'approve' };
+  const response = await handleCardAction(flattened(value, options.operatorOpenId ?? bobOpenId), {
+    intake: core.intake,
     logger: silentLogger,
-    answerWithinMilliseconds: 100,
+    answerWithinMilliseconds: options.answerWithinMilliseconds ?? 2_500,
     updateCardLater: async (messageId, updated) => void later.push([messageId, updated]),
   });
   return { response, later };
@@ -68,58 +62,85 @@ describe('Feishu card clicks', () => {
   });
 
   it('replaces the card with the outcome on a decision', async () => {
-    const { response } = await click(async () => ({ ok: true, card }));
+    const { response } = await click();
     expect(response.toast).toEqual({ type: 'success', content: 'Approved. Butler is running it now.' });
     expect(response.card?.type).toBe('raw');
     expect(JSON.stringify(response.card)).toContain('Approved by');
+    expect(await core.approval(approvalId)).toMatchObject({
+      status: 'approved',
+      decidedBy: { id: bobOpenId },
+    });
   });
 
   it('leaves the card alone for an unauthorised clicker', async () => {
-    const { response } = await click(async () => ({
-      ok: false,
-      code: 'not_authorized',
-      message: 'Only an approver other than the requester can approve this.',
-    }));
+    const { response } = await click({ operatorOpenId: aliceOpenId });
     expect(response).toEqual({
-      toast: { type: 'error', content: 'Only an approver other than the requester can approve this.' },
+      toast: {
+        type: 'error',
+        content: 'High-risk actions need an approver other than the person who asked.',
+      },
     });
+    expect((await core.approval(approvalId)).status).toBe('pending');
   });
 
   it('shows the current card after a second click or expiry', async () => {
-    const second = await click(async () => ({
-      ok: false,
-      code: 'already_decided',
-      message: 'Already approved.',
-      card,
-    }));
-    expect(second.response.toast).toEqual({ type: 'info', content: 'Already approved.' });
+    await click();
+    const second = await click();
+    expect(second.response.toast).toEqual({
+      type: 'info',
+      content: `This request was already approved by ${bobOpenId}.`,
+    });
     expect(second.response.card?.data).toMatchObject({ header: { template: 'green' } });
-    const expired = await click(async () => ({
-      ok: false,
-      code: 'expired',
-      message: 'This request expired.',
+    ({ id: approvalId } = await core.pendingApproval({
+      platform: 'feishu',
+      requester: { id: aliceOpenId },
+      expiresAt: new Date(Date.now() - 1000),
     }));
-    expect(expired.response).toEqual({ toast: { type: 'warning', content: 'This request expired.' } });
+    const expired = await click();
+    expect(expired.response.toast).toEqual({
+      type: 'warning',
+      content: 'This request has expired; nothing was run.',
+    });
+    expect((await core.approval(approvalId)).decidedBy).toBeNull();
+  });
+
+  // Known bug, left to src: until the sweeper marks it expired, ApprovalService hands back the approval's
+  // card as still pending, so the clicked card is replaced by one with live buttons.
+  it.fails('replaces the card of an approval past its deadline with an expired one', async () => {
+    ({ id: approvalId } = await core.pendingApproval({
+      platform: 'feishu',
+      requester: { id: aliceOpenId },
+      expiresAt: new Date(Date.now() - 1000),
+    }));
+    const { response } = await click();
+    expect(response.card?.data).toMatchObject({ header: { template: 'grey' } });
   });
 
   it('answers with an error toast when the value is not an approval or deciding fails', async () => {
-    const foreign = await click(async () => ({ ok: true, card }), { something: 'else' });
+    const foreign = await click({ value: { something: 'else' } });
     expect(foreign.response.toast?.type).toBe('error');
-    const failing = await click(async () => {
-      throw new Error('database down');
+    // A decision enqueues the turn's continuation in its transaction: a refused write fails it whole.
+    const restore = await core.refuseInboxWrites();
+    const failing = await click();
+    await restore();
+    expect(failing.response.toast).toEqual({
+      type: 'error',
+      content: 'Butler could not record that decision. Please try again.',
     });
-    expect(failing.response.toast?.type).toBe('error');
+    expect((await core.approval(approvalId)).status).toBe('pending');
   });
 
   it('answers before the deadline when deciding is slow and updates the card afterwards', async () => {
-    const started = Date.now();
-    const { response, later } = await click(
-      () => new Promise((resolve) => setTimeout(() => resolve({ ok: true, card }), 300)),
-    );
-    expect(Date.now() - started).toBeLessThan(290);
+    // A concurrent decision holds the approval, so deciding waits past the deadline.
+    const lock = await core.holdApproval(approvalId);
+    const { response, later } = await click({ answerWithinMilliseconds: 100 });
     expect(response.toast?.type).toBe('info');
     expect(response.card).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    expect(later).toEqual([['om_card', card]]);
+    expect(later).toEqual([]);
+    await lock.release();
+    await waitFor(() => later.length > 0);
+    expect(later).toEqual([
+      ['om_card', expect.objectContaining({ approvalId, status: 'approved', decidedBy: { id: bobOpenId } })],
+    ]);
   });
 });

@@ -2,12 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeishuConnector } from '../../../src/adapters/feishu/index.js';
 import { connectionReadiness, nextConnectionState } from '../../../src/adapters/feishu/long-connection.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
-import type { ButlerIntake } from '../../../src/core/adapter.js';
-import type { ApprovalDecisionInput, InboundMessage } from '../../../src/core/events.js';
 import type { Logger } from '../../../src/core/logger.js';
+import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { FakeLongConnection } from './fake-long-connection.js';
-import { bobOpenId, cardActionEvent, messageEvent, testAppId, testAppSecret } from './feishu-events.js';
+import {
+  aliceOpenId,
+  bobOpenId,
+  cardActionEvent,
+  messageEvent,
+  testAppId,
+  testAppSecret,
+} from './feishu-events.js';
 
 /** Records the long connection's state changes, which it logs as `{from, to}`. */
 function transitionRecorder() {
@@ -21,14 +28,6 @@ function transitionRecorder() {
   };
   const logger: Logger = { error: record, warn: record, info: record, debug: record, child: () => logger };
   return { transitions, logger };
-}
-
-async function eventually(check: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('long-connection readiness', () => {
@@ -51,23 +50,12 @@ describe('long-connection readiness', () => {
 describe('Feishu over the long connection (real WSClient, fake gateway)', () => {
   let fake: FakeFeishuApi;
   let gateway: FakeLongConnection;
-  const accepted: InboundMessage[] = [];
-  const decisions: ApprovalDecisionInput[] = [];
-  const intake: ButlerIntake = {
-    accept: async (message) => {
-      accepted.push(message);
-      return { status: 'accepted', eventId: accepted.length };
-    },
-    decide: async (input) => {
-      decisions.push(input);
-      return { ok: false, code: 'not_authorized', message: 'Only an approver can approve this.' };
-    },
-    isKnownConversation: async () => false,
-  };
+  let core: CoreIntake;
   let connector: ReturnType<typeof createFeishuConnector>;
   const recorder = transitionRecorder();
 
   beforeAll(async () => {
+    core = await startCoreIntake({ approvers: { feishu: [bobOpenId] } });
     fake = await FakeFeishuApi.start();
     gateway = new FakeLongConnection(fake);
     connector = createFeishuConnector({
@@ -80,7 +68,7 @@ describe('Feishu over the long connection (real WSClient, fake gateway)', () => 
         connection: 'websocket',
       },
       file: fileConfigSchema.parse({}),
-      intake,
+      intake: core.intake,
       logger: recorder.logger,
     });
   });
@@ -88,34 +76,49 @@ describe('Feishu over the long connection (real WSClient, fake gateway)', () => 
     await connector.stop();
     gateway.close();
     await fake.close();
+    await core.close();
   });
 
   it('mounts no HTTP routes and becomes ready once connected', async () => {
     expect(connector.routes.size).toBe(0);
     await connector.start();
-    await eventually(() => connector.readiness() === 'ok');
+    await waitFor(() => connector.readiness() === 'ok');
     expect(gateway.endpointCalls).toBe(1);
   });
 
   it('delivers message events to the intake and acknowledges them', async () => {
     const answer = await gateway.push(messageEvent({ messageId: 'om_ws1', text: '@_user_1 via websocket' }));
     expect(answer.code).toBe(200);
-    expect(accepted.at(-1)).toMatchObject({ messageId: 'om_ws1', text: 'via websocket' });
+    expect((await core.storedMessages()).at(-1)).toMatchObject({
+      messageId: 'om_ws1',
+      text: 'via websocket',
+    });
   });
 
-  it('answers card callbacks with the toast in the response frame', async () => {
-    const click = cardActionEvent({
-      operatorOpenId: bobOpenId,
-      value: { approval_id: 'appr_ws', decision: 'approve' },
+  it('answers card callbacks with the toast in the response frame, deciding as the clicking user', async () => {
+    const approval = await core.pendingApproval({ platform: 'feishu', requester: { id: aliceOpenId } });
+    const click = (operatorOpenId: string) =>
+      gateway.push(
+        cardActionEvent({ operatorOpenId, value: { approval_id: approval.id, decision: 'approve' } }),
+      );
+    const refused = await click(aliceOpenId);
+    expect(refused.data).toEqual({
+      toast: {
+        type: 'error',
+        content: 'High-risk actions need an approver other than the person who asked.',
+      },
     });
-    const answer = await gateway.push(click);
-    expect(decisions.at(-1)).toMatchObject({ approvalId: 'appr_ws', user: { id: bobOpenId } });
-    expect(answer.data).toEqual({ toast: { type: 'error', content: 'Only an approver can approve this.' } });
+    const approved = await click(bobOpenId);
+    expect(approved.data).toMatchObject({ toast: { type: 'success' }, card: { type: 'raw' } });
+    expect(await core.approval(approval.id)).toMatchObject({
+      status: 'approved',
+      decidedBy: { id: bobOpenId },
+    });
   });
 
   it('reports reconnecting when the connection drops and recovers by itself', async () => {
     gateway.current?.terminate();
-    await eventually(() => gateway.sockets.length === 2 && connector.readiness() === 'ok');
+    await waitFor(() => gateway.sockets.length === 2 && connector.readiness() === 'ok');
     expect(recorder.transitions).toEqual([
       'idle->connecting',
       'connecting->connected',
@@ -124,7 +127,7 @@ describe('Feishu over the long connection (real WSClient, fake gateway)', () => 
     ]);
     const answer = await gateway.push(messageEvent({ messageId: 'om_ws2' }));
     expect(answer.code).toBe(200);
-    expect(accepted.at(-1)?.messageId).toBe('om_ws2');
+    expect((await core.storedMessages()).at(-1)?.messageId).toBe('om_ws2');
   });
 
   it('reports stopped after stop', async () => {

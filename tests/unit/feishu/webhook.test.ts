@@ -1,12 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createFeishuConnector } from '../../../src/adapters/feishu/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
 import type { FeishuConfig } from '../../../src/config/index.js';
-import type { ButlerIntake } from '../../../src/core/adapter.js';
-import type { DecisionResult } from '../../../src/core/approvals/decision.js';
-import type { ApprovalDecisionInput, InboundMessage } from '../../../src/core/events.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
+import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
 import {
   aliceOpenId,
@@ -22,40 +21,11 @@ import {
   testVerificationToken,
 } from './feishu-events.js';
 
-/** The core's intake as the webhook sees it: records what was accepted, dedups on the key like the inbox. */
-class RecordingIntake implements ButlerIntake {
-  readonly accepted: InboundMessage[] = [];
-  readonly decisions: ApprovalDecisionInput[] = [];
-  decideWith: (input: ApprovalDecisionInput) => Promise<DecisionResult> = async () => ({
-    ok: false,
-    code: 'not_found',
-    message: 'No such approval.',
-  });
-  failAccept = false;
-
-  async accept(message: InboundMessage) {
-    if (this.failAccept) throw new Error('database unavailable');
-    if (this.accepted.some((seen) => seen.dedupKey === message.dedupKey))
-      return { status: 'duplicate' as const };
-    this.accepted.push(message);
-    return { status: 'accepted' as const, eventId: this.accepted.length };
-  }
-
-  async decide(input: ApprovalDecisionInput) {
-    this.decisions.push(input);
-    return this.decideWith(input);
-  }
-
-  async isKnownConversation() {
-    return false;
-  }
-}
-
+let core: CoreIntake;
 let fake: FakeFeishuApi;
 let now = Date.now();
 
 async function startButlerEdge(config: Partial<FeishuConfig>) {
-  const intake = new RecordingIntake();
   const connector = createFeishuConnector({
     config: {
       appId: testAppId,
@@ -67,7 +37,7 @@ async function startButlerEdge(config: Partial<FeishuConfig>) {
       ...config,
     },
     file: fileConfigSchema.parse({}),
-    intake,
+    intake: core.intake,
     logger: silentLogger,
     now: () => now,
   });
@@ -79,15 +49,20 @@ async function startButlerEdge(config: Partial<FeishuConfig>) {
     readiness: async () => ({ ready: true, checks: {} }),
   });
   const port = await server.listen();
-  return { intake, connector, server, url: `http://127.0.0.1:${port}/feishu/events` };
+  return { connector, server, url: `http://127.0.0.1:${port}/feishu/events` };
 }
 
 beforeAll(async () => {
+  core = await startCoreIntake({ approvers: { feishu: [bobOpenId] } });
   fake = await FakeFeishuApi.start();
 });
-afterAll(() => fake.close());
-beforeEach(() => {
+afterAll(async () => {
+  await fake.close();
+  await core.close();
+});
+beforeEach(async () => {
   now = Date.now();
+  await core.reset();
 });
 
 describe('Feishu webhook with an Encrypt Key', () => {
@@ -115,17 +90,23 @@ describe('Feishu webhook with an Encrypt Key', () => {
 
   it('accepts a signed, encrypted group mention and acknowledges only after the intake', async () => {
     const event = messageEvent({ messageId: 'om_w1', text: '@_user_1 deploy status?' });
-    const answer = await postToButler(edge.url, event);
-    expect(answer).toEqual({ status: 200, body: {} });
-    expect(edge.intake.accepted.at(-1)).toMatchObject({
-      messageId: 'om_w1',
-      text: 'deploy status?',
-      isMention: true,
-    });
+    const lock = await core.holdInbox();
+    const answer = postToButler(edge.url, event);
+    // While the database makes the insert wait, Feishu gets no answer.
+    expect(await Promise.race([answer.then(() => 'answered'), delay(300, 'waiting')])).toBe('waiting');
+    await lock.release();
+    expect(await answer).toEqual({ status: 200, body: {} });
+    // Read right after the answer: the row was committed before the acknowledgement went out.
+    expect(await core.storedMessages()).toEqual([
+      expect.objectContaining({
+        messageId: 'om_w1',
+        text: 'deploy status?',
+        isMention: true,
+      }),
+    ]);
   });
 
   it('acknowledges but ignores group messages without a mention of the bot', async () => {
-    const before = edge.intake.accepted.length;
     const plain = await postToButler(edge.url, messageEvent({ text: 'lunch?', mentions: [] }));
     const other = await postToButler(
       edge.url,
@@ -135,19 +116,23 @@ describe('Feishu webhook with an Encrypt Key', () => {
       }),
     );
     expect([plain.status, other.status]).toEqual([200, 200]);
-    expect(edge.intake.accepted.length).toBe(before);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('hands a redelivery (same message, new event id) to the intake under the same dedup key', async () => {
-    const first = messageEvent({ messageId: 'om_again', eventId: 'ev_a' });
-    const again = messageEvent({ messageId: 'om_again', eventId: 'ev_b' });
-    expect((await postToButler(edge.url, first)).status).toBe(200);
-    expect((await postToButler(edge.url, again)).status).toBe(200);
-    expect(edge.intake.accepted.filter((message) => message.dedupKey === 'om_again')).toHaveLength(1);
+    const delivery = (eventId: string) => messageEvent({ messageId: 'om_again', eventId });
+    const restore = await core.refuseInboxWrites();
+    expect((await postToButler(edge.url, delivery('ev_a'))).status).toBe(500);
+    await restore();
+    expect((await postToButler(edge.url, delivery('ev_b'))).status).toBe(200);
+    expect((await postToButler(edge.url, delivery('ev_c'))).status).toBe(200);
+    const stored = await core.storedMessages();
+    expect(stored.map(({ dedupKey, eventId }) => ({ dedupKey, eventId }))).toEqual([
+      { dedupKey: 'om_again', eventId: 'ev_b' },
+    ]);
   });
 
   it('rejects bad signatures, stale timestamps, wrong tokens and unsigned events with 401, storing nothing', async () => {
-    const before = edge.intake.accepted.length;
     const cases: Array<[Json, Parameters<typeof postToButler>[2]]> = [
       [messageEvent(), { signingKey: 'forged-key' }],
       [messageEvent(), { timestamp: Math.floor(now / 1000) - 301 }],
@@ -158,7 +143,7 @@ describe('Feishu webhook with an Encrypt Key', () => {
     for (const [payload, options] of cases) {
       expect((await postToButler(edge.url, payload, options)).status).toBe(401);
     }
-    expect(edge.intake.accepted.length).toBe(before);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('answers malformed bodies with 400 and oversized ones with 413', async () => {
@@ -176,47 +161,29 @@ describe('Feishu webhook with an Encrypt Key', () => {
   });
 
   it('skips messages older than the cutoff with a 200', async () => {
-    const before = edge.intake.accepted.length;
     const old = messageEvent({ createTime: now - 31 * 60_000 });
     expect((await postToButler(edge.url, old)).status).toBe(200);
-    expect(edge.intake.accepted.length).toBe(before);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('does not acknowledge when the intake fails, so Feishu delivers again', async () => {
-    edge.intake.failAccept = true;
+    const restore = await core.refuseInboxWrites();
     const answer = await postToButler(edge.url, messageEvent());
-    edge.intake.failAccept = false;
+    await restore();
     expect(answer.status).toBe(500);
+    expect(await core.storedMessages()).toEqual([]);
   });
 
   it('routes card clicks on the /feishu/card alias to decide and answers with toast and card', async () => {
-    edge.intake.decideWith = async (input) => ({
-      ok: true,
-      card: {
-        approvalId: input.approvalId,
-        status: 'approved',
-        toolName: 'restart_service',
-        summary: 'Restart payments',
-        argumentsJson: '{}',
-        risk: 'high',
-        requester: { id: aliceOpenId },
-        whoMayApprove: 'an approver',
-        approverIds: [],
-        expiresAt: new Date(now + 60_000),
-        decidedBy: input.user,
-        decidedAt: new Date(now),
-      },
-    });
+    const approval = await core.pendingApproval({ platform: 'feishu', requester: { id: aliceOpenId } });
     const click = cardActionEvent({
       operatorOpenId: bobOpenId,
-      value: { approval_id: 'appr_7', decision: 'approve' },
+      value: { approval_id: approval.id, decision: 'approve' },
     });
     const answer = await postToButler(edge.url.replace('/events', '/card'), click);
-    expect(edge.intake.decisions.at(-1)).toEqual({
-      approvalId: 'appr_7',
-      platform: 'feishu',
-      user: { id: bobOpenId },
-      decision: 'approve',
+    expect(await core.approval(approval.id)).toMatchObject({
+      status: 'approved',
+      decidedBy: { id: bobOpenId },
     });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({
@@ -235,7 +202,7 @@ describe('Feishu webhook with only a Verification Token', () => {
     expect((await postToButler(edge.url, challengePayload('c1'), plain)).body).toEqual({ challenge: 'c1' });
     expect((await postToButler(edge.url, messageEvent({ messageId: 'om_t1' }), plain)).status).toBe(200);
     expect((await postToButler(edge.url, messageEvent({ token: 'forged' }), plain)).status).toBe(401);
-    expect(edge.intake.accepted.map((message) => message.messageId)).toEqual(['om_t1']);
+    expect((await core.storedMessages()).map((message) => message.messageId)).toEqual(['om_t1']);
     await edge.server.close();
   });
 
