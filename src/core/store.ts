@@ -28,7 +28,7 @@ export interface InboxEvent extends NewInboxEvent {
   createdAt: Date;
 }
 
-export type InboxOutcome = 'done' | 'rate_limited' | 'stale' | 'failed';
+export type InboxOutcome = 'done' | 'rate_limited' | 'failed';
 
 /** The pending events of one conversation, claimed together under a lease on the conversation. */
 export interface ClaimedBatch {

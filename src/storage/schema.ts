@@ -90,7 +90,7 @@ export const inboundEvents = pgTable(
     userId: text('user_id').notNull(),
     kind: text('kind').$type<InboxPayload['kind']>().notNull(),
     payload: jsonb('payload').$type<InboxPayload>().notNull(),
-    /** pending → claimed → done | rate_limited | stale | failed */
+    /** pending → claimed → done | rate_limited | failed */
     status: text('status').notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     claimedBy: text('claimed_by'),
