@@ -40,6 +40,18 @@ function connect(apiUrl: string) {
   });
 }
 
+/** The connector's routes on a local HTTP server, as the service mounts them; readiness is not under test. */
+async function serve(routes: PlatformConnector['routes']): Promise<{ server: HttpServer; url: string }> {
+  const server = createHttpServer({
+    port: 0,
+    host: '127.0.0.1',
+    logger: silentLogger,
+    routes,
+    readiness: async () => ({ ready: true, checks: {} }),
+  });
+  return { server, url: `http://127.0.0.1:${await server.listen()}/slack/events` };
+}
+
 beforeAll(async () => {
   core = await startCoreIntake({ approvers: { slack: ['U0APPROVER', 'U0ANA'] } });
 });
@@ -50,14 +62,7 @@ beforeEach(async () => {
   fake = await startFakeSlackApi();
   connector = connect(fake.url);
   await connector.start();
-  http = createHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    logger: silentLogger,
-    routes: connector.routes,
-    readiness: async () => ({ ready: true, checks: {} }),
-  });
-  url = `http://127.0.0.1:${await http.listen()}/slack/events`;
+  ({ server: http, url } = await serve(connector.routes));
 });
 
 afterEach(async () => {
@@ -133,14 +138,7 @@ describe('Slack over HTTP: requests', () => {
       tuning: { apiRetries: 0 },
     });
     await clocked.start();
-    const server = createHttpServer({
-      port: 0,
-      host: '127.0.0.1',
-      logger: silentLogger,
-      routes: clocked.routes,
-      readiness: async () => ({ ready: true, checks: {} }),
-    });
-    const clockedUrl = `http://127.0.0.1:${await server.listen()}/slack/events`;
+    const { server, url: clockedUrl } = await serve(clocked.routes);
     const challenge = asJson({ token: 't', challenge: 'c', type: 'url_verification' });
     expect((await postToSlack(clockedUrl, challenge, { timestamp: past / 1000 + 200 })).status).toBe(200);
     expect((await postToSlack(clockedUrl, challenge)).status).toBe(401);
@@ -166,15 +164,8 @@ describe('Slack over HTTP: requests', () => {
   it('answers 503 before start, so Slack retries', async () => {
     const cold = connect(fake.url);
     const route = cold.routes.get('/slack/events');
-    const coldServer = createHttpServer({
-      port: 0,
-      host: '127.0.0.1',
-      logger: silentLogger,
-      routes: cold.routes,
-      readiness: async () => ({ ready: false, checks: {} }),
-    });
     expect(route).toBeDefined();
-    const coldUrl = `http://127.0.0.1:${await coldServer.listen()}/slack/events`;
+    const { server: coldServer, url: coldUrl } = await serve(cold.routes);
     const response = await postToSlack(coldUrl, asJson(envelope(appMention({ ts: '1.1' }))));
     expect(response.status).toBe(503);
     expect(cold.readiness()).toBe('not started');
