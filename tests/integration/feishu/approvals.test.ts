@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../helpers/fake-feishu-api.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { aliceOpenId } from '../../unit/feishu/feishu-events.js';
 import { buttonCount, clickCard, type PendingApproval, requestRestart } from './approval-steps.js';
-import { approverOpenId, repliesTo, useFeishuButler, waitFor } from './feishu-butler.js';
+import { approverOpenId, repliesTo, useFeishuButler } from './feishu-butler.js';
 
 const suite = useFeishuButler();
 const click = (pending: PendingApproval, decision: 'approve' | 'reject', operatorOpenId?: string) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
+import { lastUserContent, storedEvents } from '../../helpers/platform-butler.js';
 import {
   bobOpenId,
   challengePayload,
@@ -7,7 +8,7 @@ import {
   postToButler,
   uniqueId,
 } from '../../unit/feishu/feishu-events.js';
-import { lastUserContent, repliesTo, storedEvents, useFeishuButler } from './feishu-butler.js';
+import { repliesTo, useFeishuButler } from './feishu-butler.js';
 
 const suite = useFeishuButler();
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../helpers/wait-for.js';
 import { buttonCount, requestRestart } from './approval-steps.js';
-import { useFeishuButler, waitFor } from './feishu-butler.js';
+import { useFeishuButler } from './feishu-butler.js';
 
 // 0.02 minutes: the approval expires about a second after the card is posted.
 const suite = useFeishuButler({ config: { approvalTtlMinutes: 0.02 } });

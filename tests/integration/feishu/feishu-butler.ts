@@ -1,9 +1,8 @@
-import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { inboundEvents } from '../../../src/storage/schema.js';
-import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
+import type { TestButler } from '../../helpers/butler-app.js';
 import { FakeFeishuApi, type FakeMessage } from '../../helpers/fake-feishu-api.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { serviceTools, startPlatformButler } from '../../helpers/platform-butler.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 import {
   testAppId,
@@ -14,7 +13,6 @@ import {
 
 export const approverOpenId = 'ou_approver000000000000000000000009';
 
-/** The whole Butler with Feishu over signed, encrypted webhooks; its Open API is the fake, its model the fake model. */
 export interface FeishuButlerOptions {
   /** Extra environment, e.g. FEISHU_CONNECTION=websocket. */
   env?: Record<string, string>;
@@ -22,20 +20,14 @@ export interface FeishuButlerOptions {
   config?: Record<string, unknown>;
 }
 
-export async function startFeishuButler(
+/** The whole Butler with Feishu over signed, encrypted webhooks; its Open API is the fake, its model the fake model. */
+export function startFeishuButler(
   fake: FakeFeishuApi,
   model: FakeModelServer,
   tools?: ToolServer,
   options: FeishuButlerOptions = {},
 ) {
-  const tool = (name: string, risk: string) => ({
-    name,
-    description: `${name.replace('_', ' ')} of a production service.`,
-    risk,
-    input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
-    http: { method: 'POST', url: `${tools?.url ?? 'http://127.0.0.1:9'}/${name}` },
-  });
-  const app = await startTestButler({
+  return startPlatformButler('feishu', {
     env: {
       FEISHU_APP_ID: testAppId,
       FEISHU_APP_SECRET: testAppSecret,
@@ -46,19 +38,8 @@ export async function startFeishuButler(
       BUTLER_MODEL: 'test-model',
       ...options.env,
     },
-    config: {
-      approvers: { feishu: [approverOpenId] },
-      tools: [tool('restart_service', 'high'), tool('scale_service', 'medium')],
-      ...options.config,
-    },
+    config: { approvers: { feishu: [approverOpenId] }, tools: serviceTools(tools), ...options.config },
   });
-  if (!app.butler.connectors.some((connector) => connector.adapter.platform === 'feishu')) {
-    await app.close();
-    throw new Error(
-      'Feishu is not wired: src/platform-connectors.ts must add createFeishuConnector when config.feishu is set',
-    );
-  }
-  return app;
 }
 
 export interface FeishuSuite {
@@ -100,30 +81,7 @@ export function useFeishuButler(
   return suite;
 }
 
-export async function storedEvents(app: TestButler): Promise<number> {
-  const [row] = await app.butler.database.db
-    .select({ count: sql<number>`count(*)::int` })
-    .from(inboundEvents);
-  return row?.count ?? 0;
-}
-
-/** The last user message of a model request, as the model saw it. */
-export function lastUserContent(model: FakeModelServer, index: number): string {
-  const messages = model.requests[index]?.messages ?? [];
-  return String(messages.filter((message) => message.role === 'user').at(-1)?.content ?? '');
-}
-
 /** Messages the bot sent in reply to `messageId`. */
 export function repliesTo(fake: FakeFeishuApi, messageId: string): FakeMessage[] {
   return fake.sentMessages().filter((message) => message.replyTo === messageId);
-}
-
-export async function waitFor<T>(probe: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

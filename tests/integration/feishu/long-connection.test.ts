@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../helpers/wait-for.js';
 import { FakeLongConnection } from '../../unit/feishu/fake-long-connection.js';
 import { cardActionEvent, messageEvent, uniqueId } from '../../unit/feishu/feishu-events.js';
-import { approverOpenId, repliesTo, useFeishuButler, waitFor } from './feishu-butler.js';
+import { approverOpenId, repliesTo, useFeishuButler } from './feishu-butler.js';
 
 let gateway: FakeLongConnection | undefined;
 const suite = useFeishuButler({

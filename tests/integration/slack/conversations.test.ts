@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import { lastUserContent, storedEvents } from '../../helpers/platform-butler.js';
 import {
   appMention,
   asJson,
@@ -12,7 +13,7 @@ import {
   team,
   userMessage,
 } from '../../unit/slack/payloads.js';
-import { botUserId, freshTs, lastUserContent, startSlackButler, storedEvents } from './slack-butler.js';
+import { botUserId, freshTs, startSlackButler } from './slack-butler.js';
 
 let fake: FakeSlackApi;
 let model: FakeModelServer;
