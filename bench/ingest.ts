@@ -1,0 +1,246 @@
+import { type Benchmark, type BenchmarkContext, profilingFlags, whilePaused } from './lib/benchmark.js';
+import { type ButlerProcess, startBenchServer, startButlerProcess } from './lib/butler-process.js';
+import { query, withBenchDatabase } from './lib/database.js';
+import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
+import { type ClosedLoopResult, closedLoop, type OutgoingRequest } from './lib/load.js';
+import { bullets, table } from './lib/markdown.js';
+import {
+  feishuMention,
+  feishuSecrets,
+  slackMention,
+  slackSecrets,
+  slackUserId,
+} from './lib/platform-requests.js';
+import { milliseconds, rate, ratio, summarize, thousands } from './lib/stats.js';
+
+/**
+ * 1. Ingest: signed Slack app_mentions and encrypted, signed Feishu im.message.receive_v1 events at
+ * concurrency 50 (closed loop) into Butler, and into bare SDK apps that only acknowledge. Every
+ * target runs in its own process; the targets take turns, round after round, and the one not being
+ * measured is paused (SIGSTOP) so its leftover work takes no CPU from the other.
+ */
+
+const concurrency = 50;
+const modelReply = 'Deploy 4411 is green in all three regions; nothing needs doing.';
+/** Enough distinct senders that nobody reaches Butler's default 20 messages a minute. */
+const senders = 20_000;
+
+interface Target {
+  label: string;
+  pid: number;
+  url: URL;
+  next: () => OutgoingRequest;
+}
+
+interface Measured {
+  rounds: ClosedLoopResult[];
+}
+
+function settings(context: BenchmarkContext) {
+  return context.quick
+    ? { rounds: 1, warmupMilliseconds: 500, durationMilliseconds: 1_500 }
+    : { rounds: 3, warmupMilliseconds: 1_000, durationMilliseconds: 8_000 };
+}
+
+async function compare(context: BenchmarkContext, bare: Target, butler: Target) {
+  const { rounds, warmupMilliseconds, durationMilliseconds } = settings(context);
+  const results = new Map<Target, Measured>([
+    [bare, { rounds: [] }],
+    [butler, { rounds: [] }],
+  ]);
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? [bare, butler] : [butler, bare];
+    for (const target of order) {
+      const other = target === bare ? butler : bare;
+      context.log(`ingest: ${target.label}, round ${round + 1}/${rounds}`);
+      const result = await whilePaused(other.pid, () =>
+        closedLoop({
+          url: target.url,
+          concurrency,
+          warmupMilliseconds,
+          durationMilliseconds,
+          next: target.next,
+        }),
+      );
+      results.get(target)?.rounds.push(result);
+    }
+  }
+  const summary = (target: Target) => {
+    const measured = results.get(target) ?? { rounds: [] };
+    const latencies = measured.rounds.flatMap((round) => round.latencies);
+    const seconds = measured.rounds.reduce((sum, round) => sum + round.measuredSeconds, 0);
+    const succeeded = measured.rounds.reduce((sum, round) => sum + round.succeeded, 0);
+    const failed = measured.rounds.reduce((sum, round) => sum + round.failed, 0);
+    const acknowledged = measured.rounds.reduce((sum, round) => sum + round.acknowledgedTotal, 0);
+    return { ...summarize(latencies), perSecond: succeeded / seconds, failed, acknowledged };
+  };
+  return { bare: summary(bare), butler: summary(butler) };
+}
+
+type Comparison = Awaited<ReturnType<typeof compare>>;
+
+function rows(platform: string, bareLabel: string, comparison: Comparison, stored: string) {
+  const { bare, butler } = comparison;
+  const row = (label: string, figures: Comparison['bare'], ratios: boolean, persisted: string) => [
+    `${platform}: ${label}`,
+    rate(figures.perSecond),
+    milliseconds(figures.p50),
+    milliseconds(figures.p90),
+    milliseconds(figures.p99),
+    ratios ? ratio(figures.perSecond / bare.perSecond) : '1.00×',
+    ratios ? ratio(figures.p99 / bare.p99) : '1.00×',
+    String(figures.failed),
+    persisted,
+  ];
+  return [row(bareLabel, bare, false, 'nothing (by design)'), row('Butler', butler, true, stored)];
+}
+
+async function storedCount(databaseUrl: string, platform: string): Promise<number> {
+  const [row] = await query<{ count: number }>(
+    databaseUrl,
+    `select count(*)::int as count from inbound_events where platform = '${platform}'`,
+  );
+  return row?.count ?? 0;
+}
+
+function storedCell(stored: number, acknowledged: number): string {
+  const verdict = stored === acknowledged ? 'every acknowledged event' : 'MISMATCH';
+  return `${thousands(stored)} rows for ${thousands(acknowledged)} acks: ${verdict}`;
+}
+
+async function slackRows(
+  context: BenchmarkContext,
+  butler: ButlerProcess,
+  databaseUrl: string,
+  fakes: FakePlatforms,
+) {
+  const bareBolt = await startBenchServer({
+    name: 'bare Bolt (ack only)',
+    script: 'bench/servers/bare-bolt.ts',
+    arguments: ['ack'],
+    env: {
+      SLACK_SIGNING_SECRET: slackSecrets.signingSecret,
+      SLACK_BOT_TOKEN: slackSecrets.botToken,
+      SLACK_API_URL: fakes.slackUrl,
+    },
+    readyPath: '/healthz',
+  });
+  try {
+    let sender = 0;
+    const next = () => slackMention({ channel: 'C0INGEST', user: slackUserId(sender++ % senders) }).request;
+    const comparison = await compare(
+      context,
+      { label: 'bare Bolt', pid: bareBolt.service.pid, url: new URL(`${bareBolt.url}/slack/events`), next },
+      { label: 'Butler', pid: butler.service.pid, url: new URL(`${butler.url}/slack/events`), next },
+    );
+    const stored = await storedCount(databaseUrl, 'slack');
+    return rows('Slack', 'bare Bolt', comparison, storedCell(stored, comparison.butler.acknowledged));
+  } finally {
+    await bareBolt.stop();
+  }
+}
+
+async function feishuRows(context: BenchmarkContext, butler: ButlerProcess, databaseUrl: string) {
+  const bareLark = await startBenchServer({
+    name: 'bare Lark SDK (adaptDefault)',
+    script: 'bench/servers/bare-lark.ts',
+    env: {
+      FEISHU_ENCRYPT_KEY: feishuSecrets.encryptKey,
+      FEISHU_VERIFICATION_TOKEN: feishuSecrets.verificationToken,
+    },
+    readyPath: '/healthz',
+  });
+  try {
+    let sender = 0;
+    const next = () =>
+      feishuMention({ chatId: 'oc_ingest', senderOpenId: `ou_sender${sender++ % senders}` }).request;
+    const comparison = await compare(
+      context,
+      {
+        label: 'bare Lark SDK',
+        pid: bareLark.service.pid,
+        url: new URL(`${bareLark.url}/feishu/events`),
+        next,
+      },
+      { label: 'Butler', pid: butler.service.pid, url: new URL(`${butler.url}/feishu/events`), next },
+    );
+    const stored = await storedCount(databaseUrl, 'feishu');
+    return rows(
+      'Feishu',
+      'bare Lark SDK adaptDefault',
+      comparison,
+      storedCell(stored, comparison.butler.acknowledged),
+    );
+  } finally {
+    await bareLark.stop();
+  }
+}
+
+async function feishuWired(butler: ButlerProcess): Promise<boolean> {
+  const response = await fetch(`${butler.url}/readyz`);
+  const report = (await response.json()) as { checks?: Record<string, string> };
+  return report.checks?.feishu === 'ok';
+}
+
+async function run(context: BenchmarkContext) {
+  const fakes = await startFakePlatforms({ modelReply, slackUsers: senders });
+  try {
+    return await withBenchDatabase(async (databaseUrl) => {
+      const butler = await startButlerProcess({
+        name: 'Butler (ingest)',
+        database: { kind: 'postgres', url: databaseUrl },
+        slackApiUrl: fakes.slackUrl,
+        feishuBaseUrl: fakes.feishuUrl,
+        modelUrl: fakes.modelUrl,
+        nodeFlags: profilingFlags(context, 'ingest'),
+      });
+      try {
+        const tableRows = await slackRows(context, butler, databaseUrl, fakes);
+        const feishu = await feishuWired(butler);
+        if (feishu) tableRows.push(...(await feishuRows(context, butler, databaseUrl)));
+        const { rounds, durationMilliseconds } = settings(context);
+        const markdown = [
+          table(
+            [
+              'target',
+              'acks/s',
+              'p50 ms',
+              'p90 ms',
+              'p99 ms',
+              'acks/s vs bare',
+              'p99 vs bare',
+              'errors',
+              'persisted',
+            ],
+            tableRows,
+          ),
+          '',
+          bullets([
+            `Offered load: closed loop, ${concurrency} requests in flight over a keep-alive agent, ` +
+              `${rounds} round(s) of ${durationMilliseconds / 1000} s per target after a warm-up; targets alternate, and the one not measured is paused (SIGSTOP).`,
+            'Every event is new: a unique event id and message, each opening its own conversation (Slack `app_mention`; Feishu group @mention).',
+            'Butler runs as users run it (`node --import tsx src/main.ts`, Postgres, default config), with its model pointed at a fake that answers at once: ' +
+              'its worker answers the backlog (fake Slack / Feishu APIs, in another process) while it ingests, as in production.',
+            'Butler acknowledges only after the event row is committed; the bare apps store nothing. "persisted" counts the rows afterwards.',
+            ...(feishu
+              ? []
+              : [
+                  'Feishu: not measured: the Feishu connector is not wired into `src/platform-connectors.ts` yet.',
+                ]),
+          ]),
+        ].join('\n');
+        return { markdown };
+      } finally {
+        await butler.stop();
+      }
+    });
+  } finally {
+    await fakes.stop();
+  }
+}
+
+export const ingestBenchmark: Benchmark = {
+  name: 'ingest',
+  title: '1. Ingest: acknowledgements per second and latency',
+  run,
+};

@@ -1,0 +1,66 @@
+import { type ChildService, startNodeProcess, waitForMessage } from './processes.js';
+
+/** The parent's handle on the fakes process (bench/servers/fake-platforms.ts). */
+
+export interface SlackReplyTiming {
+  thread: string;
+  /** First call that showed text in the thread (chat.postMessage or chat.startStream). */
+  firstAt: number;
+  /** When the reply was complete: chat.stopStream of a streamed reply, else its chat.postMessage. */
+  doneAt: number | undefined;
+}
+
+export interface FakePlatformUrls {
+  slackUrl: string;
+  modelUrl: string;
+  feishuUrl: string;
+}
+
+export interface FakePlatforms extends FakePlatformUrls {
+  service: ChildService;
+  reset(): Promise<void>;
+  slackReplies(channel: string): Promise<SlackReplyTiming[]>;
+  counts(): Promise<Record<string, number>>;
+  stop(): Promise<void>;
+}
+
+export async function startFakePlatforms(options: {
+  modelReply: string;
+  slackUsers: number;
+}): Promise<FakePlatforms> {
+  const service = startNodeProcess({
+    name: 'fake platforms',
+    nodeArguments: ['--import', 'tsx', 'bench/servers/fake-platforms.ts'],
+    env: { BENCH_MODEL_REPLY: options.modelReply, BENCH_SLACK_USERS: String(options.slackUsers) },
+    ipc: true,
+  });
+  const ready = await waitForMessage<FakePlatformUrls & { type: string }>(service, 'ready');
+  let nextId = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  service.child.on('message', (message: { type?: string; id?: number; result?: unknown }) => {
+    if (message.type !== 'answer' || message.id === undefined) return;
+    waiting.get(message.id)?.(message.result);
+    waiting.delete(message.id);
+  });
+  const ask = <T>(command: string, extra: Record<string, unknown> = {}): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = ++nextId;
+      waiting.set(id, (result) => resolve(result as T));
+      service.child.send({ id, command, ...extra }, (error) => {
+        if (error) {
+          waiting.delete(id);
+          reject(error);
+        }
+      });
+    });
+  return {
+    service,
+    slackUrl: ready.slackUrl,
+    modelUrl: ready.modelUrl,
+    feishuUrl: ready.feishuUrl,
+    reset: () => ask('reset'),
+    slackReplies: (channel) => ask('slackReplies', { channel }),
+    counts: () => ask('counts'),
+    stop: () => service.stop(5_000),
+  };
+}
