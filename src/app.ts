@@ -18,7 +18,6 @@ import { ToolRegistry } from './core/tools/registry.js';
 import { TurnRunner } from './core/turn/turn-runner.js';
 import { Worker } from './core/worker.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from './http/server.js';
-import { createLangfuseObserver } from './observability/langfuse-observer.js';
 import { type OpenDatabase, openDatabase } from './storage/database.js';
 import { createStore } from './storage/store.js';
 
@@ -68,8 +67,10 @@ function modelClient(endpoint: ModelEndpoint, config: AppConfig): OpenAIModel {
   });
 }
 
-function createObserver(config: AppConfig, logger: Logger): Observer {
+async function createObserver(config: AppConfig, logger: Logger): Promise<Observer> {
   if (!config.langfuse.enabled) return noopObserver;
+  // Loaded only when tracing is on: OpenTelemetry and the Langfuse packages add about 30 MB of memory.
+  const { createLangfuseObserver } = await import('./observability/langfuse-observer.js');
   return guardObserver(
     createLangfuseObserver({
       publicKey: config.langfuse.publicKey,
@@ -94,7 +95,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // An embedded database belongs to this process alone (lockfile): leases left by a crash are stale.
   if (database.kind === 'pglite') await store.inbox.releaseAllLeases();
 
-  const observer = createObserver(config, logger);
+  const observer = await createObserver(config, logger);
   const model = config.model ? modelClient(config.model, config) : undefined;
   const compactionEndpoint = config.compaction.model ?? config.model;
   const compactor = compactionEndpoint
