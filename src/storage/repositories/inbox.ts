@@ -27,20 +27,35 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
  * on who holds a conversation.
  */
 export function inboxRepository(db: Database): InboxRepository {
+  // The hottest statement (one per platform delivery, before the acknowledgement): prepared on first
+  // use, so neither drizzle nor the database builds and plans it anew for every event.
+  const prepareInsert = () =>
+    db
+      .insert(inboundEvents)
+      .values({
+        platform: sql.placeholder('platform'),
+        dedupKey: sql.placeholder('dedupKey'),
+        conversationKey: sql.placeholder('conversationKey'),
+        userId: sql.placeholder('userId'),
+        kind: sql.placeholder('kind'),
+        payload: sql.placeholder('payload'),
+      })
+      .onConflictDoNothing({ target: [inboundEvents.platform, inboundEvents.dedupKey] })
+      .returning({ id: inboundEvents.id })
+      .prepare('butler_inbox_insert');
+  let insertStatement: ReturnType<typeof prepareInsert> | undefined;
+
   return {
     async insert(event: NewInboxEvent) {
-      const rows = await db
-        .insert(inboundEvents)
-        .values({
-          platform: event.platform,
-          dedupKey: event.dedupKey,
-          conversationKey: event.conversationKey,
-          userId: event.userId,
-          kind: event.payload.kind,
-          payload: event.payload,
-        })
-        .onConflictDoNothing({ target: [inboundEvents.platform, inboundEvents.dedupKey] })
-        .returning({ id: inboundEvents.id });
+      insertStatement ??= prepareInsert();
+      const rows = await insertStatement.execute({
+        platform: event.platform,
+        dedupKey: event.dedupKey,
+        conversationKey: event.conversationKey,
+        userId: event.userId,
+        kind: event.payload.kind,
+        payload: event.payload,
+      });
       return rows[0]?.id;
     },
 
