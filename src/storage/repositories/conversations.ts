@@ -3,6 +3,7 @@ import type { StoredMessage } from '../../core/messages.js';
 import type { ConversationRecord, ConversationRepository } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { compactions, conversations, messages } from '../schema.js';
+import { preparedOnFirstUse } from './prepared.js';
 
 function toConversation(row: typeof conversations.$inferSelect): ConversationRecord {
   return {
@@ -35,6 +36,40 @@ function toMessage(row: typeof messages.$inferSelect): StoredMessage {
 }
 
 export function conversationRepository(db: Database): ConversationRepository {
+  // Several of these run on every turn (setInflight up to four times).
+  const ensureStatement = preparedOnFirstUse(() =>
+    db
+      .insert(conversations)
+      .values({
+        key: sql.placeholder('key'),
+        platform: sql.placeholder('platform'),
+        workspace: sql.placeholder('workspace'),
+        channel: sql.placeholder('channel'),
+        thread: sql.placeholder('thread'),
+      })
+      .onConflictDoUpdate({ target: conversations.key, set: { updatedAt: sql`now()` } })
+      .returning()
+      .prepare('butler_conversation_ensure'),
+  );
+  const windowStatement = preparedOnFirstUse(() =>
+    db
+      .select()
+      .from(messages)
+      .where(
+        and(eq(messages.conversationId, sql.placeholder('conversationId')), eq(messages.compacted, false)),
+      )
+      .orderBy(asc(messages.id))
+      .prepare('butler_conversation_window'),
+  );
+  const inflightStatement = preparedOnFirstUse(() =>
+    db
+      .update(conversations)
+      // Placeholders in SQL chunks skip the column's encoder: the caller passes the JSON text.
+      .set({ inflight: sql`${sql.placeholder('inflight')}` })
+      .where(eq(conversations.id, sql.placeholder('conversationId')))
+      .prepare('butler_conversation_inflight'),
+  );
+
   return {
     async find(key) {
       const [row] = await db.select().from(conversations).where(eq(conversations.key, key));
@@ -42,21 +77,13 @@ export function conversationRepository(db: Database): ConversationRepository {
     },
 
     async ensure(key, address) {
-      const [row] = await db
-        .insert(conversations)
-        .values({ key, ...address })
-        .onConflictDoUpdate({ target: conversations.key, set: { updatedAt: sql`now()` } })
-        .returning();
+      const [row] = await ensureStatement().execute({ key, ...address });
       if (!row) throw new Error(`Could not create conversation ${key}`);
       return toConversation(row);
     },
 
     async window(conversationId) {
-      const rows = await db
-        .select()
-        .from(messages)
-        .where(and(eq(messages.conversationId, conversationId), eq(messages.compacted, false)))
-        .orderBy(asc(messages.id));
+      const rows = await windowStatement().execute({ conversationId });
       return rows.map(toMessage);
     },
 
@@ -119,7 +146,12 @@ export function conversationRepository(db: Database): ConversationRepository {
     },
 
     async setInflight(conversationId, inflight) {
-      await db.update(conversations).set({ inflight }).where(eq(conversations.id, conversationId));
+      // Clearing stays a plain statement: it runs inside the turn's commit transaction, and stores SQL NULL.
+      if (inflight === null) {
+        await db.update(conversations).set({ inflight }).where(eq(conversations.id, conversationId));
+        return;
+      }
+      await inflightStatement().execute({ conversationId, inflight: JSON.stringify(inflight) });
     },
 
     async recordUsage(conversationId, usage) {

@@ -2,6 +2,7 @@ import { and, asc, count, eq, gte, inArray, isNull, lt, lte, or, sql } from 'dri
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents } from '../schema.js';
+import { preparedOnFirstUse } from './prepared.js';
 
 const openStatuses = ['pending', 'claimed'];
 /** How many open events to consider per claim; few, since the lease join already skips conversations others hold. */
@@ -27,9 +28,8 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
  * on who holds a conversation.
  */
 export function inboxRepository(db: Database): InboxRepository {
-  // The hottest statement (one per platform delivery, before the acknowledgement): prepared on first
-  // use, so neither drizzle nor the database builds and plans it anew for every event.
-  const prepareInsert = () =>
+  // The hottest statement: one per platform delivery, before the acknowledgement.
+  const insertStatement = preparedOnFirstUse(() =>
     db
       .insert(inboundEvents)
       .values({
@@ -42,13 +42,38 @@ export function inboxRepository(db: Database): InboxRepository {
       })
       .onConflictDoNothing({ target: [inboundEvents.platform, inboundEvents.dedupKey] })
       .returning({ id: inboundEvents.id })
-      .prepare('butler_inbox_insert');
-  let insertStatement: ReturnType<typeof prepareInsert> | undefined;
+      .prepare('butler_inbox_insert'),
+  );
+  const countStatement = preparedOnFirstUse(() =>
+    db
+      .select({ value: count() })
+      .from(inboundEvents)
+      .where(
+        and(
+          eq(inboundEvents.platform, sql.placeholder('platform')),
+          eq(inboundEvents.userId, sql.placeholder('userId')),
+          eq(inboundEvents.kind, 'message'),
+          gte(inboundEvents.createdAt, sql.placeholder('since')),
+          lte(inboundEvents.id, sql.placeholder('upToId')),
+        ),
+      )
+      .prepare('butler_inbox_count_user_messages'),
+  );
+  const releaseStatement = preparedOnFirstUse(() =>
+    db
+      .delete(conversationLeases)
+      .where(
+        and(
+          eq(conversationLeases.conversationKey, sql.placeholder('conversationKey')),
+          eq(conversationLeases.owner, sql.placeholder('owner')),
+        ),
+      )
+      .prepare('butler_inbox_release_lease'),
+  );
 
   return {
     async insert(event: NewInboxEvent) {
-      insertStatement ??= prepareInsert();
-      const rows = await insertStatement.execute({
+      const rows = await insertStatement().execute({
         platform: event.platform,
         dedupKey: event.dedupKey,
         conversationKey: event.conversationKey,
@@ -127,11 +152,7 @@ export function inboxRepository(db: Database): InboxRepository {
     },
 
     async releaseLease(conversationKey, owner) {
-      await db
-        .delete(conversationLeases)
-        .where(
-          and(eq(conversationLeases.conversationKey, conversationKey), eq(conversationLeases.owner, owner)),
-        );
+      await releaseStatement().execute({ conversationKey, owner });
     },
 
     async finish(eventIds, outcome: InboxOutcome, error) {
@@ -143,18 +164,13 @@ export function inboxRepository(db: Database): InboxRepository {
     },
 
     async countUserMessages(platform, userId, window) {
-      const [row] = await db
-        .select({ value: count() })
-        .from(inboundEvents)
-        .where(
-          and(
-            eq(inboundEvents.platform, platform),
-            eq(inboundEvents.userId, userId),
-            eq(inboundEvents.kind, 'message'),
-            gte(inboundEvents.createdAt, window.since),
-            lte(inboundEvents.id, window.upToId),
-          ),
-        );
+      // Placeholders in conditions skip the column's encoder: pass the timestamp as the driver wants it.
+      const [row] = await countStatement().execute({
+        platform,
+        userId,
+        since: window.since.toISOString(),
+        upToId: window.upToId,
+      });
       return row?.value ?? 0;
     },
 
