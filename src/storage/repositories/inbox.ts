@@ -8,6 +8,12 @@ const openStatuses = ['pending', 'claimed'];
 /** How many open events to consider per claim; few, since the lease join already skips conversations others hold. */
 const candidateLimit = 4;
 
+/** Open events of conversations nobody holds (or whose holder's lease lapsed). */
+const claimableCondition = and(
+  inArray(inboundEvents.status, openStatuses),
+  or(isNull(conversationLeases.conversationKey), lt(conversationLeases.expiresAt, sql`now()`)),
+);
+
 const leaseUntil = (leaseMs: number) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
 
 function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
@@ -59,6 +65,15 @@ export function inboxRepository(db: Database): InboxRepository {
       )
       .prepare('butler_inbox_count_user_messages'),
   );
+  const peekStatement = preparedOnFirstUse(() =>
+    db
+      .select({ id: inboundEvents.id })
+      .from(inboundEvents)
+      .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
+      .where(claimableCondition)
+      .limit(1)
+      .prepare('butler_inbox_peek'),
+  );
   const releaseStatement = preparedOnFirstUse(() =>
     db
       .delete(conversationLeases)
@@ -84,18 +99,18 @@ export function inboxRepository(db: Database): InboxRepository {
       return rows[0]?.id;
     },
 
-    claimNext(owner, leaseMs) {
+    async claimNext(owner, leaseMs) {
+      // Most claims find nothing (the idle poll, the look for more after each turn): answer those with
+      // one read instead of a transaction. Work that lands just after it is found by the next claim,
+      // as it would be after a transaction's snapshot.
+      const [claimable] = await peekStatement().execute();
+      if (!claimable) return undefined;
       return db.transaction(async (tx) => {
         const candidates = await tx
           .select({ conversationKey: inboundEvents.conversationKey })
           .from(inboundEvents)
           .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
-          .where(
-            and(
-              inArray(inboundEvents.status, openStatuses),
-              or(isNull(conversationLeases.conversationKey), lt(conversationLeases.expiresAt, sql`now()`)),
-            ),
-          )
+          .where(claimableCondition)
           .orderBy(asc(inboundEvents.id))
           .limit(candidateLimit)
           .for('update', { of: inboundEvents, skipLocked: true });
