@@ -168,7 +168,10 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
     async reset() {
       await releaseAll();
       await db.execute(sql`drop trigger if exists butler_test_refuse_write on ${schema.inboundEvents}`);
-      await db.execute(sql`truncate ${sql.join(tables, sql`, `)} restart identity cascade`);
+      // DELETE, not TRUNCATE: on a few rows it is several times faster, on Postgres especially.
+      await db.transaction(async (tx) => {
+        for (const table of tables) await tx.delete(table);
+      });
     },
     async close() {
       await releaseAll();
