@@ -1,4 +1,4 @@
-import { type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
+import { type Aim, type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
 import { startBenchServer, startButlerProcess } from './lib/butler-process.js';
 import { withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
@@ -250,7 +250,21 @@ async function compareTargets(
       'Targets take turns per rate; the others are paused (SIGSTOP) meanwhile.',
     ]),
   ].join('\n');
-  return { markdown };
+  const butlerCapacity = capacity(targets[1] as Target);
+  const aims: Aim[] = [
+    {
+      aim: 'End to end (Postgres): turns/s at least half of the bare Bolt echo',
+      measured: `${rate(butlerCapacity)} vs ${rate(bareCapacity)}${bareKeptUp(results, targets[0] as Target) ? '+' : ''} turns/s (${ratio(butlerCapacity / bareCapacity)})`,
+      met: butlerCapacity >= bareCapacity / 2,
+    },
+  ];
+  return { markdown, aims };
+}
+
+/** Whether the bare echo kept up with the highest offered rate (its capacity is then higher than measured). */
+function bareKeptUp(results: readonly RunResult[], bare: Target): boolean {
+  const highest = results.filter((result) => result.target === bare).at(-1);
+  return highest !== undefined && highest.turnsPerSecond >= highest.offered * 0.95;
 }
 
 export const endToEndBenchmark: Benchmark = {

@@ -1,4 +1,10 @@
-import { type Benchmark, type BenchmarkContext, profilingFlags, whilePaused } from './lib/benchmark.js';
+import {
+  type Aim,
+  type Benchmark,
+  type BenchmarkContext,
+  profilingFlags,
+  whilePaused,
+} from './lib/benchmark.js';
 import { type ButlerProcess, startBenchServer, startButlerProcess } from './lib/butler-process.js';
 import { query, withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
@@ -103,6 +109,18 @@ async function storedCount(databaseUrl: string, platform: string): Promise<numbe
   return row?.count ?? 0;
 }
 
+function ingestAim(platform: string, comparison: Comparison, stored: number): Aim {
+  const { bare, butler } = comparison;
+  const everyEvent = stored === butler.acknowledged;
+  return {
+    aim: `${platform} ingest: p99 no worse than the bare SDK's, while persisting every event`,
+    measured:
+      `p99 ${milliseconds(butler.p99)} ms vs ${milliseconds(bare.p99)} ms (${ratio(butler.p99 / bare.p99)}) at concurrency ${concurrency}; ` +
+      `${rate(butler.perSecond)} vs ${rate(bare.perSecond)} acks/s; ${everyEvent ? 'every acknowledged event stored' : 'rows MISSING'}`,
+    met: butler.p99 <= bare.p99 && everyEvent,
+  };
+}
+
 function storedCell(stored: number, acknowledged: number): string {
   const verdict = stored === acknowledged ? 'every acknowledged event' : 'MISMATCH';
   return `${thousands(stored)} rows for ${thousands(acknowledged)} acks: ${verdict}`;
@@ -134,7 +152,10 @@ async function slackRows(
       { label: 'Butler', pid: butler.service.pid, url: new URL(`${butler.url}/slack/events`), next },
     );
     const stored = await storedCount(databaseUrl, 'slack');
-    return rows('Slack', 'bare Bolt', comparison, storedCell(stored, comparison.butler.acknowledged));
+    return {
+      rows: rows('Slack', 'bare Bolt', comparison, storedCell(stored, comparison.butler.acknowledged)),
+      aim: ingestAim('Slack', comparison, stored),
+    };
   } finally {
     await bareBolt.stop();
   }
@@ -165,12 +186,15 @@ async function feishuRows(context: BenchmarkContext, butler: ButlerProcess, data
       { label: 'Butler', pid: butler.service.pid, url: new URL(`${butler.url}/feishu/events`), next },
     );
     const stored = await storedCount(databaseUrl, 'feishu');
-    return rows(
-      'Feishu',
-      'bare Lark SDK adaptDefault',
-      comparison,
-      storedCell(stored, comparison.butler.acknowledged),
-    );
+    return {
+      rows: rows(
+        'Feishu',
+        'bare Lark SDK adaptDefault',
+        comparison,
+        storedCell(stored, comparison.butler.acknowledged),
+      ),
+      aim: ingestAim('Feishu', comparison, stored),
+    };
   } finally {
     await bareLark.stop();
   }
@@ -195,9 +219,15 @@ async function run(context: BenchmarkContext) {
         nodeFlags: profilingFlags(context, 'ingest'),
       });
       try {
-        const tableRows = await slackRows(context, butler, databaseUrl, fakes);
+        const slack = await slackRows(context, butler, databaseUrl, fakes);
+        const tableRows = [...slack.rows];
+        const aims = [slack.aim];
         const feishu = await feishuWired(butler);
-        if (feishu) tableRows.push(...(await feishuRows(context, butler, databaseUrl)));
+        if (feishu) {
+          const measured = await feishuRows(context, butler, databaseUrl);
+          tableRows.push(...measured.rows);
+          aims.push(measured.aim);
+        }
         const { rounds, durationMilliseconds } = settings(context);
         const markdown = [
           table(
@@ -229,7 +259,7 @@ async function run(context: BenchmarkContext) {
                 ]),
           ]),
         ].join('\n');
-        return { markdown };
+        return { markdown, aims };
       } finally {
         await butler.stop();
       }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
+import { type Aim, type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
 import { type ButlerProcess, startButlerProcess } from './lib/butler-process.js';
 import { query, withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
@@ -102,12 +102,12 @@ async function measure(context: BenchmarkContext, fakes: FakePlatforms, database
       databaseUrl,
       "select (select count(*)::int from conversations) as conversations, (select count(*)::int from messages where role = 'assistant') as replies",
     );
-    const peak = residentMemory(butler.service.pid).peak;
     const after = await snapshot(butler, 'after the last turn', false);
     const collected = await snapshot(butler, 'after the last turn, full GC', true);
     const pause = context.quick ? 1 : 5;
     await new Promise((resolve) => setTimeout(resolve, pause * 1000));
     const settled = await snapshot(butler, `${pause} s later, full GC`, true);
+    const peak = residentMemory(butler.service.pid).peak;
     return {
       acknowledged,
       conversations: row?.conversations ?? 0,
@@ -128,7 +128,9 @@ async function run(context: BenchmarkContext) {
     const first = result.snapshots[0];
     const last = result.snapshots.at(-1);
     const perConversation =
-      first && last && result.conversations > 0 ? (last.rss - first.rss) / result.conversations : Number.NaN;
+      first && last && result.conversations > 0
+        ? (last.heapUsed - first.heapUsed) / result.conversations
+        : Number.NaN;
     const markdown = [
       table(
         ['moment', 'conversations', 'RSS', 'V8 heap used', 'V8 heap total', 'external'],
@@ -143,13 +145,21 @@ async function run(context: BenchmarkContext) {
       ),
       '',
       bullets([
-        `Peak RSS during the run (VmHWM): **${megabytes(result.peak)}**. Growth per conversation (RSS, settled − started): ${Number.isFinite(perConversation) ? `${(perConversation / 1024).toFixed(2)} KB` : 'n/a'}.`,
+        `Peak RSS during the run (VmHWM): **${megabytes(result.peak)}**. V8 heap kept per conversation (heap used after a full GC, last − first row): ${Number.isFinite(perConversation) ? `${(perConversation / 1024).toFixed(2)} KB` : 'n/a'}.`,
         `${thousands(result.acknowledged)} mentions sent at ${ratePerSecond}/s (open loop), each opening its own thread; ` +
           `afterwards the database holds ${thousands(result.conversations)} conversations and ${thousands(result.replies)} replies.`,
         'Butler on Postgres with its default config, started with `--expose-gc` and a preloaded probe (bench/servers/memory-probe.ts) that reports `process.memoryUsage()` over IPC; RSS is read from /proc.',
       ]),
     ].join('\n');
-    return { markdown };
+    const settledRss = last?.rss ?? Number.NaN;
+    const aims: Aim[] = [
+      {
+        aim: `Memory: under 250 MB resident with ${thousands(result.conversations)} conversations`,
+        measured: `${megabytes(settledRss)} at rest after the last turn (started at ${megabytes(first?.rss ?? Number.NaN)}); peak ${megabytes(result.peak)} while answering`,
+        met: settledRss < 250 * 1024 * 1024,
+      },
+    ];
+    return { markdown, aims };
   } finally {
     await fakes.stop();
   }

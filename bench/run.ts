@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { approvalBenchmark } from './approval.js';
 import { endToEndBenchmark } from './end-to-end.js';
 import { ingestBenchmark } from './ingest.js';
-import type { Benchmark, BenchmarkContext } from './lib/benchmark.js';
+import type { Aim, Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { describeMachine } from './lib/machine.js';
 import { bullets, table } from './lib/markdown.js';
 import { memoryBenchmark } from './memory.js';
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
   const machine = await describeMachine();
   const sections: string[] = [];
   const files: Record<string, string> = {};
+  const aims: Aim[] = [];
   let failures = 0;
   for (const benchmark of options.selected) {
     context.log(`${benchmark.name}: starting`);
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
       const output = await benchmark.run(context);
       body = output.markdown;
       Object.assign(files, output.files ?? {});
+      aims.push(...(output.aims ?? []));
     } catch (error) {
       failures += 1;
       body = `**Not measured: the benchmark failed.**\n\n\`\`\`\n${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n\`\`\``;
@@ -104,12 +106,15 @@ async function main(): Promise<void> {
     bullets([
       'Reproduce: `npm run bench` (all, a few minutes each) or `npm run bench -- --quick` (smoke run).',
     ]),
+    '',
+    '## Where Butler stands against the aims',
+    '',
+    table(
+      ['aim (issue 5)', 'measured in this run', 'met'],
+      aims.map((entry) => [entry.aim, entry.measured, entry.met ? 'yes' : '**no**']),
+    ),
   ].join('\n');
-  const fileName = options.quick
-    ? 'quick.md'
-    : options.selected.length < benchmarks.length
-      ? 'partial.md'
-      : 'latest.md';
+  const fileName = options.quick ? 'quick.md' : partial ? 'partial.md' : 'latest.md';
   mkdirSync(resultsDirectory, { recursive: true });
   for (const [name, content] of Object.entries(files))
     writeFileSync(join(resultsDirectory, prefix + name), content);

@@ -12,9 +12,18 @@ export interface BenchmarkContext {
   outputName(fileName: string): string;
 }
 
+/** One of the aims, and where this run stands. */
+export interface Aim {
+  aim: string;
+  measured: string;
+  met: boolean;
+}
+
 export interface BenchmarkOutput {
   /** Markdown: tables and notes, without the section heading. */
   markdown: string;
+  /** The aims this benchmark checks, for the summary at the top of the results. */
+  aims?: Aim[];
   /** Extra files written beside the results (e.g. an SVG chart), by file name. */
   files?: Record<string, string>;
 }

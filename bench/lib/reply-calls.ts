@@ -10,8 +10,8 @@ export interface ReplyCalls {
   finalAfterLastTokenMilliseconds: number;
   /** Calls after the first one that change the reply's text. */
   editCalls: number;
-  /** Times of every call on the reply's message(s), for the rate check. */
-  callTimes: number[];
+  /** Times of the calls the platform's per-message (or per-card) limit counts. */
+  limitedCallTimes: number[];
 }
 
 /** The most calls that fall into any one-second window. */
@@ -30,6 +30,7 @@ function measured(
   first: number | undefined,
   edits: readonly number[],
   completion: StreamedCompletion,
+  limited: readonly number[],
 ): ReplyCalls {
   if (first === undefined || completion.firstTokenAt === undefined || completion.lastTokenAt === undefined) {
     throw new Error('the reply never showed up on the platform');
@@ -39,7 +40,7 @@ function measured(
     firstUpdateMilliseconds: first - completion.firstTokenAt,
     finalAfterLastTokenMilliseconds: last - completion.lastTokenAt,
     editCalls: edits.length,
-    callTimes: [first, ...edits],
+    limitedCallTimes: [...limited],
   };
 }
 
@@ -69,7 +70,9 @@ export function slackReplyCalls(
         editMethods.has(call.method) && call.args.channel === channel && messageIds.has(String(call.args.ts)),
     )
     .map((call) => call.at);
-  return measured(first?.at, edits, completion);
+  // Streams have no documented per-message limit (every call counts toward the method's tier);
+  // the fallback's limit is chat.update's.
+  return measured(first?.at, edits, completion, streamed && first ? [first.at, ...edits] : edits);
 }
 
 /** A Feishu reply to message `userMessageId`: a CardKit card, or an interactive card patched (fallback). */
@@ -86,10 +89,21 @@ export function feishuReplyCalls(
       call.code === 0,
   );
   let edits: number[];
+  let limited: number[];
   if (cardkit) {
     const content = JSON.parse(String(reply?.body?.content ?? '{}')) as { data?: { card_id?: string } };
     const prefix = `/open-apis/cardkit/v1/cards/${content.data?.card_id}/`;
     edits = feishu.calls.filter((call) => call.path.startsWith(prefix)).map((call) => call.at);
+    // CardKit's limit counts operations on the card entity: its creation (just before the reply) and updates.
+    const created = feishu.calls
+      .filter(
+        (call) =>
+          call.method === 'POST' &&
+          call.path === '/open-apis/cardkit/v1/cards' &&
+          call.at <= (reply?.at ?? 0),
+      )
+      .at(-1);
+    limited = created ? [created.at, ...edits] : edits;
   } else {
     const replyIds = new Set(
       feishu
@@ -100,6 +114,7 @@ export function feishuReplyCalls(
     edits = feishu.calls
       .filter((call) => call.method === 'PATCH' && replyIds.has(call.path.split('/').at(-1) ?? ''))
       .map((call) => call.at);
+    limited = edits;
   }
-  return measured(reply?.at, edits, completion);
+  return measured(reply?.at, edits, completion, limited);
 }
