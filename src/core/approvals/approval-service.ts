@@ -43,7 +43,13 @@ export function approvalCard(approval: ApprovalRecord, policy: ApprovalPolicy): 
 function alreadyDecided(approval: ApprovalRecord, policy: ApprovalPolicy): DecisionResult {
   const card = approvalCard(approval, policy);
   if (approval.status === 'expired' || (approval.status === 'pending' && approval.expiresAt <= new Date())) {
-    return { ok: false, code: 'expired', message: 'This request has expired; nothing was run.', card };
+    // Past its deadline but not yet swept: show it as expired now, not with live buttons.
+    return {
+      ok: false,
+      code: 'expired',
+      message: 'This request has expired; nothing was run.',
+      card: { ...card, status: 'expired' },
+    };
   }
   const who = approval.decidedBy?.name ?? approval.decidedBy?.id ?? 'someone';
   return {
