@@ -134,7 +134,14 @@ function row(result: PathResult): string[] {
   const edits = result.replies.map((reply) => reply.editCalls);
   const busiest = Math.max(...result.replies.map((reply) => maxInAnySecond(reply.limitedCallTimes)));
   const sorted = (values: number[]) => [...values].sort((left, right) => left - right);
-  const within = result.perSecond === undefined ? 'n/a' : busiest <= result.perSecond ? 'yes' : '**no**';
+  const within =
+    result.perSecond === undefined
+      ? 'n/a'
+      : busiest < result.perSecond
+        ? 'yes'
+        : busiest === result.perSecond
+          ? 'yes, at the limit'
+          : '**no**';
   return [
     result.platform,
     result.path,
@@ -216,12 +223,18 @@ async function run(context: BenchmarkContext) {
         const slowest = Math.max(
           ...results.flatMap((result) => result.replies.map((entry) => entry.firstUpdateMilliseconds)),
         );
+        const busiest = (result: PathResult) =>
+          Math.max(...result.replies.map((entry) => maxInAnySecond(entry.limitedCallTimes)));
         const overLimit = results.filter(
-          (result) =>
-            result.perSecond !== undefined &&
-            Math.max(...result.replies.map((entry) => maxInAnySecond(entry.limitedCallTimes))) >
-              result.perSecond,
+          (result) => result.perSecond !== undefined && busiest(result) > result.perSecond,
         );
+        const atLimit = results.filter(
+          (result) => result.perSecond !== undefined && busiest(result) === result.perSecond,
+        );
+        const describe = (list: PathResult[]) =>
+          list
+            .map((result) => `${result.platform} ${result.path.split(':')[0]} (${result.limit})`)
+            .join('; ');
         const aims: Aim[] = [
           {
             aim: 'Streaming: first platform update within 250 ms of the first token',
@@ -230,10 +243,12 @@ async function run(context: BenchmarkContext) {
           },
           {
             aim: "Streaming: edit calls within the platforms' rate limits",
-            measured:
+            measured: [
               overLimit.length === 0
                 ? 'every path within its limit'
-                : `over the limit: ${overLimit.map((result) => `${result.platform} ${result.path.split(':')[0]} (${result.limit})`).join('; ')}`,
+                : `over the limit: ${describe(overLimit)}`,
+              ...(atLimit.length > 0 ? [`at the limit, no margin: ${describe(atLimit)}`] : []),
+            ].join('; '),
             met: overLimit.length === 0,
           },
         ];
