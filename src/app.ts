@@ -26,7 +26,7 @@ import { createStore } from './storage/store.js';
  * `main.ts` (the service) and `adapters/console` (the terminal chat) both start Butler through here.
  */
 
-export type ConnectorFactory = (intake: ButlerIntake) => PlatformConnector[];
+export type ConnectorFactory = (intake: ButlerIntake) => Promise<PlatformConnector[]>;
 
 export interface CreateButlerOptions {
   logger: Logger;
@@ -124,7 +124,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const approvals = new ApprovalService(store, policy, observer, logger, wake);
   const service = new ButlerService(store, approvals, file.access, logger, wake);
 
-  const connectors = options.connectors?.(service) ?? [];
+  const connectors = (await options.connectors?.(service)) ?? [];
   const adapters = new Map<Platform, ChatAdapter>();
   for (const adapter of [...connectors.map((connector) => connector.adapter), ...(options.adapters ?? [])]) {
     adapters.set(adapter.platform, adapter);

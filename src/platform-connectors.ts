@@ -1,15 +1,17 @@
 import type { PlatformConnector } from './adapters/connector.js';
-import { createFeishuConnector } from './adapters/feishu/index.js';
-import { createSlackConnector } from './adapters/slack/index.js';
 import type { ConnectorFactory } from './app.js';
 import type { AppConfig } from './config/index.js';
 import type { Logger } from './core/logger.js';
 
-/** The platform integrations the config turns on. */
+/**
+ * The platform integrations the config turns on. Each platform's SDK is loaded only when that
+ * platform is configured: the Lark SDK alone adds about 110 MB of resident memory.
+ */
 export function platformConnectors(config: AppConfig, logger: Logger): ConnectorFactory {
-  return (intake) => {
+  return async (intake) => {
     const connectors: PlatformConnector[] = [];
     if (config.slack) {
+      const { createSlackConnector } = await import('./adapters/slack/index.js');
       connectors.push(
         createSlackConnector({
           config: config.slack,
@@ -20,6 +22,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
       );
     }
     if (config.feishu) {
+      const { createFeishuConnector } = await import('./adapters/feishu/index.js');
       connectors.push(
         createFeishuConnector({
           config: config.feishu,
