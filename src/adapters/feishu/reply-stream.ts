@@ -93,6 +93,7 @@ export class FeishuReplyStream implements ReplyStream {
     for (let attempt = 0; attempt < this.options.settings.finishAttempts; attempt += 1) {
       try {
         await this.sync();
+        this.nextUpdateAt = this.options.now() + this.interval();
         lastError = undefined;
         break;
       } catch (error) {
@@ -309,6 +310,8 @@ export class FeishuReplyStream implements ReplyStream {
   private async closeStreaming(segment: Segment): Promise<void> {
     if (segment.mode !== 'cardkit' || segment.closed || !segment.cardId || !segment.messageId) return;
     segment.closed = true;
+    // Closing is a CardKit operation too: keep the pace after the final update.
+    await sleep(this.untilNextUpdate());
     try {
       segment.sequence += 1;
       const text = this.text.slice(segment.start, segment.end ?? this.text.length);

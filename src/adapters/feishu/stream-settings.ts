@@ -1,7 +1,10 @@
 /** Pace and limits of streamed replies, and whether CardKit is worth trying right now. */
 
 export interface StreamSettings {
-  /** CardKit allows 10 updates per second per card; stay at about one per 100 ms. */
+  /**
+   * CardKit allows 10 operations per second per card, creation and closing included: one update per
+   * 120 ms leaves room for those within any one second.
+   */
   cardkitIntervalMilliseconds: number;
   /** PATCH allows 5 per second per message but shares app-wide quotas; the fallback stays gentle. */
   patchIntervalMilliseconds: number;
@@ -14,7 +17,7 @@ export interface StreamSettings {
 }
 
 export const defaultStreamSettings: StreamSettings = {
-  cardkitIntervalMilliseconds: 100,
+  cardkitIntervalMilliseconds: 120,
   patchIntervalMilliseconds: 1500,
   cardkitRolloverMilliseconds: 9 * 60_000,
   maxCardBytes: 18_000,
