@@ -106,14 +106,17 @@ export interface ConversationRepository {
   ensure(key: string, address: ConversationAddress): Promise<ConversationRecord>;
   /** The messages not yet folded into the summary, oldest first. */
   window(conversationId: string): Promise<StoredMessage[]>;
+  /** Adds messages (the turn's closing `closeTurn` marks the conversation updated). */
   append(
     conversationId: string,
     messages: ReadonlyArray<ConversationMessage & { tokens: number }>,
   ): Promise<void>;
   applyCompaction(conversationId: string, result: CompactionResult): Promise<void>;
   deferCompaction(conversationId: string, until: Date): Promise<void>;
-  setInflight(conversationId: string, inflight: InflightTurn | null): Promise<void>;
-  recordUsage(
+  /** Records what the turn in progress has posted (crash recovery). */
+  setInflight(conversationId: string, inflight: InflightTurn): Promise<void>;
+  /** Ends the turn on the conversation in one update: clears `inflight`, adds the usage, touches it. */
+  closeTurn(
     conversationId: string,
     usage: { promptTokens: number; completionTokens: number; tokenScale: number },
   ): Promise<void>;

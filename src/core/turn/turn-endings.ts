@@ -157,7 +157,6 @@ async function commitTurnWith(
   error?: string,
 ) {
   await tx.conversations.append(turn.conversation.id, withTokens(messages));
-  await tx.conversations.setInflight(turn.conversation.id, null);
-  await tx.conversations.recordUsage(turn.conversation.id, turn.usage);
+  await tx.conversations.closeTurn(turn.conversation.id, turn.usage);
   await tx.inbox.finish(turn.eventIds, outcome, error);
 }

@@ -42,8 +42,9 @@ export class TurnRunner {
     if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
     const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
     try {
-      const pending = await this.newTurnMessages(turn, messages);
-      await this.converse(turn, pending);
+      const window = await this.deps.store.conversations.window(turn.conversation.id);
+      const pending = await this.newTurnMessages(turn, messages, window.length === 0);
+      await this.converse(turn, pending, window);
     } finally {
       await clearStatus().catch(() => {});
     }
@@ -127,9 +128,12 @@ export class TurnRunner {
     };
   }
 
-  private async newTurnMessages(turn: Turn, messages: InboundMessage[]): Promise<ConversationMessage[]> {
-    const window = await this.deps.store.conversations.window(turn.conversation.id);
-    const isNew = window.length === 0 && !turn.conversation.summary;
+  private async newTurnMessages(
+    turn: Turn,
+    messages: InboundMessage[],
+    emptyWindow: boolean,
+  ): Promise<ConversationMessage[]> {
+    const isNew = emptyWindow && !turn.conversation.summary;
     const pending: ConversationMessage[] = [];
     for (const [index, original] of messages.entries()) {
       let message = original;
@@ -180,7 +184,12 @@ export class TurnRunner {
   }
 
   /** The model loop: call the model, run or park tool calls, until it answers or the step budget ends. */
-  private async converse(turn: Turn, pending: ConversationMessage[]): Promise<void> {
+  /** `window` is the conversation's history when the caller already read it (saves a query). */
+  private async converse(
+    turn: Turn,
+    pending: ConversationMessage[],
+    window?: StoredMessage[],
+  ): Promise<void> {
     const { model, brain, tools, options } = this.deps;
     if (!model) {
       await turn.reply.append(noModelMessage);
@@ -188,7 +197,7 @@ export class TurnRunner {
     }
     try {
       const systemPrompt = await this.systemPrompt(turn);
-      let window: StoredMessage[] | undefined;
+      let history = window;
       for (let step = 0; step < options.maxSteps; step++) {
         const prompt = await brain.prepare({
           conversation: turn.conversation,
@@ -196,9 +205,9 @@ export class TurnRunner {
           pending,
           observer: turn.observer,
           allowCompaction: step === 0,
-          ...(window ? { window } : {}),
+          ...(history ? { window: history } : {}),
         });
-        window = prompt.window;
+        history = prompt.window;
         const result = await model.complete({
           messages: prompt.messages,
           tools: tools.definitions(),

@@ -117,6 +117,6 @@ export async function beginTurn(
     signal: input.signal,
     usage: { promptTokens: 0, completionTokens: 0, tokenScale: conversation.tokenScale },
   };
-  await store.conversations.setInflight(conversation.id, inflight);
+  // Nothing is written yet: until the reply creates a message there is nothing a restart must not repeat.
   return turn;
 }

@@ -36,7 +36,7 @@ function toMessage(row: typeof messages.$inferSelect): StoredMessage {
 }
 
 export function conversationRepository(db: Database): ConversationRepository {
-  // Several of these run on every turn (setInflight up to four times).
+  // Several of these run on every turn (setInflight up to twice).
   const ensureStatement = preparedOnFirstUse(() =>
     db
       .insert(conversations)
@@ -100,10 +100,6 @@ export function conversationRepository(db: Database): ConversationRepository {
           toolCallId: message.role === 'tool' ? message.toolCallId : null,
         })),
       );
-      await db
-        .update(conversations)
-        .set({ updatedAt: sql`now()` })
-        .where(eq(conversations.id, conversationId));
     },
 
     async applyCompaction(conversationId, result) {
@@ -146,21 +142,18 @@ export function conversationRepository(db: Database): ConversationRepository {
     },
 
     async setInflight(conversationId, inflight) {
-      // Clearing stays a plain statement: it runs inside the turn's commit transaction, and stores SQL NULL.
-      if (inflight === null) {
-        await db.update(conversations).set({ inflight }).where(eq(conversations.id, conversationId));
-        return;
-      }
       await inflightStatement().execute({ conversationId, inflight: JSON.stringify(inflight) });
     },
 
-    async recordUsage(conversationId, usage) {
+    async closeTurn(conversationId, usage) {
       await db
         .update(conversations)
         .set({
+          inflight: null,
           promptTokensTotal: sql`${conversations.promptTokensTotal} + ${usage.promptTokens}`,
           completionTokensTotal: sql`${conversations.completionTokensTotal} + ${usage.completionTokens}`,
           tokenScale: usage.tokenScale,
+          updatedAt: sql`now()`,
         })
         .where(eq(conversations.id, conversationId));
     },
