@@ -141,7 +141,7 @@ function totals(result: ModeResult) {
 }
 
 /** Other thresholds than the default, to show the trade-off (full runs only). */
-const otherThresholds = [3_000, 4_000, 8_000];
+const otherThresholds = [3_000, 6_000, 8_000];
 
 async function sensitivity(context: BenchmarkContext, script: readonly ScriptedTurn[], fullHistory: number) {
   const rows: string[][] = [];

@@ -24,7 +24,7 @@ export const envSchema = z.object({
   BUTLER_CONTEXT_COMPACTION_ENABLED: flag(true),
   BUTLER_CONTEXT_COMPACTION_THRESHOLD_TOKENS: z.preprocess(
     blankToUndefined,
-    z.coerce.number().int().min(500).default(6000),
+    z.coerce.number().int().min(500).default(4000),
   ),
   BUTLER_CONTEXT_COMPACTION_BASE_URL: optionalUrl,
   BUTLER_CONTEXT_COMPACTION_API_TOKEN: optionalString,

@@ -36,7 +36,7 @@ describe('configuration', () => {
       feishu: undefined,
     });
     expect(config.langfuse).toEqual({ enabled: false });
-    expect(config.compaction).toMatchObject({ enabled: true, thresholdTokens: 6000 });
+    expect(config.compaction).toMatchObject({ enabled: true, thresholdTokens: 4000 });
     expect(warnings).toEqual([]);
     const banner = startupBanner(config, {
       port: 3000,
