@@ -1,13 +1,11 @@
-import { and, asc, count, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gte, inArray, isNull, lt, lte, notExists, or, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const openStatuses = ['pending', 'claimed'];
-/** How many open events to consider per claim; few, since the lease join already skips conversations others hold. */
-const candidateLimit = 4;
-
 /** Open events of conversations nobody holds (or whose holder's lease lapsed). */
 const claimableCondition = and(
   inArray(inboundEvents.status, openStatuses),
@@ -27,6 +25,72 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
     attempts: row.attempts,
     createdAt: row.createdAt,
   };
+}
+
+/**
+ * The claim, as one statement (one round trip, no explicit transaction): the oldest open event that
+ * heads its conversation (so two claimers never split one conversation's queue), locked with SKIP
+ * LOCKED; a lease on its conversation unless someone holds a live one; then every open event of the
+ * leased conversation, which the caller's UPDATE marks claimed.
+ */
+function claimSteps(db: Database, owner: string, leaseMs: number) {
+  const earlier = alias(inboundEvents, 'earlier_open_event');
+  const candidate = db.$with('claim_candidate').as(
+    db
+      .select({ conversationKey: inboundEvents.conversationKey })
+      .from(inboundEvents)
+      .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
+      .where(
+        and(
+          claimableCondition,
+          notExists(
+            db
+              .select({ id: earlier.id })
+              .from(earlier)
+              .where(
+                and(
+                  eq(earlier.conversationKey, inboundEvents.conversationKey),
+                  inArray(earlier.status, openStatuses),
+                  lt(earlier.id, inboundEvents.id),
+                ),
+              ),
+          ),
+        ),
+      )
+      .orderBy(asc(inboundEvents.id))
+      .limit(1)
+      .for('update', { of: inboundEvents, skipLocked: true }),
+  );
+  const lease = db.$with('claim_lease').as(
+    db
+      .insert(conversationLeases)
+      .select(
+        db
+          .select({
+            conversationKey: candidate.conversationKey,
+            owner: sql<string>`${owner}`.as('owner'),
+            expiresAt: sql<Date>`${leaseUntil(leaseMs)}`.as('expires_at'),
+          })
+          .from(candidate),
+      )
+      .onConflictDoUpdate({
+        target: conversationLeases.conversationKey,
+        set: { owner, expiresAt: leaseUntil(leaseMs) },
+        setWhere: lt(conversationLeases.expiresAt, sql`now()`),
+      })
+      .returning({ conversationKey: conversationLeases.conversationKey }),
+  );
+  const open = db
+    .$with('claim_open')
+    .as(
+      db
+        .select({ id: inboundEvents.id })
+        .from(inboundEvents)
+        .innerJoin(lease, eq(lease.conversationKey, inboundEvents.conversationKey))
+        .where(inArray(inboundEvents.status, openStatuses))
+        .for('update', { of: inboundEvents, skipLocked: true }),
+    );
+  return [candidate, lease, open] as const;
 }
 
 /**
@@ -65,15 +129,6 @@ export function inboxRepository(db: Database): InboxRepository {
       )
       .prepare('butler_inbox_count_user_messages'),
   );
-  const peekStatement = preparedOnFirstUse(() =>
-    db
-      .select({ id: inboundEvents.id })
-      .from(inboundEvents)
-      .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
-      .where(claimableCondition)
-      .limit(1)
-      .prepare('butler_inbox_peek'),
-  );
   const releaseStatement = preparedOnFirstUse(() =>
     db
       .delete(conversationLeases)
@@ -100,59 +155,17 @@ export function inboxRepository(db: Database): InboxRepository {
     },
 
     async claimNext(owner, leaseMs) {
-      // Most claims find nothing (the idle poll, the look for more after each turn): answer those with
-      // one read instead of a transaction. Work that lands just after it is found by the next claim,
-      // as it would be after a transaction's snapshot.
-      const [claimable] = await peekStatement().execute();
-      if (!claimable) return undefined;
-      return db.transaction(async (tx) => {
-        const candidates = await tx
-          .select({ conversationKey: inboundEvents.conversationKey })
-          .from(inboundEvents)
-          .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
-          .where(claimableCondition)
-          .orderBy(asc(inboundEvents.id))
-          .limit(candidateLimit)
-          .for('update', { of: inboundEvents, skipLocked: true });
-
-        for (const conversationKey of new Set(candidates.map((row) => row.conversationKey))) {
-          const lease = await tx
-            .insert(conversationLeases)
-            .values({ conversationKey, owner, expiresAt: leaseUntil(leaseMs) })
-            .onConflictDoUpdate({
-              target: conversationLeases.conversationKey,
-              set: { owner, expiresAt: leaseUntil(leaseMs) },
-              setWhere: lt(conversationLeases.expiresAt, sql`now()`),
-            })
-            .returning({ conversationKey: conversationLeases.conversationKey });
-          if (lease.length === 0) continue;
-          // Holding the lease makes us the only writer of this conversation's open events.
-          const events = await tx
-            .update(inboundEvents)
-            .set({ status: 'claimed', claimedBy: owner, attempts: sql`${inboundEvents.attempts} + 1` })
-            .where(
-              and(
-                eq(inboundEvents.conversationKey, conversationKey),
-                inArray(inboundEvents.status, openStatuses),
-              ),
-            )
-            .returning();
-          if (events.length === 0) {
-            await tx
-              .delete(conversationLeases)
-              .where(
-                and(
-                  eq(conversationLeases.conversationKey, conversationKey),
-                  eq(conversationLeases.owner, owner),
-                ),
-              );
-            continue;
-          }
-          events.sort((a, b) => a.id - b.id);
-          return { conversationKey, events: events.map(toInboxEvent) };
-        }
-        return undefined;
-      });
+      const [candidate, lease, open] = claimSteps(db, owner, leaseMs);
+      const events = await db
+        .with(candidate, lease, open)
+        .update(inboundEvents)
+        .set({ status: 'claimed', claimedBy: owner, attempts: sql`${inboundEvents.attempts} + 1` })
+        .where(inArray(inboundEvents.id, db.select({ id: open.id }).from(open)))
+        .returning();
+      const [first] = events;
+      if (!first) return undefined;
+      events.sort((a, b) => a.id - b.id);
+      return { conversationKey: first.conversationKey, events: events.map(toInboxEvent) };
     },
 
     async renewLease(conversationKey, owner, leaseMs) {

@@ -1,3 +1,4 @@
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../../src/core/events.js';
 import type { ClaimedBatch, NewApproval, Store } from '../../../src/core/store.js';
@@ -85,6 +86,31 @@ describe(`storage on ${databaseKind}`, () => {
     }
     await store.inbox.releaseAllLeases();
   });
+
+  // Needs a second connection holding a lock mid-claim: Postgres only (PGlite has one connection).
+  it.skipIf(databaseKind !== 'postgres')(
+    'leaves a conversation whole while another claim holds its first event, and takes the next one',
+    async () => {
+      await store.inbox.releaseAllLeases();
+      const head = await store.inbox.insert(inboxEvent('split-x', 'a'));
+      await store.inbox.insert(inboxEvent('split-x', 'b'));
+      await store.inbox.insert(inboxEvent('split-y', 'c'));
+      const other = postgres(database.url ?? '', { max: 1, onnotice: () => {} });
+      try {
+        let claimed: ClaimedBatch | undefined;
+        await other.begin(async (tx) => {
+          // A concurrent claimer that has locked split-x's first event and not committed yet.
+          await tx`select id from inbound_events where id = ${head ?? 0} for update`;
+          claimed = await claimConversation('second-worker', 'split-y', 30_000);
+        });
+        expect(claimed?.events.map((event) => event.dedupKey)).toEqual(['split-y/c']);
+        const whole = await claimConversation('third-worker', 'split-x', 30_000);
+        expect(whole.events.map((event) => event.dedupKey)).toEqual(['split-x/a', 'split-x/b']);
+      } finally {
+        await other.end();
+      }
+    },
+  );
 
   it('hands a conversation whose lease lapsed to another worker, with attempts counted', async () => {
     await store.inbox.releaseAllLeases();
