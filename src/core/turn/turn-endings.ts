@@ -156,7 +156,10 @@ async function commitTurnWith(
   outcome: InboxOutcome,
   error?: string,
 ) {
-  await tx.conversations.append(turn.conversation.id, withTokens(messages));
-  await tx.conversations.closeTurn(turn.conversation.id, turn.usage);
-  await tx.inbox.finish(turn.eventIds, outcome, error);
+  // Independent writes: issued together, the driver pipelines them in one round trip.
+  await Promise.all([
+    tx.conversations.append(turn.conversation.id, withTokens(messages)),
+    tx.conversations.closeTurn(turn.conversation.id, turn.usage),
+    tx.inbox.finish(turn.eventIds, outcome, error),
+  ]);
 }

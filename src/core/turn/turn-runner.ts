@@ -165,11 +165,14 @@ export class TurnRunner {
   private async systemPrompt(turn: Turn): Promise<string> {
     const { store, options } = this.deps;
     const address = turn.target.address;
-    const memories = await store.memories.top(
-      { platform: address.platform, workspace: address.workspace, userId: turn.requester.id },
-      options.memoriesInPrompt,
-    );
-    const pendingApprovals = (await store.approvals.listPending(turn.conversation.key)).map(
+    const [memories, pending] = await Promise.all([
+      store.memories.top(
+        { platform: address.platform, workspace: address.workspace, userId: turn.requester.id },
+        options.memoriesInPrompt,
+      ),
+      store.approvals.listPending(turn.conversation.key),
+    ]);
+    const pendingApprovals = pending.map(
       (approval) =>
         `- ${approval.toolName}: ${approval.summary} (requested by ${approval.requestedBy.name ?? approval.requestedBy.id})`,
     );
