@@ -1,5 +1,6 @@
 import { type Aim, type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
 import { startBenchServer, startButlerProcess } from './lib/butler-process.js';
+import { processCpuMilliseconds, processesCpuMilliseconds } from './lib/cpu.js';
 import { withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
 import { keepAliveAgent, openLoop, post } from './lib/load.js';
@@ -33,7 +34,14 @@ interface RunResult {
   turnsPerSecond: number;
   latencies: number[];
   firstTextLatencies: number[];
+  /** CPU milliseconds per completed turn: the target's own process, and the Postgres server's processes. */
+  cpuPerTurn: { own: number; postgres: number };
 }
+
+const cpuReading = (target: Target) => ({
+  own: processCpuMilliseconds(target.service.pid),
+  postgres: processesCpuMilliseconds('postgres'),
+});
 
 function settings(context: BenchmarkContext) {
   return context.quick
@@ -55,6 +63,7 @@ async function measure(context: BenchmarkContext, fakes: FakePlatforms, target: 
   const agent = keepAliveAgent(256);
   const sentAt = new Map<string, number>();
   let sender = 0;
+  const cpuBefore = cpuReading(target);
   const load = await openLoop({
     ratePerSecond: offered,
     durationMilliseconds,
@@ -72,6 +81,7 @@ async function measure(context: BenchmarkContext, fakes: FakePlatforms, target: 
     await new Promise((resolve) => setTimeout(resolve, 250));
     replies = await fakes.slackReplies(channel);
   }
+  const cpuAfter = cpuReading(target);
   const firstSent = Math.min(...sentAt.values());
   const latencies: number[] = [];
   const firstTextLatencies: number[] = [];
@@ -92,6 +102,10 @@ async function measure(context: BenchmarkContext, fakes: FakePlatforms, target: 
     turnsPerSecond: latencies.length / ((lastDone - firstSent) / 1000),
     latencies,
     firstTextLatencies,
+    cpuPerTurn: {
+      own: (cpuAfter.own - cpuBefore.own) / latencies.length,
+      postgres: (cpuAfter.postgres - cpuBefore.postgres) / latencies.length,
+    },
   };
   context.log(
     `end-to-end: ${target.label} at ${offered}/s: ${result.completed}/${result.sent} replied, ${rate(result.turnsPerSecond)} turns/s`,
@@ -125,6 +139,8 @@ function tableRows(results: readonly RunResult[]) {
       milliseconds(latency.p99),
       bare ? ratio(result.turnsPerSecond / bare.turnsPerSecond) : 'n/a',
       bare ? ratio(latency.p99 / summarize(bare.latencies).p99) : 'n/a',
+      milliseconds(result.cpuPerTurn.own),
+      result.target.short === 'PG' ? milliseconds(result.cpuPerTurn.postgres) : '—',
     ];
   });
 }
@@ -236,6 +252,8 @@ async function compareTargets(
         'reply done p99 ms',
         'turns/s vs bare',
         'p99 vs bare',
+        'CPU ms per turn: target process',
+        'CPU ms per turn: Postgres server',
       ],
       tableRows(results),
     ),
@@ -248,6 +266,7 @@ async function compareTargets(
       'Latency: mention sent → reply complete at the fake Slack API (Butler: `chat.stopStream` of its streamed reply; bare Bolt: its `chat.postMessage`). "first text": the first call showing text.',
       'Butler runs its default config (8 worker slots, Slack streaming, status reaction, users.info); the model (a fake) answers at once. PGlite runs on disk.',
       'Targets take turns per rate; the others are paused (SIGSTOP) meanwhile.',
+      'CPU per turn: user + system time (from /proc) of the target process, and of all Postgres server processes for the Postgres target, from the first send until the replies were counted, divided by the replies. It is steadier than turns/s on a shared machine: it does not count waiting for the other core. The load generator and the fakes run in other processes.',
     ]),
   ].join('\n');
   const butlerCapacity = capacity(targets[1] as Target);
