@@ -104,9 +104,7 @@ export const inboundEvents = pgTable(
       .on(table.conversationKey, table.id)
       .where(sql`${table.status} in ('pending', 'claimed')`),
     // The claim takes the oldest open event: without this it walks past every finished event first.
-    index('inbound_events_open_order_idx')
-      .on(table.id)
-      .where(sql`${table.status} in ('pending', 'claimed')`),
+    index('inbound_events_open_order_idx').on(table.id).where(sql`${table.status} in ('pending', 'claimed')`),
     index('inbound_events_user_idx').on(table.platform, table.userId, table.createdAt),
   ],
 );

@@ -2,6 +2,7 @@ import { and, asc, eq, gt, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { ApprovalRecord, ApprovalRepository } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
+import { preparedOnFirstUse } from './prepared.js';
 
 function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
   return {
@@ -29,6 +30,20 @@ function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
 }
 
 export function approvalRepository(db: Database): ApprovalRepository {
+  // Every turn's system prompt lists the conversation's pending approvals.
+  const listPendingStatement = preparedOnFirstUse(() =>
+    db
+      .select()
+      .from(approvals)
+      .where(
+        and(
+          eq(approvals.conversationKey, sql.placeholder('conversationKey')),
+          eq(approvals.status, 'pending'),
+        ),
+      )
+      .orderBy(asc(approvals.createdAt))
+      .prepare('butler_approvals_pending'),
+  );
   return {
     async create(approval) {
       const [row] = await db.insert(approvals).values(approval).returning();
@@ -85,11 +100,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
     },
 
     async listPending(conversationKey) {
-      const rows = await db
-        .select()
-        .from(approvals)
-        .where(and(eq(approvals.conversationKey, conversationKey), eq(approvals.status, 'pending')))
-        .orderBy(asc(approvals.createdAt));
+      const rows = await listPendingStatement().execute({ conversationKey });
       return rows.map(toApproval);
     },
 

@@ -36,7 +36,7 @@ function toMessage(row: typeof messages.$inferSelect): StoredMessage {
 }
 
 export function conversationRepository(db: Database): ConversationRepository {
-  // Several of these run on every turn (setInflight up to twice).
+  // These run on every turn (setInflight up to twice).
   const ensureStatement = preparedOnFirstUse(() =>
     db
       .insert(conversations)
@@ -68,6 +68,19 @@ export function conversationRepository(db: Database): ConversationRepository {
       .set({ inflight: sql`${sql.placeholder('inflight')}` })
       .where(eq(conversations.id, sql.placeholder('conversationId')))
       .prepare('butler_conversation_inflight'),
+  );
+  const closeTurnStatement = preparedOnFirstUse(() =>
+    db
+      .update(conversations)
+      .set({
+        inflight: null,
+        promptTokensTotal: sql`${conversations.promptTokensTotal} + ${sql.placeholder('promptTokens')}`,
+        completionTokensTotal: sql`${conversations.completionTokensTotal} + ${sql.placeholder('completionTokens')}`,
+        tokenScale: sql`${sql.placeholder('tokenScale')}`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(conversations.id, sql.placeholder('conversationId')))
+      .prepare('butler_conversation_close_turn'),
   );
 
   return {
@@ -146,16 +159,7 @@ export function conversationRepository(db: Database): ConversationRepository {
     },
 
     async closeTurn(conversationId, usage) {
-      await db
-        .update(conversations)
-        .set({
-          inflight: null,
-          promptTokensTotal: sql`${conversations.promptTokensTotal} + ${usage.promptTokens}`,
-          completionTokensTotal: sql`${conversations.completionTokensTotal} + ${usage.completionTokens}`,
-          tokenScale: usage.tokenScale,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(conversations.id, conversationId));
+      await closeTurnStatement().execute({ conversationId, ...usage });
     },
   };
 }

@@ -31,9 +31,11 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
  * The claim, as one statement (one round trip, no explicit transaction): the oldest open event that
  * heads its conversation (so two claimers never split one conversation's queue), locked with SKIP
  * LOCKED; a lease on its conversation unless someone holds a live one; then every open event of the
- * leased conversation, which the caller's UPDATE marks claimed.
+ * leased conversation, marked claimed. Placeholders: `owner`, `leaseMs`.
  */
-function claimSteps(db: Database, owner: string, leaseMs: number) {
+function claimQuery(db: Database) {
+  const owner = sql.placeholder('owner');
+  const expiresAt = sql`now() + ${sql.placeholder('leaseMs')} * interval '1 millisecond'`;
   const earlier = alias(inboundEvents, 'earlier_open_event');
   const candidate = db.$with('claim_candidate').as(
     db
@@ -69,13 +71,13 @@ function claimSteps(db: Database, owner: string, leaseMs: number) {
           .select({
             conversationKey: candidate.conversationKey,
             owner: sql<string>`${owner}`.as('owner'),
-            expiresAt: sql<Date>`${leaseUntil(leaseMs)}`.as('expires_at'),
+            expiresAt: sql<Date>`${expiresAt}`.as('expires_at'),
           })
           .from(candidate),
       )
       .onConflictDoUpdate({
         target: conversationLeases.conversationKey,
-        set: { owner, expiresAt: leaseUntil(leaseMs) },
+        set: { owner: sql`excluded.owner`, expiresAt: sql`excluded.expires_at` },
         setWhere: lt(conversationLeases.expiresAt, sql`now()`),
       })
       .returning({ conversationKey: conversationLeases.conversationKey }),
@@ -90,7 +92,12 @@ function claimSteps(db: Database, owner: string, leaseMs: number) {
         .where(inArray(inboundEvents.status, openStatuses))
         .for('update', { of: inboundEvents, skipLocked: true }),
     );
-  return [candidate, lease, open] as const;
+  return db
+    .with(candidate, lease, open)
+    .update(inboundEvents)
+    .set({ status: 'claimed', claimedBy: sql`${owner}`, attempts: sql`${inboundEvents.attempts} + 1` })
+    .where(inArray(inboundEvents.id, db.select({ id: open.id }).from(open)))
+    .returning();
 }
 
 /**
@@ -129,6 +136,8 @@ export function inboxRepository(db: Database): InboxRepository {
       )
       .prepare('butler_inbox_count_user_messages'),
   );
+  // Built once: the most complex statement, run after every turn and by the idle poller.
+  const claimStatement = preparedOnFirstUse(() => claimQuery(db).prepare('butler_inbox_claim'));
   const releaseStatement = preparedOnFirstUse(() =>
     db
       .delete(conversationLeases)
@@ -155,13 +164,7 @@ export function inboxRepository(db: Database): InboxRepository {
     },
 
     async claimNext(owner, leaseMs) {
-      const [candidate, lease, open] = claimSteps(db, owner, leaseMs);
-      const events = await db
-        .with(candidate, lease, open)
-        .update(inboundEvents)
-        .set({ status: 'claimed', claimedBy: owner, attempts: sql`${inboundEvents.attempts} + 1` })
-        .where(inArray(inboundEvents.id, db.select({ id: open.id }).from(open)))
-        .returning();
+      const events = await claimStatement().execute({ owner, leaseMs });
       const [first] = events;
       if (!first) return undefined;
       events.sort((a, b) => a.id - b.id);

@@ -2,6 +2,7 @@ import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import type { Memory, MemoryOwner, MemoryRepository } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { memories } from '../schema.js';
+import { preparedOnFirstUse } from './prepared.js';
 
 const ownedBy = (owner: MemoryOwner) =>
   and(
@@ -20,6 +21,22 @@ const toMemory = (row: typeof memories.$inferSelect): Memory => ({
 });
 
 export function memoryRepository(db: Database): MemoryRepository {
+  // Every turn's system prompt reads these.
+  const topStatement = preparedOnFirstUse(() =>
+    db
+      .select()
+      .from(memories)
+      .where(
+        and(
+          eq(memories.platform, sql.placeholder('platform')),
+          eq(memories.workspace, sql.placeholder('workspace')),
+          eq(memories.userId, sql.placeholder('userId')),
+        ),
+      )
+      .orderBy(desc(memories.lastUsedAt))
+      .limit(sql.placeholder('limit'))
+      .prepare('butler_memories_top'),
+  );
   return {
     async add(owner, content) {
       const [row] = await db
@@ -42,12 +59,12 @@ export function memoryRepository(db: Database): MemoryRepository {
     },
 
     async top(owner, limit) {
-      const rows = await db
-        .select()
-        .from(memories)
-        .where(ownedBy(owner))
-        .orderBy(desc(memories.lastUsedAt))
-        .limit(limit);
+      const rows = await topStatement().execute({
+        platform: owner.platform,
+        workspace: owner.workspace,
+        userId: owner.userId,
+        limit,
+      });
       return rows.map(toMemory);
     },
 
