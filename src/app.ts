@@ -158,6 +158,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       messagesPerMinute: file.rateLimit.messagesPerMinute,
       maxAttempts: 3,
       sweepMs: file.worker.sweepMilliseconds,
+      inboxRetentionMs: file.worker.inboxRetentionHours * 3_600_000,
     },
     logger,
   );

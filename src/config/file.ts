@@ -68,9 +68,20 @@ export const fileConfigSchema = z
         concurrency: z.number().int().positive().max(64).default(8),
         /** How often expired approvals are closed; a card that failed to post is retried after six sweeps. */
         sweepMilliseconds: z.number().int().positive().default(5000),
+        /**
+         * Finished inbox events (each delivery's dedup record and payload) are deleted this long after
+         * they finished; platforms stop redelivering within hours. Conversation messages are kept.
+         */
+        inboxRetentionHours: z.number().positive().default(168),
       })
       .strict()
-      .default({ leaseSeconds: 30, pollMilliseconds: 500, concurrency: 8, sweepMilliseconds: 5000 }),
+      .default({
+        leaseSeconds: 30,
+        pollMilliseconds: 500,
+        concurrency: 8,
+        sweepMilliseconds: 5000,
+        inboxRetentionHours: 168,
+      }),
     model: z
       .object({
         /** Per model call, including retries' waiting. */

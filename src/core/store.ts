@@ -57,6 +57,8 @@ export interface InboxRepository {
     userId: string,
     window: { since: Date; upToId: number },
   ): Promise<number>;
+  /** Deletes up to `limit` of the oldest events that finished before `before`; returns how many. */
+  pruneFinished(before: Date, limit: number): Promise<number>;
   /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
   releaseAllLeases(): Promise<void>;
 }

@@ -22,7 +22,14 @@ export interface WorkerOptions {
   /** An event whose turn crashed the process this many times is given up on, with a message. */
   maxAttempts: number;
   sweepMs: number;
+  /** Finished events are deleted this long after they finished. */
+  inboxRetentionMs: number;
 }
+
+/** Pruning runs at most this often, in batches, so that no single statement holds many row locks. */
+const pruneEveryMs = 3_600_000;
+const pruneBatch = 1_000;
+const pruneBatchesPerRun = 100;
 
 const rateLimitNotice = (limit: number) =>
   `You're sending messages faster than I can answer (${limit} a minute). Please wait a moment and ask again.`;
@@ -37,6 +44,7 @@ export class Worker {
   /** Whether an idle loop already holds the poll timer. */
   private polling = false;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private lastPrune = Number.NEGATIVE_INFINITY;
   private sweeping: Promise<void> | undefined;
   private readonly shutdown = new AbortController();
   private active = 0;
@@ -146,6 +154,24 @@ export class Worker {
     } catch (error) {
       this.logger.error({ err: error }, 'approval sweep failed');
     }
+    if (Date.now() - this.lastPrune >= Math.min(pruneEveryMs, this.options.inboxRetentionMs)) {
+      this.lastPrune = Date.now();
+      await this.pruneInbox().catch((error: unknown) =>
+        this.logger.error({ err: error }, 'pruning finished inbox events failed'),
+      );
+    }
+  }
+
+  /** Deletes finished events past their retention: they hold message text and only served deduplication. */
+  private async pruneInbox(): Promise<void> {
+    const before = new Date(Date.now() - this.options.inboxRetentionMs);
+    let pruned = 0;
+    for (let batch = 0; batch < pruneBatchesPerRun && !this.stopping; batch++) {
+      const deleted = await this.store.inbox.pruneFinished(before, pruneBatch);
+      pruned += deleted;
+      if (deleted < pruneBatch) break;
+    }
+    if (pruned > 0) this.logger.info({ pruned, before }, 'pruned finished inbox events');
   }
 
   private async process(claim: ClaimedBatch): Promise<void> {

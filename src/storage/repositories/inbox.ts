@@ -1,4 +1,18 @@
-import { and, asc, count, eq, gte, inArray, isNull, lt, lte, notExists, or, sql } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  count,
+  eq,
+  gte,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  notExists,
+  notInArray,
+  or,
+  sql,
+} from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
@@ -203,6 +217,20 @@ export function inboxRepository(db: Database): InboxRepository {
         upToId: window.upToId,
       });
       return row?.value ?? 0;
+    },
+
+    async pruneFinished(before, limit) {
+      const oldest = db
+        .select({ id: inboundEvents.id })
+        .from(inboundEvents)
+        .where(and(notInArray(inboundEvents.status, openStatuses), lt(inboundEvents.finishedAt, before)))
+        .orderBy(asc(inboundEvents.id))
+        .limit(limit);
+      const deleted = await db
+        .delete(inboundEvents)
+        .where(inArray(inboundEvents.id, oldest))
+        .returning({ id: inboundEvents.id });
+      return deleted.length;
     },
 
     async releaseAllLeases() {

@@ -124,6 +124,23 @@ describe(`storage on ${databaseKind}`, () => {
     expect(await store.inbox.renewLease('crash', 'live-worker', 30_000)).toBe(true);
   });
 
+  it('prunes the oldest finished events past their retention, in batches, and never an open one', async () => {
+    const finished: number[] = [];
+    for (const key of ['a', 'b', 'c'])
+      finished.push((await store.inbox.insert(inboxEvent('prune', key))) ?? 0);
+    const open = await store.inbox.insert(inboxEvent('prune', 'open'));
+    await store.inbox.finish(finished, 'done');
+    const cutoff = new Date(Date.now() + 60_000);
+    // Earlier tests left finished events too: prune everything finished before the cutoff.
+    while ((await store.inbox.pruneFinished(cutoff, 2)) === 2);
+    expect(await store.inbox.pruneFinished(cutoff, 2)).toBe(0);
+    // The dedup record went with the finished events: a redelivery is accepted again; the open one stays.
+    expect(await store.inbox.insert(inboxEvent('prune', 'a'))).toBeTypeOf('number');
+    expect(await store.inbox.insert(inboxEvent('prune', 'open'))).toBeUndefined();
+    expect(open).toBeTypeOf('number');
+    expect(await store.inbox.pruneFinished(new Date(Date.now() - 60_000), 10)).toBe(0);
+  });
+
   it('ranks a message among its sender’s recent ones, for rate limiting', async () => {
     const since = new Date(Date.now() - 60_000);
     const first = (await store.inbox.insert(inboxEvent('rate', 'a'))) ?? 0;
