@@ -81,7 +81,8 @@ export function approvalRepository(db: Database): ApprovalRepository {
       const rows = await db
         .update(approvals)
         .set({ status: 'expired', decidedAt: now })
-        .where(and(eq(approvals.status, 'pending'), lte(approvals.expiresAt, now)))
+        // A literal status, so that the partial index on pending approvals serves prepared plans too.
+        .where(and(sql`${approvals.status} = 'pending'`, lte(approvals.expiresAt, now)))
         .returning();
       return rows.map(toApproval);
     },

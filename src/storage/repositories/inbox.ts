@@ -1,28 +1,20 @@
-import {
-  and,
-  asc,
-  count,
-  eq,
-  gte,
-  inArray,
-  isNull,
-  lt,
-  lte,
-  notExists,
-  notInArray,
-  or,
-  sql,
-} from 'drizzle-orm';
-import { alias } from 'drizzle-orm/pg-core';
+import { and, asc, count, eq, gte, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 const openStatuses = ['pending', 'claimed'];
+/**
+ * Written as a literal, not parameters: the partial indexes on open events match only a literal
+ * predicate, and prepared statements are planned once for any parameters (a generic plan), which
+ * with parameters here scanned the whole table.
+ */
+const isOpen = (status: PgColumn) => sql`${status} in ('pending', 'claimed')`;
 /** Open events of conversations nobody holds (or whose holder's lease lapsed). */
 const claimableCondition = and(
-  inArray(inboundEvents.status, openStatuses),
+  isOpen(inboundEvents.status),
   or(isNull(conversationLeases.conversationKey), lt(conversationLeases.expiresAt, sql`now()`)),
 );
 
@@ -41,53 +33,58 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
   };
 }
 
+/** Namespaces the claim's advisory locks (the second key is the conversation key's hash). */
+const claimLockSpace = 7_461_002;
+/** Oldest claimable events the claim looks at; the first whose conversation it can lock wins. */
+const candidateWindow = 32;
+
 /**
- * The claim, as one statement (one round trip, no explicit transaction): the oldest open event that
- * heads its conversation (so two claimers never split one conversation's queue), locked with SKIP
- * LOCKED; a lease on its conversation unless someone holds a live one; then every open event of the
- * leased conversation, marked claimed. Placeholders: `owner`, `leaseMs`.
+ * The claim, as one statement (one round trip, no explicit transaction):
+ *   1. the oldest open events of conversations nobody holds a live lease on;
+ *   2. the first of them whose conversation this statement can lock (a transaction-scoped advisory
+ *      lock, so concurrent claims pass over each other's conversation instead of waiting, and never
+ *      take a later event of a conversation whose first event another claim is taking);
+ *   3. a lease on that conversation, unless someone's live lease appeared meanwhile;
+ *   4. every open event of the leased conversation, marked claimed.
+ * No row locks and no anti-joins: the open-event count swings faster than the planner's statistics,
+ * and plans built on stale ones (an anti-join against the backlog) once made each claim quadratic.
+ * Placeholders: `owner`, `leaseMs`.
  */
 function claimQuery(db: Database) {
   const owner = sql.placeholder('owner');
   const expiresAt = sql`now() + ${sql.placeholder('leaseMs')} * interval '1 millisecond'`;
-  const earlier = alias(inboundEvents, 'earlier_open_event');
-  const candidate = db.$with('claim_candidate').as(
-    db
-      .select({ conversationKey: inboundEvents.conversationKey })
-      .from(inboundEvents)
-      .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
-      .where(
-        and(
-          claimableCondition,
-          notExists(
-            db
-              .select({ id: earlier.id })
-              .from(earlier)
-              .where(
-                and(
-                  eq(earlier.conversationKey, inboundEvents.conversationKey),
-                  inArray(earlier.status, openStatuses),
-                  lt(earlier.id, inboundEvents.id),
-                ),
-              ),
-          ),
-        ),
-      )
-      .orderBy(asc(inboundEvents.id))
-      .limit(1)
-      .for('update', { of: inboundEvents, skipLocked: true }),
-  );
+  const candidates = db
+    .$with('claim_candidates')
+    .as(
+      db
+        .select({ id: inboundEvents.id, conversationKey: inboundEvents.conversationKey })
+        .from(inboundEvents)
+        .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
+        .where(claimableCondition)
+        .orderBy(asc(inboundEvents.id))
+        .limit(candidateWindow),
+    );
+  // Read in the window's order; the lock function runs row by row until one succeeds.
+  const chosen = db
+    .$with('claim_chosen')
+    .as(
+      db
+        .select({ conversationKey: candidates.conversationKey })
+        .from(candidates)
+        .where(sql`pg_try_advisory_xact_lock(${claimLockSpace}, hashtext(${candidates.conversationKey}))`)
+        .limit(1),
+    );
   const lease = db.$with('claim_lease').as(
     db
       .insert(conversationLeases)
       .select(
         db
           .select({
-            conversationKey: candidate.conversationKey,
+            conversationKey: chosen.conversationKey,
             owner: sql<string>`${owner}`.as('owner'),
             expiresAt: sql<Date>`${expiresAt}`.as('expires_at'),
           })
-          .from(candidate),
+          .from(chosen),
       )
       .onConflictDoUpdate({
         target: conversationLeases.conversationKey,
@@ -96,22 +93,20 @@ function claimQuery(db: Database) {
       })
       .returning({ conversationKey: conversationLeases.conversationKey }),
   );
-  const open = db
-    .$with('claim_open')
-    .as(
-      db
-        .select({ id: inboundEvents.id })
-        .from(inboundEvents)
-        .innerJoin(lease, eq(lease.conversationKey, inboundEvents.conversationKey))
-        .where(inArray(inboundEvents.status, openStatuses))
-        .for('update', { of: inboundEvents, skipLocked: true }),
-    );
-  return db
-    .with(candidate, lease, open)
-    .update(inboundEvents)
-    .set({ status: 'claimed', claimedBy: sql`${owner}`, attempts: sql`${inboundEvents.attempts} + 1` })
-    .where(inArray(inboundEvents.id, db.select({ id: open.id }).from(open)))
-    .returning();
+  return (
+    db
+      .with(candidates, chosen, lease)
+      .update(inboundEvents)
+      .set({ status: 'claimed', claimedBy: sql`${owner}`, attempts: sql`${inboundEvents.attempts} + 1` })
+      // A scalar subquery, not a join: the plan looks the one conversation up by index.
+      .where(
+        and(
+          eq(inboundEvents.conversationKey, db.select({ key: lease.conversationKey }).from(lease)),
+          isOpen(inboundEvents.status),
+        ),
+      )
+      .returning()
+  );
 }
 
 /**

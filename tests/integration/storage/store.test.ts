@@ -1,4 +1,3 @@
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../../src/core/events.js';
 import type { ClaimedBatch, NewApproval, Store } from '../../../src/core/store.js';
@@ -87,30 +86,31 @@ describe(`storage on ${databaseKind}`, () => {
     await store.inbox.releaseAllLeases();
   });
 
-  // Needs a second connection holding a lock mid-claim: Postgres only (PGlite has one connection).
-  it.skipIf(databaseKind !== 'postgres')(
-    'leaves a conversation whole while another claim holds its first event, and takes the next one',
-    async () => {
-      await store.inbox.releaseAllLeases();
-      const head = await store.inbox.insert(inboxEvent('split-x', 'a'));
-      await store.inbox.insert(inboxEvent('split-x', 'b'));
-      await store.inbox.insert(inboxEvent('split-y', 'c'));
-      const other = postgres(database.url ?? '', { max: 1, onnotice: () => {} });
-      try {
-        let claimed: ClaimedBatch | undefined;
-        await other.begin(async (tx) => {
-          // A concurrent claimer that has locked split-x's first event and not committed yet.
-          await tx`select id from inbound_events where id = ${head ?? 0} for update`;
-          claimed = await claimConversation('second-worker', 'split-y', 30_000);
-        });
-        expect(claimed?.events.map((event) => event.dedupKey)).toEqual(['split-y/c']);
-        const whole = await claimConversation('third-worker', 'split-x', 30_000);
-        expect(whole.events.map((event) => event.dedupKey)).toEqual(['split-x/a', 'split-x/b']);
-      } finally {
-        await other.end();
-      }
-    },
-  );
+  it('hands out whole conversations, each once, to claimers racing for them', async () => {
+    await store.inbox.releaseAllLeases();
+    const keys = Array.from({ length: 12 }, (_, index) => `race-${index}`);
+    for (const key of keys) for (const n of [1, 2, 3]) await store.inbox.insert(inboxEvent(key, String(n)));
+    const claims: ClaimedBatch[] = [];
+    for (let round = 0; round < 20; round++) {
+      // On Postgres these run on separate connections, at the same time.
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, racer) => store.inbox.claimNext(`racer-${racer}`, 30_000)),
+      );
+      claims.push(...results.filter((claim): claim is ClaimedBatch => claim !== undefined));
+    }
+    const raced = claims.filter((claim) => claim.conversationKey.startsWith('race-'));
+    expect(raced.map((claim) => claim.conversationKey).sort()).toEqual([...keys].sort());
+    for (const claim of raced) {
+      const key = claim.conversationKey;
+      expect(claim.events.map((event) => event.dedupKey)).toEqual([`${key}/1`, `${key}/2`, `${key}/3`]);
+    }
+    for (const claim of claims)
+      await store.inbox.finish(
+        claim.events.map((event) => event.id),
+        'done',
+      );
+    await store.inbox.releaseAllLeases();
+  });
 
   it('hands a conversation whose lease lapsed to another worker, with attempts counted', async () => {
     await store.inbox.releaseAllLeases();
