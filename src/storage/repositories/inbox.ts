@@ -1,11 +1,10 @@
-import { and, asc, count, eq, gte, inArray, isNull, lt, lte, notInArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gte, inArray, isNull, lt, lte, not, or, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-const openStatuses = ['pending', 'claimed'];
 /**
  * Written as a literal, not parameters: the partial indexes on open events match only a literal
  * predicate, and prepared statements are planned once for any parameters (a generic plan), which
@@ -218,7 +217,7 @@ export function inboxRepository(db: Database): InboxRepository {
       const oldest = db
         .select({ id: inboundEvents.id })
         .from(inboundEvents)
-        .where(and(notInArray(inboundEvents.status, openStatuses), lt(inboundEvents.finishedAt, before)))
+        .where(and(not(isOpen(inboundEvents.status)), lt(inboundEvents.finishedAt, before)))
         .orderBy(asc(inboundEvents.id))
         .limit(limit);
       const deleted = await db
