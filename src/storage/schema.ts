@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQLWrapper, sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
@@ -80,6 +80,12 @@ export const compactions = pgTable(
   (table) => [index('compactions_conversation_idx').on(table.conversationId)],
 );
 
+/**
+ * An inbox event still to be handled. A literal, not parameters: the partial indexes below serve only
+ * queries with this same predicate, and prepared statements are planned for any parameter values.
+ */
+export const isOpenEvent = (status: SQLWrapper) => sql`${status} in ('pending', 'claimed')`;
+
 export const inboundEvents = pgTable(
   'inbound_events',
   {
@@ -100,11 +106,9 @@ export const inboundEvents = pgTable(
   },
   (table) => [
     uniqueIndex('inbound_events_dedup_idx').on(table.platform, table.dedupKey),
-    index('inbound_events_open_idx')
-      .on(table.conversationKey, table.id)
-      .where(sql`${table.status} in ('pending', 'claimed')`),
+    index('inbound_events_open_idx').on(table.conversationKey, table.id).where(isOpenEvent(table.status)),
     // The claim takes the oldest open event: without this it walks past every finished event first.
-    index('inbound_events_open_order_idx').on(table.id).where(sql`${table.status} in ('pending', 'claimed')`),
+    index('inbound_events_open_order_idx').on(table.id).where(isOpenEvent(table.status)),
     index('inbound_events_user_idx').on(table.platform, table.userId, table.createdAt),
   ],
 );

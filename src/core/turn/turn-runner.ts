@@ -186,8 +186,10 @@ export class TurnRunner {
     });
   }
 
-  /** The model loop: call the model, run or park tool calls, until it answers or the step budget ends. */
-  /** `window` is the conversation's history when the caller already read it (saves a query). */
+  /**
+   * The model loop: call the model, run or park tool calls, until it answers or the step budget ends.
+   * `window` is the conversation's history when the caller already read it (saves a query).
+   */
   private async converse(
     turn: Turn,
     pending: ConversationMessage[],

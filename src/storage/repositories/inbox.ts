@@ -1,23 +1,30 @@
-import { and, asc, count, eq, gte, inArray, isNull, lt, lte, not, or, sql } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
+import {
+  and,
+  asc,
+  count,
+  eq,
+  gte,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  not,
+  or,
+  type Placeholder,
+  sql,
+} from 'drizzle-orm';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import type { Database } from '../database.js';
-import { conversationLeases, inboundEvents } from '../schema.js';
+import { conversationLeases, inboundEvents, isOpenEvent } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-/**
- * Written as a literal, not parameters: the partial indexes on open events match only a literal
- * predicate, and prepared statements are planned once for any parameters (a generic plan), which
- * with parameters here scanned the whole table.
- */
-const isOpen = (status: PgColumn) => sql`${status} in ('pending', 'claimed')`;
 /** Open events of conversations nobody holds (or whose holder's lease lapsed). */
 const claimableCondition = and(
-  isOpen(inboundEvents.status),
+  isOpenEvent(inboundEvents.status),
   or(isNull(conversationLeases.conversationKey), lt(conversationLeases.expiresAt, sql`now()`)),
 );
 
-const leaseUntil = (leaseMs: number) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
+const leaseUntil = (leaseMs: number | Placeholder) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
 
 function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
   return {
@@ -51,12 +58,11 @@ const candidateWindow = 32;
  */
 function claimQuery(db: Database) {
   const owner = sql.placeholder('owner');
-  const expiresAt = sql`now() + ${sql.placeholder('leaseMs')} * interval '1 millisecond'`;
   const candidates = db
     .$with('claim_candidates')
     .as(
       db
-        .select({ id: inboundEvents.id, conversationKey: inboundEvents.conversationKey })
+        .select({ conversationKey: inboundEvents.conversationKey })
         .from(inboundEvents)
         .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
         .where(claimableCondition)
@@ -81,7 +87,7 @@ function claimQuery(db: Database) {
           .select({
             conversationKey: chosen.conversationKey,
             owner: sql<string>`${owner}`.as('owner'),
-            expiresAt: sql<Date>`${expiresAt}`.as('expires_at'),
+            expiresAt: sql<Date>`${leaseUntil(sql.placeholder('leaseMs'))}`.as('expires_at'),
           })
           .from(chosen),
       )
@@ -101,7 +107,7 @@ function claimQuery(db: Database) {
       .where(
         and(
           eq(inboundEvents.conversationKey, db.select({ key: lease.conversationKey }).from(lease)),
-          isOpen(inboundEvents.status),
+          isOpenEvent(inboundEvents.status),
         ),
       )
       .returning()
@@ -217,7 +223,7 @@ export function inboxRepository(db: Database): InboxRepository {
       const oldest = db
         .select({ id: inboundEvents.id })
         .from(inboundEvents)
-        .where(and(not(isOpen(inboundEvents.status)), lt(inboundEvents.finishedAt, before)))
+        .where(and(not(isOpenEvent(inboundEvents.status)), lt(inboundEvents.finishedAt, before)))
         .orderBy(asc(inboundEvents.id))
         .limit(limit);
       const deleted = await db

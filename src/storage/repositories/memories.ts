@@ -1,10 +1,13 @@
-import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, ilike, inArray, type Placeholder, sql } from 'drizzle-orm';
 import type { Memory, MemoryOwner, MemoryRepository } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { memories } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-const ownedBy = (owner: MemoryOwner) =>
+/** The owner's values, or placeholders for them in a prepared statement. */
+type OwnerValues = { [Key in keyof MemoryOwner]: MemoryOwner[Key] | Placeholder };
+
+const ownedBy = (owner: OwnerValues) =>
   and(
     eq(memories.platform, owner.platform),
     eq(memories.workspace, owner.workspace),
@@ -27,11 +30,11 @@ export function memoryRepository(db: Database): MemoryRepository {
       .select()
       .from(memories)
       .where(
-        and(
-          eq(memories.platform, sql.placeholder('platform')),
-          eq(memories.workspace, sql.placeholder('workspace')),
-          eq(memories.userId, sql.placeholder('userId')),
-        ),
+        ownedBy({
+          platform: sql.placeholder('platform'),
+          workspace: sql.placeholder('workspace'),
+          userId: sql.placeholder('userId'),
+        }),
       )
       .orderBy(desc(memories.lastUsedAt))
       .limit(sql.placeholder('limit'))
@@ -59,12 +62,7 @@ export function memoryRepository(db: Database): MemoryRepository {
     },
 
     async top(owner, limit) {
-      const rows = await topStatement().execute({
-        platform: owner.platform,
-        workspace: owner.workspace,
-        userId: owner.userId,
-        limit,
-      });
+      const rows = await topStatement().execute({ ...owner, limit });
       return rows.map(toMemory);
     },
 
