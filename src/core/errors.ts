@@ -60,3 +60,19 @@ export class ModelError extends ButlerError {
     this.userMessage = userMessage;
   }
 }
+
+/**
+ * A database statement that failed. Its message names what Butler was doing and the database's error
+ * code, never the statement's parameters: those hold message text and tool arguments.
+ */
+export class StorageError extends ButlerError {
+  readonly operation: string;
+  /** The SQLSTATE (`22021`, `57P01`) or the driver's error code (`ECONNREFUSED`), when known. */
+  readonly sqlState: string | undefined;
+
+  constructor(operation: string, sqlState: string | undefined, reason: string) {
+    super('storage_failed', `Database ${operation} failed${sqlState ? ` (${sqlState})` : ''}: ${reason}`);
+    this.operation = operation;
+    this.sqlState = sqlState;
+  }
+}

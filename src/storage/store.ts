@@ -5,15 +5,25 @@ import { auditRepository } from './repositories/audit.js';
 import { conversationRepository } from './repositories/conversations.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
+import { guardRepository, toStorageError } from './storage-errors.js';
 
-/** The core's Store over a drizzle database (or transaction: repositories take either). */
+/**
+ * The core's Store over a drizzle database (or transaction: repositories take either). Database errors
+ * leave it as StorageErrors that name the operation, never the statement's parameters.
+ */
 export function createStore(db: Database): Store {
   return {
-    inbox: inboxRepository(db),
-    conversations: conversationRepository(db),
-    approvals: approvalRepository(db),
-    audit: auditRepository(db),
-    memories: memoryRepository(db),
-    transaction: (work) => db.transaction((tx) => work(createStore(tx as unknown as Database))),
+    inbox: guardRepository('inbox', inboxRepository(db)),
+    conversations: guardRepository('conversations', conversationRepository(db)),
+    approvals: guardRepository('approvals', approvalRepository(db)),
+    audit: guardRepository('audit', auditRepository(db)),
+    memories: guardRepository('memories', memoryRepository(db)),
+    async transaction(work) {
+      try {
+        return await db.transaction((tx) => work(createStore(tx as unknown as Database)));
+      } catch (error) {
+        throw toStorageError('transaction', error);
+      }
+    },
   };
 }
