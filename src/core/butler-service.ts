@@ -11,6 +11,7 @@ import type {
 } from './events.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store.js';
+import { cleanJson } from './text.js';
 
 /** Per-platform allowlists; an omitted list allows everyone. */
 export interface AccessRules {
@@ -25,6 +26,7 @@ const allows = (list: readonly string[] | undefined, value: string) =>
 /**
  * What adapters call. `accept` is one deduplicating INSERT and returns: the adapter acknowledges the
  * platform right after it, and the worker answers later. Messages outside the allowlists are dropped.
+ * Everything that comes in is cleaned here first (`text.ts`), whichever adapter it came from.
  */
 export class ButlerService implements ButlerIntake {
   constructor(
@@ -45,7 +47,8 @@ export class ButlerService implements ButlerIntake {
     );
   }
 
-  async accept(message: InboundMessage): Promise<AcceptResult> {
+  async accept(received: InboundMessage): Promise<AcceptResult> {
+    const message = cleanJson(received);
     const log = this.logger.child({ platform: message.address.platform, eventId: message.eventId });
     if (!this.isAllowed(message)) {
       log.info(
@@ -70,10 +73,10 @@ export class ButlerService implements ButlerIntake {
   }
 
   decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
-    return this.approvals.decide(input);
+    return this.approvals.decide(cleanJson(input));
   }
 
   async isKnownConversation(address: ConversationAddress): Promise<boolean> {
-    return (await this.store.conversations.find(encodeConversationKey(address))) !== undefined;
+    return (await this.store.conversations.find(encodeConversationKey(cleanJson(address)))) !== undefined;
   }
 }

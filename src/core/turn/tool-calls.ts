@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { ToolCall } from '../messages.js';
 import type { TurnObserver } from '../observer.js';
 import type { AuditEntry, Store } from '../store.js';
+import { cleanJson, cleanText } from '../text.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
@@ -134,7 +135,7 @@ export async function runTool(
   let content: string;
   let error: string | null = null;
   try {
-    content = await tool.execute(input.arguments, {
+    const output = await tool.execute(input.arguments, {
       address: scope.address,
       conversationKey: scope.conversationKey,
       requester: scope.requester,
@@ -142,8 +143,9 @@ export async function runTool(
       signal: scope.signal,
       logger: scope.logger.child({ tool: tool.name }),
     });
+    content = cleanText(output);
   } catch (caught) {
-    error = errorText(caught);
+    error = cleanText(errorText(caught));
     content = `Error: the tool failed: ${error}`;
   }
   const endTime = new Date();
@@ -188,7 +190,8 @@ export async function validateCall(
   }
   let raw: unknown;
   try {
-    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    // JSON escapes can still spell NUL or half a surrogate pair: clean what they decode to.
+    raw = cleanJson(call.arguments.trim() === '' ? {} : JSON.parse(call.arguments));
   } catch {
     return {
       ok: false,

@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { ApprovalRecord, ApprovalRepository } from '../../core/store.js';
+import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -46,7 +47,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
   );
   return {
     async create(approval) {
-      const [row] = await db.insert(approvals).values(approval).returning();
+      const [row] = await db.insert(approvals).values(cleanJson(approval)).returning();
       if (!row) throw new Error('Could not create approval');
       return toApproval(row);
     },
@@ -66,9 +67,9 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .update(approvals)
         .set({
           status: decision.status,
-          decidedBy: decision.decidedBy,
+          decidedBy: cleanJson(decision.decidedBy),
           decidedAt: decision.at,
-          reason: decision.reason,
+          reason: decision.reason === null ? null : cleanText(decision.reason),
         })
         .where(
           and(eq(approvals.id, id), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)),
@@ -97,7 +98,10 @@ export function approvalRepository(db: Database): ApprovalRepository {
     },
 
     async finishExecution(id, state, result) {
-      await db.update(approvals).set({ execution: state, result }).where(eq(approvals.id, id));
+      await db
+        .update(approvals)
+        .set({ execution: state, result: cleanText(result) })
+        .where(eq(approvals.id, id));
     },
 
     async listPending(conversationKey) {

@@ -1,11 +1,12 @@
 import type { AuditRepository } from '../../core/store.js';
+import { cleanJson } from '../../core/text.js';
 import type { Database } from '../database.js';
 import { auditLog } from '../schema.js';
 
 export function auditRepository(db: Database): AuditRepository {
   return {
     async record(entry) {
-      await db.insert(auditLog).values({ ...entry, durationMs: Math.round(entry.durationMs) });
+      await db.insert(auditLog).values({ ...cleanJson(entry), durationMs: Math.round(entry.durationMs) });
     },
   };
 }

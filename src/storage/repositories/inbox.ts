@@ -14,6 +14,7 @@ import {
   sql,
 } from 'drizzle-orm';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
+import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents, isOpenEvent } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
@@ -172,7 +173,7 @@ export function inboxRepository(db: Database): InboxRepository {
         conversationKey: event.conversationKey,
         userId: event.userId,
         kind: event.payload.kind,
-        payload: event.payload,
+        payload: cleanJson(event.payload),
       });
       return rows[0]?.id;
     },
@@ -204,7 +205,11 @@ export function inboxRepository(db: Database): InboxRepository {
       if (eventIds.length === 0) return;
       await db
         .update(inboundEvents)
-        .set({ status: outcome, finishedAt: sql`now()`, error: error ?? null })
+        .set({
+          status: outcome,
+          finishedAt: sql`now()`,
+          error: error === undefined ? null : cleanText(error),
+        })
         .where(inArray(inboundEvents.id, [...eventIds]));
     },
 

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { cleanJson, cleanText, StreamingTextCleaner } from '../../../src/core/text.js';
+
+const grinning = '\u{1F600}';
+const highHalf = grinning.charAt(0);
+const lowHalf = grinning.charAt(1);
+
+describe('cleanText', () => {
+  it('removes NUL and the other C0 controls but keeps tab and newline', () => {
+    expect(cleanText('a\u0000b\u0001c\u0007d\u001be\u001ff')).toBe('abcdef');
+    expect(cleanText('line one\r\nline\ttwo\n')).toBe('line one\nline\ttwo\n');
+  });
+
+  it('replaces unpaired surrogates with U+FFFD and keeps pairs', () => {
+    expect(cleanText(`half ${highHalf} emoji`)).toBe('half \ufffd emoji');
+    expect(cleanText(`${lowHalf}${highHalf}`)).toBe('\ufffd\ufffd');
+    expect(cleanText(`whole ${grinning} emoji${highHalf}`)).toBe(`whole ${grinning} emoji\ufffd`);
+  });
+
+  it('leaves clean text, RTL and zero-width characters alone (the same string)', () => {
+    const text = 'שלום עולם \u200f\u202eabc\u202c zero\u200bwidth \u2066isolate\u2069 نص';
+    expect(cleanText(text)).toBe(text);
+  });
+
+  it('produces text Postgres accepts in jsonb', () => {
+    const cleaned = cleanText(`\u0000${highHalf}x${lowHalf}`);
+    expect(JSON.stringify(cleaned)).not.toMatch(/\\u0000|\\ud[89a-f]/i);
+  });
+});
+
+describe('cleanJson', () => {
+  it('cleans every string, keys included, at any depth', () => {
+    const value = { 'k\u0000ey': ['a\u0000', { deep: `x${highHalf}` }], number: 1, flag: true, none: null };
+    expect(cleanJson(value)).toEqual({ key: ['a', { deep: 'x\ufffd' }], number: 1, flag: true, none: null });
+  });
+
+  it('returns the very same object when nothing needs cleaning', () => {
+    const value = { text: 'fine', list: ['a', { b: 'c' }] };
+    expect(cleanJson(value)).toBe(value);
+  });
+
+  it('keeps dates and other non-plain objects as they are', () => {
+    const at = new Date(0);
+    expect(cleanJson({ at }).at).toBe(at);
+  });
+});
+
+describe('StreamingTextCleaner', () => {
+  it('keeps an emoji whole when a delta boundary cuts it in half', () => {
+    const cleaner = new StreamingTextCleaner();
+    const pieces = [`Hi ${highHalf}`, `${lowHalf} there`, '\u0000!'];
+    const streamed = pieces.map((piece) => cleaner.push(piece)).join('') + cleaner.flush();
+    expect(streamed).toBe(`Hi ${grinning} there!`);
+    expect(streamed).toBe(cleanText(pieces.join('')));
+  });
+
+  it('matches cleaning the whole text at once, however it is cut', () => {
+    const text = `a${grinning}\u0000b${highHalf}\u0001${lowHalf}c${highHalf}d${lowHalf}\r\n${highHalf}`;
+    for (let size = 1; size <= 4; size++) {
+      const cleaner = new StreamingTextCleaner();
+      let streamed = '';
+      for (let index = 0; index < text.length; index += size)
+        streamed += cleaner.push(text.slice(index, index + size));
+      streamed += cleaner.flush();
+      expect(streamed, `pieces of ${size}`).toBe(cleanText(text));
+    }
+  });
+
+  it('turns a high surrogate left at the end into U+FFFD', () => {
+    const cleaner = new StreamingTextCleaner();
+    expect(cleaner.push(`end${highHalf}`)).toBe('end');
+    expect(cleaner.flush()).toBe('\ufffd');
+  });
+});
