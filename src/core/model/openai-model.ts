@@ -1,16 +1,21 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ModelError } from '../errors.js';
 import type { ToolCall } from '../messages.js';
+import { cleanText, StreamingTextCleaner } from '../text.js';
 import type { ModelClient, ModelRequest, ModelResult, PromptMessage } from './model-client.js';
 
 export interface OpenAIModelOptions {
   baseUrl: string | undefined;
   apiKey: string;
   model: string;
-  /** Per attempt until the response starts, and the longest silence allowed while it streams. */
+  /**
+   * One deadline for the answer to start, over every attempt and the waits between them; once it
+   * streams, the longest silence allowed between two chunks.
+   */
   timeoutMs: number;
-  /** The SDK's retries (connection errors, 408/409/429/5xx, honouring Retry-After) before the stream starts. */
+  /** Retries of connection errors, 408/409/429/5xx (honouring Retry-After) within that deadline. */
   maxRetries: number;
   temperature?: number | undefined;
 }
@@ -111,18 +116,52 @@ export function toModelError(error: unknown, timedOut: boolean): ModelError {
   );
 }
 
-/** An OpenAI-compatible chat model, streamed, with usage, an idle timeout and bounded retries. */
+/** Failures worth another attempt: the connection, timeouts of one attempt, 408, 409, 429 and 5xx. */
+function isRetryable(error: unknown): boolean {
+  if (error instanceof OpenAI.APIConnectionError) return true;
+  if (!(error instanceof OpenAI.APIError) || error.status === undefined) return false;
+  return error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
+}
+
+/** The server's Retry-After (seconds or an HTTP date), else exponential backoff from half a second. */
+function retryDelayMs(error: unknown, attempt: number): number {
+  const header = error instanceof OpenAI.APIError ? error.headers?.get('retry-after') : undefined;
+  if (header) {
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+    const date = Date.parse(header);
+    if (Number.isFinite(date)) return Math.max(0, date - Date.now());
+  }
+  return Math.min(500 * 2 ** attempt, 8000);
+}
+
+/** One streamed completion as it arrives, before cleaning. */
+interface RawCompletion {
+  content: string;
+  finishReason: string;
+  firstTokenTime: Date | undefined;
+  usage: ModelResult['usage'];
+  calls: Array<{ id: string; name: string; arguments: string }>;
+}
+
+/**
+ * An OpenAI-compatible chat model, streamed, with usage. One deadline (`timeoutMs`) covers everything
+ * until the answer starts: every attempt and every wait between them, so a hung endpoint costs the person
+ * `timeoutMs`, not (1 + maxRetries) times it. Once the answer streams, the same span of silence ends it;
+ * a stream that broke off is never retried (its text was already shown).
+ */
 export class OpenAIModel implements ModelClient {
   readonly model: string;
   private readonly client: OpenAI;
 
   constructor(private readonly options: OpenAIModelOptions) {
     this.model = options.model;
+    // Retries are ours (below), inside the deadline; the SDK's would wait outside it.
     this.client = new OpenAI({
       apiKey: options.apiKey,
       baseURL: options.baseUrl ?? null,
       timeout: options.timeoutMs,
-      maxRetries: options.maxRetries,
+      maxRetries: 0,
     });
   }
 
@@ -130,90 +169,133 @@ export class OpenAIModel implements ModelClient {
     const startTime = new Date();
     const controller = new AbortController();
     let timedOut = false;
-    let idleTimer: NodeJS.Timeout | undefined;
-    const armIdleTimer = () => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, this.options.timeoutMs);
+    const timeOut = () => {
+      timedOut = true;
+      controller.abort();
+    };
+    let timer = setTimeout(timeOut, this.options.timeoutMs);
+    const deadline = Date.now() + this.options.timeoutMs;
+    let streaming = false;
+    const onChunk = () => {
+      streaming = true;
+      clearTimeout(timer);
+      timer = setTimeout(timeOut, this.options.timeoutMs);
     };
     const abortFromCaller = () => controller.abort();
     request.signal?.addEventListener('abort', abortFromCaller, { once: true });
 
+    let lastFailure: unknown;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const raw = await this.attempt(request, controller.signal, deadline, onChunk);
+          return this.result(raw, startTime);
+        } catch (error) {
+          if (request.signal?.aborted) throw error;
+          // The deadline cut a wait or an attempt short: say what kept failing, if anything did.
+          if (timedOut) throw toModelError(lastFailure ?? error, lastFailure === undefined);
+          const wait = retryDelayMs(error, attempt);
+          if (
+            streaming ||
+            !isRetryable(error) ||
+            attempt >= this.options.maxRetries ||
+            Date.now() + wait >= deadline
+          )
+            throw toModelError(error, false);
+          lastFailure = error;
+          await sleep(wait, undefined, { signal: controller.signal }).catch(() => {});
+          if (timedOut) throw toModelError(lastFailure, false);
+          if (request.signal?.aborted) throw new Error('model call aborted');
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', abortFromCaller);
+    }
+  }
+
+  private async attempt(
+    request: ModelRequest,
+    signal: AbortSignal,
+    deadline: number,
+    onChunk: () => void,
+  ): Promise<RawCompletion> {
     const tools: ChatCompletionTool[] | undefined = request.tools?.length
       ? request.tools.map((tool) => ({
           type: 'function',
           function: { name: tool.name, description: tool.description, parameters: tool.parameters },
         }))
       : undefined;
-
-    let content = '';
-    let finishReason = 'stop';
-    let firstTokenTime: Date | undefined;
-    let usage: ModelResult['usage'];
-    const calls: Array<{ id: string; name: string; arguments: string }> = [];
-    try {
-      const stream = await this.client.chat.completions.create(
-        {
-          model: this.model,
-          messages: request.messages.map(toOpenAIMessage),
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(tools ? { tools } : {}),
-          ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
-          ...(request.maxOutputTokens ? { max_tokens: request.maxOutputTokens } : {}),
-        },
-        { signal: controller.signal },
-      );
-      armIdleTimer();
-      for await (const chunk of stream) {
-        armIdleTimer();
-        if (chunk.usage) {
-          usage = {
-            promptTokens: chunk.usage.prompt_tokens,
-            completionTokens: chunk.usage.completion_tokens,
-          };
-        }
-        const choice = chunk.choices[0];
-        if (!choice) continue;
-        const delta = choice.delta;
-        if (delta.content) {
-          firstTokenTime ??= new Date();
-          content += delta.content;
-          await request.onText?.(delta.content);
-        }
-        for (const fragment of delta.tool_calls ?? []) {
-          firstTokenTime ??= new Date();
-          const call = calls[fragment.index] ?? { id: '', name: '', arguments: '' };
-          calls[fragment.index] = call;
-          if (fragment.id) call.id = fragment.id;
-          if (fragment.function?.name) call.name += fragment.function.name;
-          if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
-        }
-        if (choice.finish_reason) finishReason = choice.finish_reason;
+    const raw: RawCompletion = {
+      content: '',
+      finishReason: 'stop',
+      firstTokenTime: undefined,
+      usage: undefined,
+      calls: [],
+    };
+    const cleaner = new StreamingTextCleaner();
+    const stream = await this.client.chat.completions.create(
+      {
+        model: this.model,
+        messages: request.messages.map(toOpenAIMessage),
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(tools ? { tools } : {}),
+        ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+        ...(request.maxOutputTokens ? { max_tokens: request.maxOutputTokens } : {}),
+      },
+      { signal, timeout: Math.max(1, deadline - Date.now()) },
+    );
+    for await (const chunk of stream) {
+      onChunk();
+      if (chunk.usage) {
+        raw.usage = {
+          promptTokens: chunk.usage.prompt_tokens,
+          completionTokens: chunk.usage.completion_tokens,
+        };
       }
-      // An aborted stream ends the loop quietly instead of throwing: never pass a cut-off answer on as whole.
-      if (controller.signal.aborted) throw new Error('model stream aborted');
-    } catch (error) {
-      if (request.signal?.aborted) throw error;
-      throw toModelError(error, timedOut);
-    } finally {
-      clearTimeout(idleTimer);
-      request.signal?.removeEventListener('abort', abortFromCaller);
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      if (delta.content) {
+        raw.firstTokenTime ??= new Date();
+        raw.content += delta.content;
+        const text = cleaner.push(delta.content);
+        if (text) await request.onText?.(text);
+      }
+      for (const fragment of delta.tool_calls ?? []) {
+        raw.firstTokenTime ??= new Date();
+        const call = raw.calls[fragment.index] ?? { id: '', name: '', arguments: '' };
+        raw.calls[fragment.index] = call;
+        if (fragment.id) call.id = fragment.id;
+        if (fragment.function?.name) call.name += fragment.function.name;
+        if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
+      }
+      if (choice.finish_reason) raw.finishReason = choice.finish_reason;
     }
+    // An aborted stream ends the loop quietly instead of throwing: never pass a cut-off answer on as whole.
+    if (signal.aborted) throw new Error('model stream aborted');
+    const rest = cleaner.flush();
+    if (rest) await request.onText?.(rest);
+    return raw;
+  }
 
-    const toolCalls: ToolCall[] = calls
+  private result(raw: RawCompletion, startTime: Date): ModelResult {
+    const toolCalls: ToolCall[] = raw.calls
       .filter((call) => call !== undefined)
-      .map((call, index) => ({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments }));
+      .map((call, index) => ({
+        id: cleanText(call.id) || `call_${index}`,
+        name: cleanText(call.name),
+        arguments: cleanText(call.arguments),
+      }));
     return {
-      content,
+      content: cleanText(raw.content),
       toolCalls,
-      ...(usage ? { usage } : {}),
-      finishReason,
+      ...(raw.usage ? { usage: raw.usage } : {}),
+      finishReason: raw.finishReason,
       model: this.model,
       startTime,
-      ...(firstTokenTime ? { firstTokenTime } : {}),
+      ...(raw.firstTokenTime ? { firstTokenTime: raw.firstTokenTime } : {}),
       endTime: new Date(),
     };
   }

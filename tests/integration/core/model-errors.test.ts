@@ -66,9 +66,28 @@ describe(`model failures on ${databaseKind}`, () => {
     expect(shown).toContain('model service had an error');
   });
 
-  it('gives up on a model that does not answer in time', async () => {
-    const { shown } = await turn({ hang: true }, { hang: true });
+  it('gives up on a model that does not answer in time: one deadline over every attempt', async () => {
+    const started = Date.now();
+    const { shown, stored } = await turn({ hang: true }, { hang: true });
     expect(shown).toContain('took too long');
+    // The configured 400 ms bound the whole call: no second attempt of another 400 ms.
+    expect(model.requests).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(800);
+    expect(stored.map((message) => message.role)).toEqual(['user']);
+  });
+
+  it('retries a server error when the server says when, within the deadline', async () => {
+    const { shown } = await turn({ status: 503, headers: { 'retry-after': '0' } }, { text: 'Recovered.' });
+    expect(model.requests).toHaveLength(2);
+    expect(shown).toBe('Recovered.');
+  });
+
+  it('does not wait out a Retry-After longer than the deadline', async () => {
+    const started = Date.now();
+    const { shown } = await turn({ status: 429, headers: { 'retry-after': '30' } }, { text: 'too late' });
+    expect(shown).toContain('rate-limited');
+    expect(model.requests).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(400);
   });
 
   it('keeps what was streamed and says the answer was cut off', async () => {
@@ -114,7 +133,7 @@ describe(`model failures on ${databaseKind}`, () => {
   });
 
   it('answers normally in the same conversation after a failure', async () => {
-    const failed = await turn({ status: 500 }, { status: 500 });
+    const failed = await turn({ status: 400 });
     model.enqueue({ text: 'Back to normal.' });
     await app.butler.service.accept(
       inboundMessage({ text: 'again?', address: failed.address, user: { id: 'again' } }),
