@@ -59,6 +59,8 @@ export interface CoreIntake {
   holdApproval(id: string): Promise<HeldLock>;
   /** The database refuses to store inbound events until the returned function is called. */
   refuseInboxWrites(): Promise<() => Promise<void>>;
+  /** The database refuses to decide approvals until the returned function is called. */
+  refuseApprovalUpdates(): Promise<() => Promise<void>>;
   /** Empties every table (between tests). */
   reset(): Promise<void>;
   close(): Promise<void>;
@@ -67,6 +69,21 @@ export interface CoreIntake {
 type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 
 const tables = Object.values(schema).filter((value) => is(value, PgTable));
+
+/** A trigger that makes every `operation` on `table` fail, as a database in trouble would. */
+async function refuseWrites(
+  db: Database,
+  table: PgTable,
+  operation: 'insert' | 'update',
+): Promise<() => Promise<void>> {
+  await db.execute(sql`create or replace function butler_test_refuse_write() returns trigger
+    language plpgsql as $$ begin raise exception 'database unavailable'; end $$`);
+  await db.execute(sql`create trigger butler_test_refuse_write before ${sql.raw(operation)} on ${table}
+    for each statement execute function butler_test_refuse_write()`);
+  return async () => {
+    await db.execute(sql`drop trigger butler_test_refuse_write on ${table}`);
+  };
+}
 
 export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<CoreIntake> {
   const database = await openTestDatabase();
@@ -156,18 +173,12 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
           .where(eq(schema.approvals.id, id))
           .for('update'),
       ),
-    async refuseInboxWrites() {
-      await db.execute(sql`create or replace function butler_test_refuse_write() returns trigger
-        language plpgsql as $$ begin raise exception 'database unavailable'; end $$`);
-      await db.execute(sql`create trigger butler_test_refuse_write before insert on ${schema.inboundEvents}
-        for each statement execute function butler_test_refuse_write()`);
-      return async () => {
-        await db.execute(sql`drop trigger butler_test_refuse_write on ${schema.inboundEvents}`);
-      };
-    },
+    refuseInboxWrites: () => refuseWrites(db, schema.inboundEvents, 'insert'),
+    refuseApprovalUpdates: () => refuseWrites(db, schema.approvals, 'update'),
     async reset() {
       await releaseAll();
       await db.execute(sql`drop trigger if exists butler_test_refuse_write on ${schema.inboundEvents}`);
+      await db.execute(sql`drop trigger if exists butler_test_refuse_write on ${schema.approvals}`);
       // DELETE, not TRUNCATE: on a few rows it is several times faster, on Postgres especially.
       await db.transaction(async (tx) => {
         for (const table of tables) await tx.delete(table);

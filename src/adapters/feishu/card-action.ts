@@ -111,5 +111,12 @@ export async function handleCardAction(
         await dependencies.updateCardLater(event.openMessageId, result.card);
     })
     .catch((error: unknown) => logger.error({ ...fields, err: error }, 'Feishu approval decision failed'));
-  return { toast: { type: 'info', content: 'Decision received; the card will update in a moment.' } };
+  // Not "received": it is not stored yet. The card changes once it is; if it never does, a second click decides.
+  return {
+    toast: {
+      type: 'info',
+      content:
+        'Still recording your decision; the card changes once it is stored. If it does not, click again.',
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { App, type Receiver } from '@slack/bolt';
+import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import { approveActionId, rejectActionId, rejectReasonCallbackId } from './approval-blocks.js';
 import type { InboundHandlers } from './inbound.js';
@@ -49,6 +49,9 @@ export function createBoltApp(options: BoltAppOptions): App {
   app.event('message', async ({ body, event }) => handlers.message(body, event));
   app.action(approveActionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
   app.action(rejectActionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
-  app.view(rejectReasonCallbackId, async ({ body, ack }) => handlers.rejectSubmission(body, () => ack()));
+  app.view(rejectReasonCallbackId, async ({ body, ack }) =>
+    // Bolt types `ack` as a union over view payloads; a submission's ack takes a response action.
+    handlers.rejectSubmission(body, ack as (response?: ViewErrorsResponseAction) => Promise<void>),
+  );
   return app;
 }

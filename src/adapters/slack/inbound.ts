@@ -1,7 +1,8 @@
 import type { ButlerIntake } from '../../core/adapter.js';
+import type { DecisionResult } from '../../core/approvals/decision.js';
 import type { ChatUser, Decision } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
-import { renderApprovalCard, renderRejectReasonView } from './approval-blocks.js';
+import { rejectReasonBlockId, renderApprovalCard, renderRejectReasonView } from './approval-blocks.js';
 import { parseCardClick, parseRejectSubmission } from './interactions.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { type BotIdentity, normalizeMessageEvent } from './normalize.js';
@@ -14,9 +15,12 @@ export interface InboundDependencies {
   logger: Logger;
   identity: () => BotIdentity | undefined;
   answerBots: boolean;
+  /** Slack shows the clicker an error after 3 s: a decision still being stored by then is acknowledged anyway. */
+  acknowledgeWithinMs: number;
 }
 
-type Ack = () => Promise<void>;
+/** Bolt's `ack`; a modal submission may answer with errors that keep the modal open. */
+type Ack = (response?: { response_action: 'errors'; errors: Record<string, string> }) => Promise<void>;
 
 /** A decision to hand to the core, and where its card lives. */
 interface Decided {
@@ -29,9 +33,17 @@ interface Decided {
   threadTs: string | undefined;
 }
 
+/** What storing a decision came to: the core's answer, or a failure to reach it. */
+type Recorded = { ok: true; result: DecisionResult } | { ok: false };
+
+const couldNotRecord = 'Butler could not record that decision. Please try again in a moment.';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 /**
  * Bolt listeners' bodies. Message events resolve once the core has the message (the receiver
- * acknowledges then); clicks acknowledge first and then take the decision.
+ * acknowledges then). Clicks are acknowledged only after the decision is stored: Slack never
+ * redelivers an acknowledged interaction, so a decision acknowledged first could be lost to a crash.
  */
 export function createInboundHandlers(dependencies: InboundDependencies) {
   const { intake, api, logger } = dependencies;
@@ -72,31 +84,57 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
       });
   }
 
-  async function decide(click: Decided): Promise<void> {
-    const fields = {
-      platform: 'slack',
-      approvalId: click.approvalId,
-      channel: click.channel,
-      user: click.user.id,
-    };
-    let result: Awaited<ReturnType<ButlerIntake['decide']>>;
+  const clickFields = (click: Decided) => ({
+    platform: 'slack',
+    approvalId: click.approvalId,
+    channel: click.channel,
+    user: click.user.id,
+  });
+
+  /** Stores the decision (one short transaction in the core); never throws. */
+  async function record(click: Decided): Promise<Recorded> {
     try {
-      result = await intake.decide({
+      const result = await intake.decide({
         approvalId: click.approvalId,
         platform: 'slack',
         user: click.user,
         decision: click.decision,
         ...(click.reason ? { reason: click.reason } : {}),
       });
+      logger.info(
+        {
+          ...clickFields(click),
+          decision: click.decision,
+          ok: result.ok,
+          code: result.ok ? undefined : result.code,
+        },
+        'approval click',
+      );
+      return { ok: true, result };
     } catch (error) {
-      logger.error({ ...fields, ...errorFields(error) }, 'approval decision failed');
-      await tell(click, 'Butler could not record that decision. Please try again in a moment.');
-      return;
+      logger.error({ ...clickFields(click), ...errorFields(error) }, 'approval decision failed');
+      return { ok: false };
     }
-    logger.info(
-      { ...fields, decision: click.decision, ok: result.ok, code: result.ok ? undefined : result.code },
-      'approval click',
-    );
+  }
+
+  /** Waits for the decision to be stored, but not past the acknowledgement deadline. */
+  async function recordWithinDeadline(
+    click: Decided,
+  ): Promise<{ recording: Promise<Recorded>; inTime: boolean }> {
+    const recording = record(click);
+    const inTime = await Promise.race([
+      recording.then(() => true),
+      sleep(dependencies.acknowledgeWithinMs).then(() => false),
+    ]);
+    if (!inTime)
+      logger.warn(clickFields(click), 'approval decision is slow; acknowledging before Slack gives up');
+    return { recording, inTime };
+  }
+
+  /** After the acknowledgement: tell the clicker what happened and show the card's real state. */
+  async function report(click: Decided, recorded: Recorded): Promise<void> {
+    if (!recorded.ok) return tell(click, couldNotRecord);
+    const { result } = recorded;
     if (!result.ok) await tell(click, result.message);
     // An unauthorised click leaves the card as it is; otherwise show the card's real state.
     const card = result.ok ? result.card : result.code === 'not_authorized' ? undefined : result.card;
@@ -104,18 +142,25 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     await api
       .updateMessage({ channel: click.channel, ts: click.messageTs, ...renderApprovalCard(card) })
       .catch((error: unknown) =>
-        logger.warn({ ...fields, ...errorFields(error) }, 'could not update the approval card'),
+        logger.warn({ ...clickFields(click), ...errorFields(error) }, 'could not update the approval card'),
       );
   }
 
-  async function cardClick(body: unknown, ack: Ack): Promise<void> {
+  async function decideThenAcknowledge(click: Decided, ack: Ack): Promise<void> {
+    const { recording } = await recordWithinDeadline(click);
     await ack();
+    await report(click, await recording);
+  }
+
+  async function cardClick(body: unknown, ack: Ack): Promise<void> {
     const click = parseCardClick(body);
     if (!click) {
+      await ack();
       logger.warn({ platform: 'slack' }, 'approval click without an approval id or user');
       return;
     }
     if (click.decision === 'reject' && click.triggerId && click.channel && click.messageTs) {
+      // Nothing is decided yet: the modal asks for a reason first (its trigger is good for 3 s).
       const context = {
         approvalId: click.approvalId,
         channel: click.channel,
@@ -124,6 +169,7 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
       };
       try {
         await api.openView({ triggerId: click.triggerId, view: renderRejectReasonView(context) });
+        await ack();
         return;
       } catch (error) {
         logger.info(
@@ -132,18 +178,18 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
         );
       }
     }
-    await decide({ ...click, reason: undefined });
+    await decideThenAcknowledge({ ...click, reason: undefined }, ack);
   }
 
   async function rejectSubmission(body: unknown, ack: Ack): Promise<void> {
-    await ack();
     const submission = parseRejectSubmission(body);
     if (!submission) {
+      await ack();
       logger.warn({ platform: 'slack' }, 'reject reason submission without its approval context');
       return;
     }
     const { context } = submission;
-    await decide({
+    const click: Decided = {
       approvalId: context.approvalId,
       decision: 'reject',
       user: submission.user,
@@ -151,7 +197,16 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
       channel: context.channel,
       messageTs: context.messageTs,
       threadTs: context.threadTs,
-    });
+    };
+    const { recording, inTime } = await recordWithinDeadline(click);
+    const recorded = inTime ? await recording : undefined;
+    if (recorded && !recorded.ok) {
+      // The modal stays open with the reason typed in, so the person can submit again.
+      await ack({ response_action: 'errors', errors: { [rejectReasonBlockId]: couldNotRecord } });
+      return;
+    }
+    await ack();
+    await report(click, recorded ?? (await recording));
   }
 
   return { message, cardClick, rejectSubmission };

@@ -21,6 +21,8 @@ export interface SlackTuning extends ReplyTuning {
   apiTimeoutMs: number;
   apiRetries: number;
   minRetryDelayMs: number;
+  /** How long a click waits for its decision to be stored before it is acknowledged anyway. */
+  acknowledgeWithinMs: number;
 }
 
 export interface SlackConnectorOptions {
@@ -45,6 +47,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     apiTimeoutMs: 10_000,
     apiRetries: 2,
     minRetryDelayMs: 1000,
+    acknowledgeWithinMs: 1500,
     ...options.tuning,
   };
   const api = createSlackApi({
@@ -73,6 +76,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     logger,
     identity: currentIdentity,
     answerBots: options.file.answerBots,
+    acknowledgeWithinMs: tuning.acknowledgeWithinMs,
   });
 
   const routes = new Map<string, RouteHandler>();

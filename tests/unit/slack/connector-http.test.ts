@@ -36,9 +36,12 @@ function connect(apiUrl: string) {
     file: fileConfigSchema.parse({}),
     intake: core.intake,
     logger: silentLogger,
-    tuning: { apiRetries: 0 },
+    tuning: { apiRetries: 0, acknowledgeWithinMs },
   });
 }
+
+/** How long a click waits for its decision before it is acknowledged anyway (production: 1.5 s). */
+const acknowledgeWithinMs = 400;
 
 /** The connector's routes on a local HTTP server, as the service mounts them; readiness is not under test. */
 async function serve(routes: PlatformConnector['routes']): Promise<{ server: HttpServer; url: string }> {
@@ -269,12 +272,16 @@ describe('Slack over HTTP: approval clicks', () => {
   const click = (actionId: 'butler_approve' | 'butler_reject', user = approver) =>
     postToSlack(url, asForm(blockActions({ approvalId, actionId, messageTs: cardTs, threadTs, user })));
 
-  it('acknowledges at once, decides with the clicking user, and updates the card', async () => {
-    // A concurrent decision holds the approval: the click is acknowledged without waiting for it.
+  it('stores the decision before acknowledging the click, then updates the card', async () => {
+    // While the database makes the decision wait, Slack gets no acknowledgement: one that went out first
+    // would be a click lost if Butler died before storing it (Slack never redelivers an acknowledged click).
     const lock = await core.holdApproval(approvalId);
-    expect((await click('butler_approve')).status).toBe(200);
-    expect(fake.callsTo('chat.update')).toHaveLength(0);
+    const response = click('butler_approve');
+    expect(await Promise.race([response.then(() => 'acknowledged'), delay(150, 'waiting')])).toBe('waiting');
     await lock.release();
+    expect((await response).status).toBe(200);
+    // Read right after the acknowledgement: the decision was committed before it went out.
+    expect((await core.approval(approvalId)).status).toBe('approved');
     const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
     const decided = await core.approval(approvalId);
     expect(decided).toMatchObject({ status: 'approved', decidedBy: approver, reason: null });
@@ -282,6 +289,33 @@ describe('Slack over HTTP: approval clicks', () => {
     const time = decided.decidedAt?.toISOString().slice(11, 16);
     expect(JSON.stringify(update.args.blocks)).toContain(`Approved by approver at ${time} UTC`);
     expect(JSON.stringify(update.args.blocks)).not.toContain('butler_approve');
+  });
+
+  it('acknowledges a decision that takes too long before Slack gives up, and shows it once stored', async () => {
+    const lock = await core.holdApproval(approvalId);
+    const started = Date.now();
+    expect((await click('butler_approve')).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(acknowledgeWithinMs - 20);
+    expect(fake.callsTo('chat.update')).toHaveLength(0);
+    await lock.release();
+    const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
+    expect(JSON.stringify(update.args.blocks)).toContain('Approved by approver');
+    expect((await core.approval(approvalId)).status).toBe('approved');
+  });
+
+  it('keeps the reason modal open when the rejection cannot be stored, so it can be sent again', async () => {
+    const restore = await core.refuseApprovalUpdates();
+    const response = await postToSlack(
+      url,
+      asForm(rejectSubmission({ approvalId, messageTs: cardTs, threadTs, reason: 'not now' })),
+    );
+    await restore();
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      response_action: 'errors',
+      errors: { reason: 'Butler could not record that decision. Please try again in a moment.' },
+    });
+    expect((await core.approval(approvalId)).status).toBe('pending');
   });
 
   it('tells an unauthorised clicker privately and leaves the card alone', async () => {

@@ -95,12 +95,12 @@ describe('Slack over Socket Mode', () => {
     expect(await core.storedMessages()).toHaveLength(1);
   });
 
-  it('acknowledges clicks at once and then decides', async () => {
+  it('acknowledges a click only once its decision is stored', async () => {
     await connector.start();
     await socket.waitForConnection();
     const address = { platform: 'slack' as const, workspace: team, channel: 'C0GENERAL', thread: 'main' };
     const approval = await core.pendingApproval({ platform: 'slack', requester: { id: 'U0ALICE' }, address });
-    // A concurrent decision holds the approval: the envelope is acknowledged without waiting for it.
+    // While the database makes the decision wait, the envelope stays unacknowledged.
     const lock = await core.holdApproval(approval.id);
     socket.send({
       envelope_id: 'env-click',
@@ -112,9 +112,10 @@ describe('Slack over Socket Mode', () => {
       }),
       accepts_response_payload: false,
     });
-    await fake.waitFor(() => socket.acks.length === 1);
-    expect(fake.callsTo('chat.update')).toHaveLength(0);
+    await delay(300);
+    expect(socket.acks).toEqual([]);
     await lock.release();
+    await fake.waitFor(() => socket.acks.length === 1);
     await fake.waitFor(() => fake.callsTo('chat.update')[0]);
     expect(await core.approval(approval.id)).toMatchObject({
       status: 'approved',
