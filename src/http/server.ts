@@ -18,7 +18,15 @@ export interface HttpServerOptions {
   /** Exact paths (no query) to POST handlers, e.g. `/slack/events`. */
   routes: ReadonlyMap<string, RouteHandler>;
   readiness: () => Promise<ReadinessReport>;
+  /**
+   * A route that has not answered by then gets a 503, so that the platform retries: Slack and Feishu
+   * give a webhook 3 s. The handler goes on; what it stores later is deduplicated on the retry.
+   */
+  routeDeadlineMs?: number;
 }
+
+/** Inside the platforms' 3 s, with room for the network. */
+export const defaultRouteDeadlineMs = 1900;
 
 const statusByCode: Record<string, number> = {
   verification_failed: 401,
@@ -59,7 +67,17 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       response.setHeader('allow', 'POST');
       return sendJson(response, 405, { error: 'method_not_allowed' });
     }
-    await route(request, response);
+    const deadline = setTimeout(() => {
+      if (response.headersSent) return;
+      logger.warn({ path }, 'request not answered in time (is the database reachable?); answering 503');
+      response.setHeader('retry-after', '5');
+      sendJson(response, 503, { error: 'timeout' });
+    }, options.routeDeadlineMs ?? defaultRouteDeadlineMs);
+    try {
+      await route(request, response);
+    } finally {
+      clearTimeout(deadline);
+    }
   }
 
   const server = createServer((request, response) => {

@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { ButlerError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import * as schema from './schema.js';
+import { toStorageError } from './storage-errors.js';
 
 /** Both drivers are assignable to this; repositories only ever see it. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -19,7 +20,8 @@ export interface OpenDatabase {
   kind: 'postgres' | 'pglite';
   /** Where it lives, without credentials (for the start-up banner). */
   location: string;
-  ping(): Promise<void>;
+  /** Resolves when the database answers `select 1` within the timeout; rejects with the reason otherwise. */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,6 +29,29 @@ export const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.me
 
 /** Arbitrary but fixed: every Butler process migrating the same database contends on this key. */
 const migrationLockKey = 7_461_001;
+
+/**
+ * While the database is unreachable, a platform's webhook must get a 5xx well inside its 3 s (so that it
+ * retries) rather than hang: connecting and every statement are bounded below 2 s. Butler's statements
+ * take milliseconds; one that takes longer is a sign of trouble, not work to wait for.
+ */
+const connectTimeoutSeconds = 1.5;
+const statementTimeoutMs = 1500;
+
+/** `ping` as a bounded check: a hung connection answers /readyz with a reason, not a hang. */
+async function pingWithin(query: () => Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([query(), timeout]);
+  } catch (error) {
+    throw toStorageError('ping', error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface OpenDatabaseOptions {
   /** Postgres connection string; undefined = embedded PGlite. */
@@ -59,16 +84,19 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   } finally {
     await migrator.end();
   }
-  const client = postgres(url, { max: options.poolSize ?? 10, onnotice: () => {} });
+  const client = postgres(url, {
+    max: options.poolSize ?? 10,
+    onnotice: () => {},
+    connect_timeout: connectTimeoutSeconds,
+    connection: { statement_timeout: statementTimeoutMs },
+  });
   const db = drizzlePostgres({ client, schema });
   options.logger.info({ database: redactUrl(url) }, 'database ready (postgres)');
   return {
     db,
     kind: 'postgres',
     location: redactUrl(url),
-    ping: async () => {
-      await db.execute(sql`select 1`);
-    },
+    ping: (timeoutMs) => pingWithin(() => db.execute(sql`select 1`), timeoutMs),
     close: () => client.end({ timeout: 5 }),
   };
 }
@@ -126,9 +154,7 @@ async function openPglite(dataDir: string, logger: Logger): Promise<OpenDatabase
       db,
       kind: 'pglite',
       location,
-      ping: async () => {
-        await db.execute(sql`select 1`);
-      },
+      ping: (timeoutMs) => pingWithin(() => db.execute(sql`select 1`), timeoutMs),
       close: async () => {
         await client.close();
         releaseLock();
