@@ -56,6 +56,9 @@ export interface Butler {
   stop(deadlineMs?: number): Promise<void>;
 }
 
+/** /readyz answers within about this long even when the database hangs. */
+const readinessPingMs = 1000;
+
 function modelClient(endpoint: ModelEndpoint, config: AppConfig): OpenAIModel {
   return new OpenAIModel({
     baseUrl: endpoint.baseUrl,
@@ -144,6 +147,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       maxSteps: file.model.maxSteps,
       approvalTtlMs: file.approvalTtlMinutes * 60_000,
       memoriesInPrompt: 10,
+      deliveryRetryMs: file.worker.deliveryRetrySeconds * 1000,
     },
   });
   worker = new Worker(
@@ -175,9 +179,9 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
           try {
-            await database.ping();
+            await database.ping(readinessPingMs);
           } catch (error) {
-            checks.database = error instanceof Error ? error.message : 'unreachable';
+            checks.database = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
           }
           for (const connector of connectors) checks[connector.adapter.platform] = connector.readiness();
           return { ready: Object.values(checks).every((value) => value === 'ok'), checks };

@@ -73,6 +73,8 @@ export const fileConfigSchema = z
          * they finished; platforms stop redelivering within hours. Conversation messages are kept.
          */
         inboxRetentionHours: z.number().positive().default(168),
+        /** A finished reply the platform cannot take (an outage) is retried with backoff for this long. */
+        deliveryRetrySeconds: z.number().min(0).default(120),
       })
       .strict()
       .default({
@@ -81,10 +83,14 @@ export const fileConfigSchema = z
         concurrency: 8,
         sweepMilliseconds: 5000,
         inboxRetentionHours: 168,
+        deliveryRetrySeconds: 120,
       }),
     model: z
       .object({
-        /** Per model call, including retries' waiting. */
+        /**
+         * Per model call: the answer must start within it, retries and their waiting included; once it
+         * streams, no silence may last longer.
+         */
         timeoutMs: z.number().int().positive().default(60_000),
         maxRetries: z.number().int().min(0).max(5).default(2),
         /** Model calls per turn (tool round-trips) before Butler stops and says so. */

@@ -56,6 +56,16 @@ export interface ChatAdapter {
    */
   showWorking(target: ReplyTarget): Promise<() => Promise<void>>;
   /**
+   * Optional crash recovery: Butler's messages in the conversation after `after` (a platform message
+   * id) that are not in `known`, oldest first. A retried turn overwrites them instead of leaving a
+   * half-written reply that a crash kept from being recorded beside the new one. Platforms whose
+   * message ids are ordered use the newest of `after` and `known` as the lower bound.
+   */
+  findUnrecordedReplies?(
+    target: ReplyTarget,
+    options: { after: string; known: readonly string[] },
+  ): Promise<string[]>;
+  /**
    * Optional enrichment, run by the worker before a turn, off the acknowledgement path: resolve
    * mentions to names, look up the sender's name, and (for a conversation that starts inside an
    * existing thread) fetch the thread's recent messages. Butler uses the message as accepted if it throws.

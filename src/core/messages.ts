@@ -10,7 +10,16 @@ export interface ToolCall {
 
 export type ConversationMessage =
   | { role: 'user'; content: string; author?: string }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | {
+      role: 'assistant';
+      content: string;
+      toolCalls?: ToolCall[];
+      /**
+       * The platform messages that showed this reply, on a turn's final answer: a retried turn tells them
+       * apart from messages a crashed attempt created but never recorded. Never sent to the model.
+       */
+      platformMessageIds?: string[];
+    }
   | { role: 'tool'; content: string; toolCallId: string };
 
 /** A message as stored: with its row id and its (estimated) token count. */

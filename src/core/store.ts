@@ -117,6 +117,11 @@ export interface ConversationRepository {
   deferCompaction(conversationId: string, until: Date): Promise<void>;
   /** Records what the turn in progress has posted (crash recovery). */
   setInflight(conversationId: string, inflight: InflightTurn): Promise<void>;
+  /**
+   * Platform messages Butler is known to have shown in the conversation lately: recent replies and
+   * approval cards (crash recovery: anything else of Butler's there was left by an interrupted attempt).
+   */
+  knownPlatformMessages(conversation: Pick<ConversationRecord, 'id' | 'key'>): Promise<string[]>;
   /** Ends the turn on the conversation in one update: clears `inflight`, adds the usage, touches it. */
   closeTurn(
     conversationId: string,
@@ -137,6 +142,8 @@ export interface ResumeState {
   pendingIndex: number;
   /** The user message the turn answered (reply anchor for the continuation). */
   replyTo?: string;
+  /** Platform messages of the reply shown before the turn parked. */
+  replyMessageIds?: string[];
   /** Whether the conversation is a direct message (for the continuation's system prompt). */
   isDirect?: boolean;
 }

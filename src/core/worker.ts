@@ -49,6 +49,9 @@ export class Worker {
   private readonly shutdown = new AbortController();
   private active = 0;
   private idleWaiters: Array<() => void> = [];
+  /** While the database is down every poll fails: the first failure is logged, then one a minute. */
+  private claimFailures = 0;
+  private lastClaimFailureLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: Store,
@@ -114,8 +117,14 @@ export class Worker {
       let claim: ClaimedBatch | undefined;
       try {
         claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs);
+        if (this.claimFailures > 0) this.logger.info({ failures: this.claimFailures }, 'claiming work again');
+        this.claimFailures = 0;
       } catch (error) {
-        this.logger.error({ err: error }, 'claiming work failed');
+        this.claimFailures += 1;
+        if (Date.now() - this.lastClaimFailureLoggedAt >= 60_000) {
+          this.lastClaimFailureLoggedAt = Date.now();
+          this.logger.error({ err: error, failures: this.claimFailures }, 'claiming work failed');
+        }
       }
       if (claim) {
         this.wake();
@@ -229,7 +238,7 @@ export class Worker {
           await this.store.inbox.finish([first.id], 'done');
           return;
         }
-        await this.runner.runResume(first.id, approval, signal);
+        await this.runner.runResume(first.id, approval, signal, first.attempts > 1);
         return;
       }
       const messages = await this.withinRateLimit(live);
@@ -239,6 +248,7 @@ export class Worker {
         messages.map((entry) => entry.event.id),
         messages.map((entry) => entry.message),
         signal,
+        messages.some((entry) => entry.event.attempts > 1),
       );
     } catch (error) {
       if (error instanceof TurnInterruptedError) throw error;

@@ -56,6 +56,8 @@ export const messages = pgTable(
     author: text('author'),
     toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
     toolCallId: text('tool_call_id'),
+    /** Platform messages that showed an assistant reply (crash recovery). */
+    platformMessageIds: jsonb('platform_message_ids').$type<string[]>(),
     tokens: integer('tokens').notNull(),
     compacted: boolean('compacted').notNull().default(false),
     createdAt: createdAt(),

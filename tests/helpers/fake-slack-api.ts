@@ -60,6 +60,8 @@ export interface FakeSlackApi {
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
   failNext(method: string, failure: Failure, times?: number): void;
+  /** Runs `hook` once, right after the next call to `method` was answered (e.g. to kill Butler then). */
+  afterNext(method: string, hook: (call: RecordedCall) => void): void;
   /** Slack ends a stream on its own (time limit): appends then fail with message_not_in_streaming_state. */
   endStream(ts: string): void;
   /** A message someone else posted (thread history for conversations.replies). */
@@ -156,10 +158,17 @@ export async function startFakeSlackApi(
     ...options.identity,
   };
   const failures = new Map<string, Failure[]>();
+  const afterHooks = new Map<string, (call: RecordedCall) => void>();
   const endedStreams = new Set<string>();
   let counter = 0;
-  const base = Math.floor(Date.now() / 1000);
-  const nextTs = () => `${base}.${String(++counter).padStart(6, '0')}`;
+  // Slack's ts is its clock in microseconds, unique per channel; a reply is always newer than its thread.
+  let lastMicros = 0;
+  const nextTs = (after?: string) => {
+    const afterMicros = after ? Math.round(Number(after) * 1_000_000) : 0;
+    lastMicros = Math.max(Date.now() * 1000, lastMicros + 1, afterMicros + 1);
+    counter += 1;
+    return `${Math.floor(lastMicros / 1_000_000)}.${String(lastMicros % 1_000_000).padStart(6, '0')}`;
+  };
 
   const fake = {
     url: '',
@@ -201,6 +210,41 @@ export async function startFakeSlackApi(
     return undefined;
   }
 
+  /** One page of messages between `oldest` and `latest` (exclusive unless `inclusive`), as Slack lists them. */
+  function listing(all: FakeMessage[], args: Record<string, unknown>): Answer {
+    const latest = str(args, 'latest');
+    const oldest = str(args, 'oldest');
+    const inclusive = args.inclusive === true || args.inclusive === 'true';
+    const within = (ts: string, bound: string, before: boolean) => {
+      const [value, limit] = [Number(ts), Number(bound)];
+      if (value === limit) return inclusive;
+      return before ? value < limit : value > limit;
+    };
+    const selected = all.filter(
+      (message) =>
+        (!latest || within(message.ts, latest, true)) && (!oldest || within(message.ts, oldest, false)),
+    );
+    const limit = Number(args.limit ?? 100);
+    const start = Number(str(args, 'cursor') ?? 0);
+    const page = selected.slice(start, start + limit);
+    const next = start + limit < selected.length ? String(start + limit) : '';
+    return {
+      ok: true,
+      messages: page.map((message) => ({
+        type: 'message',
+        ts: message.ts,
+        thread_ts: message.threadTs ?? message.ts,
+        ...(message.user ? { user: message.user } : {}),
+        ...(message.botId ? { bot_id: message.botId } : {}),
+        ...(message.subtype ? { subtype: message.subtype } : {}),
+        ...(message.blocks ? { blocks: message.blocks } : {}),
+        text: message.text || message.markdown,
+      })),
+      has_more: next !== '',
+      response_metadata: { next_cursor: next },
+    };
+  }
+
   const methods: Record<string, (args: Record<string, unknown>) => Answer> = {
     'auth.test': () => ({
       ok: true,
@@ -219,7 +263,7 @@ export async function startFakeSlackApi(
       if (!channel) return fail('channel_not_found');
       if (!str(args, 'text') && !args.blocks && !str(args, 'markdown_text')) return fail('no_text');
       if (blockKitViolations(args.blocks).length > 0) return fail('invalid_blocks');
-      const ts = nextTs();
+      const ts = nextTs(str(args, 'thread_ts'));
       fake.messages.set(`${channel}:${ts}`, newMessage(channel, ts, args));
       return {
         ok: true,
@@ -256,7 +300,7 @@ export async function startFakeSlackApi(
         if (!str(args, 'recipient_team_id')) return fail('missing_recipient_team_id');
       }
       if ((str(args, 'markdown_text') ?? '').length > markdownLimit) return fail('msg_too_long');
-      const ts = nextTs();
+      const ts = nextTs(str(args, 'thread_ts'));
       const message = newMessage(channel, ts, args);
       message.streaming = true;
       fake.messages.set(`${channel}:${ts}`, message);
@@ -319,35 +363,13 @@ export async function startFakeSlackApi(
     'conversations.replies': (args) => {
       const channel = str(args, 'channel') ?? '';
       const threadTs = str(args, 'ts') ?? '';
-      const latest = str(args, 'latest');
-      const inclusive = args.inclusive === true || args.inclusive === 'true';
-      const limit = Number(args.limit ?? 100);
-      const all = fake
-        .threadMessages(channel, threadTs)
-        .filter(
-          (message) =>
-            !latest ||
-            (inclusive ? Number(message.ts) <= Number(latest) : Number(message.ts) < Number(latest)),
-        );
+      const all = fake.threadMessages(channel, threadTs);
       if (all.length === 0) return fail('thread_not_found');
-      const start = Number(str(args, 'cursor') ?? 0);
-      const page = all.slice(start, start + limit);
-      const next = start + limit < all.length ? String(start + limit) : '';
-      return {
-        ok: true,
-        messages: page.map((message) => ({
-          type: 'message',
-          ts: message.ts,
-          thread_ts: message.threadTs ?? message.ts,
-          ...(message.user ? { user: message.user } : {}),
-          ...(message.botId ? { bot_id: message.botId } : {}),
-          ...(message.subtype ? { subtype: message.subtype } : {}),
-          text: message.text || message.markdown,
-        })),
-        has_more: next !== '',
-        response_metadata: { next_cursor: next },
-      };
+      return listing(all, args);
     },
+    // Slack lists a channel's history newest first (thread replies oldest first).
+    'conversations.history': (args) =>
+      listing(fake.threadMessages(str(args, 'channel') ?? '', undefined).reverse(), args),
     'views.open': (args) => {
       if (!str(args, 'trigger_id')) return fail('invalid_trigger_id');
       return { ok: true, view: { id: `V${++counter}` } };
@@ -361,10 +383,13 @@ export async function startFakeSlackApi(
     const args = parseArgs(raw, request.headers['content-type']);
     const authorization = request.headers.authorization;
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : str(args, 'token');
-    fake.calls.push({ method, args, token, at: Date.now() });
+    const call = { method, args, token, at: Date.now() };
+    fake.calls.push(call);
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       response.writeHead(status, { 'content-type': 'application/json', ...headers });
-      response.end(JSON.stringify(body));
+      const hook = afterHooks.get(method);
+      afterHooks.delete(method);
+      response.end(JSON.stringify(body), () => hook?.(call));
     };
     const queued = failures.get(method);
     const failure = queued?.shift();
@@ -403,6 +428,9 @@ export async function startFakeSlackApi(
       const queue = failures.get(method) ?? [];
       for (let index = 0; index < times; index++) queue.push(failure);
       failures.set(method, queue);
+    },
+    afterNext(method: string, hook: (call: RecordedCall) => void) {
+      afterHooks.set(method, hook);
     },
     endStream(ts: string) {
       endedStreams.add(ts);
@@ -443,6 +471,7 @@ export async function startFakeSlackApi(
       fake.calls.length = 0;
       fake.messages.clear();
       failures.clear();
+      afterHooks.clear();
       endedStreams.clear();
       fake.streaming = true;
       fake.assistantThreads = true;

@@ -143,6 +143,27 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
       }
     },
 
+    async findUnrecordedReplies(target, { after, known }) {
+      const identity = dependencies.identity();
+      if (!identity) return [];
+      // Slack ts order is time order: nothing at or before the newest known message can be the orphan.
+      const oldest = [after, ...known]
+        .filter((ts) => Number.isFinite(Number(ts)))
+        .reduce((newest, ts) => (Number(ts) > Number(newest) ? ts : newest), after);
+      const threadTs = threadTsOf(target.address);
+      const listed = await api.messagesAfter({
+        channel: target.address.channel,
+        ...(threadTs ? { threadTs } : {}),
+        oldest,
+      });
+      return listed
+        .filter((message) => Number(message.ts) > Number(oldest) && !known.includes(message.ts))
+        .filter((message) => message.user === identity.userId || message.botId === identity.botId)
+        .filter((message) => !message.hasActions)
+        .sort((left, right) => Number(left.ts) - Number(right.ts))
+        .map((message) => message.ts);
+    },
+
     prepare: (message: InboundMessage, options: { newConversation: boolean }) =>
       prepareMessage({ api, names, identity: dependencies.identity, logger }, message, options),
   };

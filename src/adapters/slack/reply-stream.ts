@@ -262,20 +262,36 @@ export class SlackReply implements ReplyStream {
     } catch (error) {
       const code = slackError(error);
       segment.open = false;
+      if (code !== 'stopped_by_user' && !streamEndedErrors.has(code)) {
+        this.streaming = false;
+        this.log().warn({ slackError: code }, 'stream append failed; finishing the message with chat.update');
+        await this.options.api.stopStream({ channel: this.channel, ts: segment.ts }).catch(() => {});
+        this.continueStatically(segment);
+        return false;
+      }
       segment.sealed = true;
       this.nextPrefix = fenceReopener(segment, this.text);
       if (code === 'stopped_by_user') {
         this.userStopped = true;
         this.log().info('reply stream stopped by the user');
-      } else if (streamEndedErrors.has(code)) {
-        this.log().info({ slackError: code }, 'Slack ended the stream; continuing in a new message');
       } else {
-        this.streaming = false;
-        this.log().warn({ slackError: code }, 'stream append failed; continuing with post and update');
-        await this.options.api.stopStream({ channel: this.channel, ts: segment.ts }).catch(() => {});
+        this.log().info({ slackError: code }, 'Slack ended the stream; continuing in a new message');
       }
       return false;
     }
+  }
+
+  /**
+   * A stopped stream is an ordinary message that chat.update can extend: the rest of the reply goes into
+   * the same message instead of a second one that would start mid-word.
+   */
+  private continueStatically(segment: Segment): void {
+    Object.assign(segment, {
+      mode: 'static',
+      shown: segmentContent(segment, this.text),
+      shownEnd: segment.end,
+      lastCallAt: this.now(),
+    });
   }
 
   /** Closes a message for good: balanced fences, stream stopped, static text delivered. */

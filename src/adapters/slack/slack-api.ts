@@ -30,6 +30,8 @@ export interface SlackThreadMessage {
   botId: string | undefined;
   text: string;
   subtype: string | undefined;
+  /** Whether it carries buttons (an approval card still waiting for a decision). */
+  hasActions: boolean;
 }
 
 export interface SlackApi {
@@ -63,6 +65,8 @@ export interface SlackApi {
     cursor?: string;
   }): Promise<{ messages: SlackThreadMessage[]; nextCursor: string | undefined }>;
   openView(args: { triggerId: string; view: Record<string, unknown> }): Promise<void>;
+  /** Messages after `oldest` (exclusive): a thread's replies, or a channel's top level without `threadTs`. */
+  messagesAfter(args: { channel: string; threadTs?: string; oldest: string }): Promise<SlackThreadMessage[]>;
 }
 
 export interface SlackApiOptions {
@@ -106,6 +110,25 @@ function toSlackApiError(method: string, error: unknown): SlackApiError {
 function stringField(record: Record<string, unknown>, key: string): string | undefined {
   const value = record[key];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** conversations.replies / conversations.history entries → the fields Butler reads. */
+function listedMessages(result: Record<string, unknown>): SlackThreadMessage[] {
+  return (Array.isArray(result.messages) ? result.messages : []).filter(isRecord).flatMap((message) => {
+    const ts = stringField(message, 'ts');
+    if (!ts) return [];
+    const blocks = Array.isArray(message.blocks) ? message.blocks : [];
+    return [
+      {
+        ts,
+        user: stringField(message, 'user'),
+        botId: stringField(message, 'bot_id'),
+        text: typeof message.text === 'string' ? message.text : '',
+        subtype: stringField(message, 'subtype'),
+        hasActions: blocks.some((block) => isRecord(block) && block.type === 'actions'),
+      },
+    ];
+  });
 }
 
 export function createSlackApi(options: SlackApiOptions): SlackApi {
@@ -189,26 +212,18 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         limit: 200,
         cursor,
       });
-      const messages = (Array.isArray(result.messages) ? result.messages : [])
-        .filter(isRecord)
-        .flatMap((message) => {
-          const messageTs = stringField(message, 'ts');
-          if (!messageTs) return [];
-          return [
-            {
-              ts: messageTs,
-              user: stringField(message, 'user'),
-              botId: stringField(message, 'bot_id'),
-              text: typeof message.text === 'string' ? message.text : '',
-              subtype: stringField(message, 'subtype'),
-            },
-          ];
-        });
       const metadata = isRecord(result.response_metadata) ? result.response_metadata : {};
-      return { messages, nextCursor: stringField(metadata, 'next_cursor') };
+      return { messages: listedMessages(result), nextCursor: stringField(metadata, 'next_cursor') };
     },
     async openView({ triggerId, view }) {
       await call('views.open', { trigger_id: triggerId, view });
+    },
+    async messagesAfter({ channel, threadTs, oldest }) {
+      const window = { channel, oldest, inclusive: false, limit: 200 };
+      const result = threadTs
+        ? await call('conversations.replies', { ...window, ts: threadTs })
+        : await call('conversations.history', window);
+      return listedMessages(result);
     },
   };
 }

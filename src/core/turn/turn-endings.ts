@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatAdapter, ReplyTarget } from '../adapter.js';
 import { ModelError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -17,6 +18,45 @@ const failureMessage = 'Sorry, something went wrong on my side while answering. 
 const withTokens = (messages: readonly ConversationMessage[]) =>
   messages.map((message) => ({ ...message, tokens: countMessageTokens(message) }));
 
+const firstRetryDelayMs = 500;
+const longestRetryDelayMs = 30_000;
+
+/**
+ * Ends the reply showing `text`. The text is known by now, so a platform that cannot take it (an outage:
+ * `internal_error`, HTTP 5xx) is tried again with backoff until `deliveryRetryMs` has passed; only then
+ * does the turn fail. A shutdown stops the waiting: the restarted turn delivers the same text.
+ */
+async function deliverReply(deps: TurnRunnerDeps, turn: Turn, text?: string): Promise<void> {
+  const giveUpAt = Date.now() + deps.options.deliveryRetryMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await turn.reply.finish(text);
+      return;
+    } catch (error) {
+      const wait = Math.min(firstRetryDelayMs * 2 ** attempt, longestRetryDelayMs);
+      if (turn.signal.aborted || Date.now() + wait > giveUpAt) throw error;
+      turn.log.warn(
+        { err: error, attempt: attempt + 1, retryInMs: wait },
+        'the platform did not take the reply',
+      );
+      await sleep(wait, undefined, { signal: turn.signal }).catch(() => {});
+    }
+  }
+}
+
+/** The turn's messages, its final answer carrying the platform messages that show it. */
+async function withReplyMessages(
+  turn: Turn,
+  messages: readonly ConversationMessage[],
+): Promise<ConversationMessage[]> {
+  const platformMessageIds = await turn.reply.messageIds();
+  return messages.map((message, index) =>
+    index === messages.length - 1 && message.role === 'assistant' && platformMessageIds.length > 0
+      ? { ...message, platformMessageIds }
+      : message,
+  );
+}
+
 /** Delivers the full reply, then commits the turn. `finalContent` is the last model answer. */
 export async function completeTurn(
   deps: TurnRunnerDeps,
@@ -31,8 +71,8 @@ export async function completeTurn(
   ];
   turn.inflight.delivered = { text: turn.reply.shown, messages };
   await deps.store.conversations.setInflight(turn.conversation.id, turn.inflight);
-  await turn.reply.finish();
-  await commitTurn(deps, turn, messages, 'done');
+  await deliverReply(deps, turn);
+  await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
   turn.observer.end({ status: 'replied' });
 }
 
@@ -40,8 +80,8 @@ export async function completeTurn(
 export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
   const delivered = turn.inflight.delivered;
   if (!delivered) return;
-  await turn.reply.finish(delivered.text);
-  await commitTurn(deps, turn, delivered.messages, 'done');
+  await deliverReply(deps, turn, delivered.text);
+  await commitTurn(deps, turn, await withReplyMessages(turn, delivered.messages), 'done');
   turn.observer.end({ status: 'replied' });
 }
 
@@ -57,7 +97,7 @@ export async function parkTurn(
   resolution: Extract<Resolution, { status: 'needs_approval' }>,
 ) {
   const { store, approvals, options } = deps;
-  if (turn.reply.opened) await turn.reply.finish();
+  if (turn.reply.opened) await deliverReply(deps, turn);
   const call = assistant.toolCalls[resolution.index];
   if (!call) throw new Error('parked on a missing tool call');
   const approval = await store.transaction(async (tx) => {
@@ -78,6 +118,7 @@ export async function parkTurn(
           results: resolution.results,
           pendingIndex: resolution.index,
           isDirect: turn.isDirect,
+          replyMessageIds: await turn.reply.messageIds(),
           ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
         },
       }),

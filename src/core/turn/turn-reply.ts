@@ -43,6 +43,11 @@ export class TurnReply {
     }
   }
 
+  /** The platform messages the reply consists of so far. */
+  async messageIds(): Promise<string[]> {
+    return this.stream ? [...(await this.stream).messageIds] : [];
+  }
+
   /** The next text belongs to a new model step (after tool calls). */
   endStep(): void {
     this.stepEnded = true;

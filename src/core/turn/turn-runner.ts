@@ -3,6 +3,7 @@ import { decodeConversationKey } from '../conversation-key.js';
 import type { InboundMessage } from '../events.js';
 import type { ConversationMessage, StoredMessage } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
+import { cleanJson } from '../text.js';
 import { resolveApprovedCall } from './resume.js';
 import { resolveToolCalls, type ToolScope } from './tool-calls.js';
 import { adapterFor, beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
@@ -21,15 +22,20 @@ const noModelMessage =
 export class TurnRunner {
   constructor(private readonly deps: TurnRunnerDeps) {}
 
-  /** Answers a batch of messages of one conversation (queued while it was busy) with one reply. */
+  /**
+   * Answers a batch of messages of one conversation (queued while it was busy) with one reply.
+   * `retried`: the events were claimed before by a process that died before finishing them.
+   */
   async runMessages(
     conversationKey: string,
     eventIds: number[],
     messages: InboundMessage[],
     signal: AbortSignal,
+    retried = false,
   ) {
     const last = messages.at(-1);
-    if (!last) return;
+    const first = messages[0];
+    if (!last || !first) return;
     const turn = await beginTurn(this.deps, {
       conversationKey,
       eventIds,
@@ -38,6 +44,8 @@ export class TurnRunner {
       isDirect: last.isDirect,
       trigger: 'message',
       signal,
+      // The interrupted reply came after the earliest message it answered.
+      retriedAfter: retried ? first.messageId : undefined,
     });
     if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
     const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
@@ -51,7 +59,7 @@ export class TurnRunner {
   }
 
   /** Continues a parked turn after its approval was decided or expired. */
-  async runResume(eventId: number, approval: ApprovalRecord, signal: AbortSignal) {
+  async runResume(eventId: number, approval: ApprovalRecord, signal: AbortSignal, retried = false) {
     const address = decodeConversationKey(approval.conversationKey);
     const turn = await beginTurn(this.deps, {
       conversationKey: approval.conversationKey,
@@ -65,13 +73,18 @@ export class TurnRunner {
       isDirect: approval.resume.isDirect ?? false,
       trigger: 'resume',
       signal,
+      // The continuation's reply came after the card (or, without one, after the question).
+      retriedAfter: retried ? (approval.cardMessageId ?? approval.resume.replyTo) : undefined,
+      shownBefore: approval.resume.replyMessageIds ?? [],
     });
     if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
-    if (approval.status === 'expired' && approval.cardMessageId) {
+    if (approval.cardMessageId) {
+      // Expiry has no click to redraw the card, and a click's own redraw is lost if Butler dies right
+      // after storing the decision: the continuation makes sure the card shows the outcome.
       await turn.adapter
         .updateApprovalCard(address, approval.cardMessageId, this.deps.approvals.card(approval))
         .catch((error: unknown) =>
-          turn.log.warn({ err: error, approvalId: approval.id }, 'could not mark the card expired'),
+          turn.log.warn({ err: error, approvalId: approval.id }, 'could not show the outcome on the card'),
         );
     }
     const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
@@ -139,7 +152,10 @@ export class TurnRunner {
       let message = original;
       if (turn.adapter.prepare) {
         try {
-          const prepared = await turn.adapter.prepare(original, { newConversation: isNew && index === 0 });
+          // Names and thread context come from the platform's API: the same cleaning as the intake's.
+          const prepared = cleanJson(
+            await turn.adapter.prepare(original, { newConversation: isNew && index === 0 }),
+          );
           message = prepared.message;
           if (prepared.threadContext?.length) {
             const lines = prepared.threadContext.map(
@@ -154,6 +170,9 @@ export class TurnRunner {
           turn.log.warn({ err: error }, 'could not prepare the message; using it as received');
         }
       }
+      // The name `prepare` found shows on approval cards as the requester's, not the bare platform id.
+      if (index === messages.length - 1 && message.user.id === turn.requester.id)
+        turn.requester = message.user;
       const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
       pending.push(
         author ? { role: 'user', content: message.text, author } : { role: 'user', content: message.text },

@@ -18,6 +18,8 @@ export interface TurnRunnerOptions {
   maxSteps: number;
   approvalTtlMs: number;
   memoriesInPrompt: number;
+  /** How long a finished reply the platform cannot take is retried before the turn fails. */
+  deliveryRetryMs: number;
 }
 
 export interface TurnRunnerDeps {
@@ -58,6 +60,41 @@ export function adapterFor(deps: TurnRunnerDeps, platform: Platform): ChatAdapte
   return adapter;
 }
 
+/**
+ * Messages an interrupted attempt created without recording them (it died while the platform call that
+ * created one was in flight): the retried reply overwrites them. A failed lookup only loses the cleanup.
+ */
+async function findUnrecordedReplies(
+  deps: TurnRunnerDeps,
+  adapter: ChatAdapter,
+  input: {
+    conversation: ConversationRecord;
+    target: ReplyTarget;
+    after: string;
+    known: string[];
+    log: Logger;
+  },
+): Promise<string[]> {
+  if (!adapter.findUnrecordedReplies) return [];
+  try {
+    const known = [
+      ...input.known,
+      ...(await deps.store.conversations.knownPlatformMessages(input.conversation)),
+    ];
+    const found = await adapter.findUnrecordedReplies(input.target, { after: input.after, known });
+    const unrecorded = found.filter((id) => !input.known.includes(id));
+    if (unrecorded.length > 0)
+      input.log.warn(
+        { messages: unrecorded },
+        'an interrupted attempt left reply messages; overwriting them',
+      );
+    return unrecorded;
+  } catch (error) {
+    input.log.warn({ err: error }, 'could not look for messages of the interrupted attempt');
+    return [];
+  }
+}
+
 export async function beginTurn(
   deps: TurnRunnerDeps,
   input: {
@@ -68,6 +105,13 @@ export async function beginTurn(
     isDirect: boolean;
     trigger: 'message' | 'resume';
     signal: AbortSignal;
+    /**
+     * Set when the turn's events were claimed before and never finished (the process died): the
+     * platform message the interrupted attempt's reply can only have come after.
+     */
+    retriedAfter?: string | undefined;
+    /** Platform messages shown by this turn before it parked (a continuation must not reuse them). */
+    shownBefore?: readonly string[];
   },
 ): Promise<Turn> {
   const { store } = deps;
@@ -84,6 +128,16 @@ export async function beginTurn(
   const log = deps.logger.child({ conversation: conversation.key, turn: id });
   if (recovering) log.warn({ events: input.eventIds }, 'resuming a turn interrupted by a restart');
   const adapter = adapterFor(deps, input.target.address.platform);
+  if (input.retriedAfter !== undefined && !inflight.delivered) {
+    const unrecorded = await findUnrecordedReplies(deps, adapter, {
+      conversation,
+      target: input.target,
+      after: input.retriedAfter,
+      known: [...inflight.replyMessageIds, ...(input.shownBefore ?? [])],
+      log,
+    });
+    inflight.replyMessageIds.push(...unrecorded);
+  }
   const reply = new TurnReply(
     adapter,
     input.target,

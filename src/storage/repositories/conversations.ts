@@ -1,8 +1,9 @@
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { StoredMessage } from '../../core/messages.js';
 import type { ConversationRecord, ConversationRepository } from '../../core/store.js';
+import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
-import { compactions, conversations, messages } from '../schema.js';
+import { approvals, compactions, conversations, messages } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 function toConversation(row: typeof conversations.$inferSelect): ConversationRecord {
@@ -27,13 +28,19 @@ function toMessage(row: typeof messages.$inferSelect): StoredMessage {
     case 'user':
       return row.author === null ? { ...base, role: 'user' } : { ...base, role: 'user', author: row.author };
     case 'assistant':
-      return row.toolCalls
-        ? { ...base, role: 'assistant', toolCalls: row.toolCalls }
-        : { ...base, role: 'assistant' };
+      return {
+        ...base,
+        role: 'assistant',
+        ...(row.toolCalls ? { toolCalls: row.toolCalls } : {}),
+        ...(row.platformMessageIds ? { platformMessageIds: row.platformMessageIds } : {}),
+      };
     case 'tool':
       return { ...base, role: 'tool', toolCallId: row.toolCallId ?? '' };
   }
 }
+
+/** How many recent replies and cards crash recovery compares a thread's messages against. */
+const recentKnown = 20;
 
 export function conversationRepository(db: Database): ConversationRepository {
   // These run on every turn (setInflight up to twice).
@@ -103,7 +110,7 @@ export function conversationRepository(db: Database): ConversationRepository {
     async append(conversationId, newMessages) {
       if (newMessages.length === 0) return;
       await db.insert(messages).values(
-        newMessages.map((message) => ({
+        cleanJson(newMessages).map((message) => ({
           conversationId,
           role: message.role,
           content: message.content,
@@ -111,6 +118,7 @@ export function conversationRepository(db: Database): ConversationRepository {
           author: message.role === 'user' ? (message.author ?? null) : null,
           toolCalls: message.role === 'assistant' ? (message.toolCalls ?? null) : null,
           toolCallId: message.role === 'tool' ? message.toolCallId : null,
+          platformMessageIds: message.role === 'assistant' ? (message.platformMessageIds ?? null) : null,
         })),
       );
     },
@@ -120,7 +128,7 @@ export function conversationRepository(db: Database): ConversationRepository {
         await tx
           .update(conversations)
           .set({
-            summary: result.summary,
+            summary: cleanText(result.summary),
             summaryTokens: result.summaryTokens,
             lastCompactedAt: sql`now()`,
             compactionRetryAt: null,
@@ -154,8 +162,27 @@ export function conversationRepository(db: Database): ConversationRepository {
         .where(eq(conversations.id, conversationId));
     },
 
+    async knownPlatformMessages(conversation) {
+      // Only a retried turn asks, so these are plain queries rather than prepared ones.
+      const [replies, cards] = await Promise.all([
+        db
+          .select({ ids: messages.platformMessageIds })
+          .from(messages)
+          .where(and(eq(messages.conversationId, conversation.id), isNotNull(messages.platformMessageIds)))
+          .orderBy(desc(messages.id))
+          .limit(recentKnown),
+        db
+          .select({ id: approvals.cardMessageId })
+          .from(approvals)
+          .where(and(eq(approvals.conversationKey, conversation.key), isNotNull(approvals.cardMessageId)))
+          .orderBy(desc(approvals.createdAt))
+          .limit(recentKnown),
+      ]);
+      return [...replies.flatMap((row) => row.ids ?? []), ...cards.flatMap((row) => row.id ?? [])];
+    },
+
     async setInflight(conversationId, inflight) {
-      await inflightStatement().execute({ conversationId, inflight: JSON.stringify(inflight) });
+      await inflightStatement().execute({ conversationId, inflight: JSON.stringify(cleanJson(inflight)) });
     },
 
     async closeTurn(conversationId, usage) {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { encodeConversationKey } from '../../../src/core/conversation-key.js';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
@@ -192,6 +193,30 @@ describe('Slack conversations through the running Butler', () => {
     expect(fake.callsTo('chat.postMessage')).toHaveLength(1);
     const reply = replyIn('C0GENERAL', ts)[0];
     expect(reply && shownText(reply)).toBe('Fallback reply, in full.');
+  });
+
+  it('retries a finished reply that Slack refused during an outage, and keeps it once', async () => {
+    fake.streaming = false;
+    fake.failNext('chat.postMessage', { error: 'internal_error' }, 3);
+    model.enqueue({ text: 'Delivered after the outage.' });
+    const ts = freshTs();
+    await send(appMention({ ts }));
+    await app.settle(15_000);
+    // Three refusals, then the fourth post lands; nothing else was posted.
+    expect(fake.callsTo('chat.postMessage')).toHaveLength(4);
+    expect(replyIn('C0GENERAL', ts).map(shownText)).toEqual(['Delivered after the outage.']);
+    const key = encodeConversationKey({
+      platform: 'slack',
+      workspace: team,
+      channel: 'C0GENERAL',
+      thread: ts,
+    });
+    const conversation = await app.butler.store.conversations.find(key);
+    const stored = await app.butler.store.conversations.window(conversation?.id ?? '');
+    expect(stored.map((message) => message.content)).toEqual([
+      'what is the status of the deploy?',
+      'Delivered after the outage.',
+    ]);
   });
 
   it('tells the user in the thread when the model fails', async () => {

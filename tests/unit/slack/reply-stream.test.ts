@@ -204,16 +204,19 @@ describe('Slack replies', () => {
     expect(fake.callsTo('chat.startStream')).toHaveLength(2);
   });
 
-  it('falls back to posting when an append fails', async () => {
+  it('finishes the same message with chat.update when an append fails, never splitting a word', async () => {
     const reply = await adapter().openReply(channelTarget);
-    await reply.append('Part one. ');
+    await reply.append('Part one, hel');
     await fake.waitFor(() => reply.messageIds[0]);
     fake.failNext('chat.appendStream', { error: 'internal_error' });
-    await reply.append('Part two.');
+    await reply.append('lo world. Part two.');
     await delay(50);
-    await reply.finish('Part one. Part two.');
-    expect(fake.callsTo('chat.postMessage')).toHaveLength(1);
-    expect(shownReply(reply.messageIds).join('')).toBe('Part one. Part two.');
+    await reply.append(' And three.');
+    await reply.finish('Part one, hello world. Part two. And three.');
+    expect(reply.messageIds).toHaveLength(1);
+    expect(fake.callsTo('chat.postMessage')).toHaveLength(0);
+    expect(fake.callsTo('chat.stopStream')).toHaveLength(1);
+    expect(shownReply(reply.messageIds)).toEqual(['Part one, hello world. Part two. And three.']);
   });
 
   it('honours Retry-After on 429 and still delivers', async () => {

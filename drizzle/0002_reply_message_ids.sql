@@ -1,0 +1,1 @@
+ALTER TABLE "messages" ADD COLUMN "platform_message_ids" jsonb;

@@ -1,0 +1,96 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from './database.js';
+
+/**
+ * `npm start`'s entry point (`src/main.ts`) as a child process, for tests that kill it mid-work and start it
+ * again on the same database: a fresh Postgres database when TEST_DATABASE_URL is set, else a PGlite
+ * directory. Configured only by environment and a config file, as a user would.
+ */
+
+export interface ServiceProcess {
+  url: string;
+  /** Everything the process wrote to stdout and stderr (JSON log lines). */
+  output(): string;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ServiceHome {
+  /** Starts the service (again) on this home's database; resolves once it serves HTTP. */
+  start(env: Record<string, string>): Promise<ServiceProcess>;
+  /** Drops the database and the directory. */
+  remove(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+function run(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: 'pipe',
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  return { child, output: () => output };
+}
+
+export async function createServiceHome(config: Record<string, unknown>): Promise<ServiceHome> {
+  const directory = mkdtempSync(join(tmpdir(), 'butler-service-'));
+  const configPath = join(directory, 'butler.config.json');
+  writeFileSync(configPath, JSON.stringify(config));
+  const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
+  const running = new Set<ChildProcessWithoutNullStreams>();
+
+  return {
+    async start(env) {
+      const port = await freePort();
+      const { child, output } = run({
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        BUTLER_CONFIG: configPath,
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { BUTLER_DATA_DIR: join(directory, 'data') }),
+        ...env,
+      });
+      running.add(child);
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      const deadline = Date.now() + 30_000;
+      while (!output().includes('Butler is up')) {
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`the service did not start:\n${output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const kill = async (signal: NodeJS.Signals) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        await exited;
+        running.delete(child);
+      };
+      return {
+        url: `http://127.0.0.1:${port}`,
+        output,
+        kill: () => kill('SIGKILL'),
+        stop: () => kill('SIGTERM'),
+      };
+    },
+    async remove() {
+      for (const child of running) child.kill('SIGKILL');
+      if (databaseUrl) await dropPostgresDatabase(databaseUrl);
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { databaseKind } from '../../helpers/database.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import { serviceTools } from '../../helpers/platform-butler.js';
+import { createServiceHome, type ServiceHome, type ServiceProcess } from '../../helpers/service-process.js';
+import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import {
+  appMention,
+  asForm,
+  asJson,
+  blockActions,
+  envelope,
+  postToSlack,
+  signingSecret,
+} from '../../unit/slack/payloads.js';
+import { botUserId, freshTs } from '../slack/slack-butler.js';
+
+/**
+ * The service process killed (SIGKILL) at the worst moments, then started again on the same database:
+ * right after it acknowledged an approval click, and right after Slack created a reply message that it
+ * had not recorded yet. Nothing may be lost, run twice, or left half-written beside the real reply.
+ */
+
+let fake: FakeSlackApi;
+let model: FakeModelServer;
+let tools: ToolServer;
+let home: ServiceHome;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await startFakeSlackApi();
+  model = await startFakeModelServer();
+  tools = await startToolServer();
+  env = {
+    SLACK_BOT_TOKEN: 'xoxb-crash',
+    SLACK_SIGNING_SECRET: signingSecret,
+    SLACK_API_URL: fake.url,
+    BUTLER_BASE_URL: model.baseUrl,
+    BUTLER_MODEL: 'test-model',
+  };
+});
+afterAll(async () => {
+  await tools.close();
+  await model.close();
+  await fake.close();
+});
+beforeEach(async () => {
+  fake.reset();
+  model.reset();
+  tools.requests.length = 0;
+  home = await createServiceHome({
+    approvers: { slack: ['U0APPROVER'] },
+    tools: serviceTools(tools),
+    // A killed process's lease on Postgres lapses after this; its events are claimed again.
+    worker: { leaseSeconds: 1, pollMilliseconds: 50, sweepMilliseconds: 200 },
+  });
+  return () => home.remove();
+});
+
+function botMessagesIn(threadTs: string) {
+  return fake.threadMessages('C0GENERAL', threadTs).filter((message) => message.user === botUserId);
+}
+
+async function mention(service: ServiceProcess, threadTs: string, text: string) {
+  const response = await postToSlack(
+    `${service.url}/slack/events`,
+    asJson(envelope(appMention({ ts: threadTs, text: `<@${botUserId}> ${text}` }))),
+  );
+  expect(response.status).toBe(200);
+}
+
+describe(`the service killed mid-work (${databaseKind})`, () => {
+  it('does not lose an approval click acknowledged right before Butler died', async () => {
+    let service = await home.start(env);
+    model.enqueue({
+      toolCalls: [{ id: 'call_restart', name: 'restart_service', arguments: '{"service":"api"}' }],
+    });
+    const threadTs = freshTs();
+    await mention(service, threadTs, 'restart api');
+    const card = await fake.waitFor(
+      () =>
+        fake
+          .callsTo('chat.postMessage')
+          .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve')),
+      15_000,
+    );
+    const cardTs = fake.threadMessages('C0GENERAL', threadTs).find((message) => message.blocks)?.ts ?? '';
+    const approvalId = (JSON.stringify(card.args.blocks).match(/"value":"([0-9a-f-]{36})"/) ?? [])[1] ?? '';
+
+    // Slack has its acknowledgement: the process dies before it can do anything else.
+    const click = await postToSlack(
+      `${service.url}/slack/events`,
+      asForm(blockActions({ approvalId, actionId: 'butler_approve', messageTs: cardTs, threadTs })),
+    );
+    expect(click.status).toBe(200);
+    await service.kill();
+
+    model.enqueue({ text: 'Restarted api.' });
+    service = await home.start(env);
+    try {
+      await fake.waitFor(
+        () => botMessagesIn(threadTs).some((message) => shownText(message) === 'Restarted api.'),
+        20_000,
+      );
+      expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
+      const shownCard = fake.messages.get(`C0GENERAL:${cardTs}`);
+      expect(JSON.stringify(shownCard?.blocks)).toContain('Approved by approver');
+      expect(JSON.stringify(shownCard?.blocks)).not.toContain('butler_approve');
+    } finally {
+      await service.stop();
+    }
+  }, 60_000);
+
+  it('finishes a reply in the message a dying attempt created, instead of leaving it beside a new one', async () => {
+    let service = await home.start(env);
+    model.enqueue({
+      text: 'The first attempt',
+      chunks: ['The first attempt', ' never finishes.'],
+      chunkDelayMs: 2_000,
+    });
+    const dying = service;
+    fake.afterNext('chat.startStream', () => void dying.kill());
+    const threadTs = freshTs();
+    await mention(service, threadTs, 'status?');
+    await fake.waitFor(() => fake.callsTo('chat.startStream').length === 1, 15_000);
+    await service.kill();
+    expect(botMessagesIn(threadTs).map(shownText)).toEqual(['The first attempt']);
+
+    model.setFallback({ text: 'All services are healthy.' });
+    service = await home.start(env);
+    try {
+      await fake.waitFor(() => model.requests.length === 2, 20_000);
+      await fake.waitFor(() => botMessagesIn(threadTs).every((message) => !message.streaming), 20_000);
+      await fake.waitFor(
+        () => shownText(botMessagesIn(threadTs)[0] ?? ({} as never)) === 'All services are healthy.',
+        20_000,
+      );
+      expect(botMessagesIn(threadTs).map(shownText)).toEqual(['All services are healthy.']);
+    } finally {
+      await service.stop();
+    }
+  }, 60_000);
+});
