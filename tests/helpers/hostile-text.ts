@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { inboundEvents } from '../../src/storage/schema.js';
 import type { TestButler } from './butler-app.js';
@@ -54,16 +53,6 @@ export function hostileCases(prefix: string): HostileCase[] {
     },
     { name: '40,000 characters', marker: marker('long'), text: long, cleaned: long },
   ];
-}
-
-/** A log destination for a test Butler, and everything written to it. */
-export function captureLogs() {
-  const stream = new PassThrough();
-  let text = '';
-  stream.on('data', (chunk) => {
-    text += String(chunk);
-  });
-  return { stream, text: () => text, lines: () => text.split('\n').filter(Boolean) };
 }
 
 /** Until the returned function is called, the database refuses to store inbound events (an outage of writes). */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { encodeConversationKey } from '../../../src/core/conversation-key.js';
 import { databaseKind } from '../../helpers/database.js';
-import { captureLogs, hostileCases, refuseInboxWrites } from '../../helpers/hostile-text.js';
+import { hostileCases, refuseInboxWrites } from '../../helpers/hostile-text.js';
+import { captureLogs } from '../../helpers/log-capture.js';
 import { lastUserContent } from '../../helpers/platform-butler.js';
 import { messageEvent, postToButler, testTenantKey, uniqueId } from '../../unit/feishu/feishu-events.js';
 import { useFeishuButler } from './feishu-butler.js';
@@ -51,7 +52,9 @@ describe(`hostile text on Feishu (${databaseKind})`, () => {
     const refused = await postToButler(suite.url, event);
     await restore();
     expect(refused.status).toBe(500);
-    expect(logs.lines().find((line) => line.includes('request failed'))).toMatch(/inbox insert.*P0001/);
+    expect(JSON.stringify(logs.records().find((line) => line.msg === 'request failed'))).toMatch(
+      /inbox insert.*P0001/,
+    );
 
     suite.model.enqueue({ text: 'Back.' });
     expect((await postToButler(suite.url, event)).status).toBe(200);

@@ -4,7 +4,8 @@ import type { TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
-import { captureLogs, hostileCases, refuseInboxWrites } from '../../helpers/hostile-text.js';
+import { hostileCases, refuseInboxWrites } from '../../helpers/hostile-text.js';
+import { captureLogs } from '../../helpers/log-capture.js';
 import { lastUserContent, startPlatformButler } from '../../helpers/platform-butler.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 import { appMention, asJson, envelope, postToSlack, signingSecret, team } from '../../unit/slack/payloads.js';
@@ -151,7 +152,7 @@ describe(`hostile text on Slack (${databaseKind})`, () => {
     const refused = await postToSlack(url(), payload);
     await restore();
     expect(refused.status).toBe(500);
-    const failure = logs.lines().find((line) => line.includes('not accepted'));
+    const failure = JSON.stringify(logs.records().find((line) => line.msg?.includes('not accepted')));
     expect(failure).toMatch(/inbox insert/);
     expect(failure).toMatch(/P0001/);
 
