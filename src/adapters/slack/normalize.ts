@@ -1,7 +1,9 @@
 import { mainThread } from '../../core/conversation-key.js';
 import type { InboundMessage } from '../../core/events.js';
+import { describeAttachments, describeFiles } from './attachments.js';
 import { cleanInboundText, mentionsUser } from './inbound-text.js';
 import { isRecord } from './parse.js';
+import { blocksText } from './rich-text.js';
 
 /** Who Butler is in this workspace (from auth.test): needed to recognise its own posts and mentions. */
 export interface BotIdentity {
@@ -41,18 +43,8 @@ export function timestampToIso(ts: string): string {
     : new Date(0).toISOString();
 }
 
-/** Files cannot be read by the model; describe them so it can answer politely instead of guessing. */
-function describeFiles(event: Record<string, unknown>): string {
-  const files = Array.isArray(event.files) ? event.files.filter(isRecord) : [];
-  return files
-    .map((file) => {
-      const name = text(file, 'name') ?? text(file, 'title') ?? 'unnamed';
-      const type = text(file, 'mimetype') ?? text(file, 'filetype');
-      const kind = type?.startsWith('image/') ? 'image' : 'file';
-      return `[attached ${kind}: ${name}${type ? ` (${type})` : ''}; Butler cannot open attachments]`;
-    })
-    .join('\n');
-}
+/** Slackbot's own user id: its posts in Butler's DM are system notices ("… archived #deploys"), not questions. */
+export const slackbotUserId = 'USLACKBOT';
 
 /** The workspace is the team the app is installed in (envelope), stable even for Slack Connect senders. */
 function workspaceOf(body: Record<string, unknown>, event: Record<string, unknown>): string | undefined {
@@ -60,10 +52,18 @@ function workspaceOf(body: Record<string, unknown>, event: Record<string, unknow
   return text(body, 'team_id') ?? (authorization && text(authorization, 'team_id')) ?? text(event, 'team');
 }
 
-function userProfileName(event: Record<string, unknown>): string | undefined {
+/**
+ * The sender's name when the event carries one: a person's `user_profile`, else a bot's `bot_profile.name` or a
+ * legacy integration's `username` (users.info cannot name a `B…` bot id, so the model would see only the id).
+ */
+function senderName(event: Record<string, unknown>): string | undefined {
   const profile = event.user_profile;
-  if (!isRecord(profile)) return undefined;
-  return text(profile, 'display_name') ?? text(profile, 'real_name') ?? text(profile, 'name');
+  if (isRecord(profile)) {
+    const name = text(profile, 'display_name') ?? text(profile, 'real_name') ?? text(profile, 'name');
+    if (name) return name;
+  }
+  const botProfile = event.bot_profile;
+  return (isRecord(botProfile) ? text(botProfile, 'name') : undefined) ?? text(event, 'username');
 }
 
 /**
@@ -85,6 +85,7 @@ export function normalizeMessageEvent(
   if (botId === identity.botId || (user !== undefined && user === identity.userId)) {
     return { kind: 'ignored', reason: 'own_message' };
   }
+  if (user === slackbotUserId) return { kind: 'ignored', reason: 'slackbot' };
   const fromBot = botId !== undefined || subtype === 'bot_message';
   if (fromBot && !options.answerBots) return { kind: 'ignored', reason: 'bot_message' };
   if (
@@ -117,11 +118,15 @@ export function normalizeMessageEvent(
     requiresKnownConversation = true;
   }
 
-  const rawText = text(event, 'text') ?? '';
-  const cleaned = [cleanInboundText(rawText, identity.userId), describeFiles(event)]
+  // Some clients and apps send only blocks (`text` empty); the blocks then carry what the person wrote.
+  const ownText = text(event, 'text') ?? '';
+  const rawText = ownText.trim() ? ownText : blocksText(event.blocks);
+  // Forwarded messages, unfurls and bot attachments come last, quoted: the person's own words are the request.
+  const own = [cleanInboundText(rawText, identity.userId), ...describeFiles(event.files)]
     .filter(Boolean)
     .join('\n');
-  const name = userProfileName(event);
+  const cleaned = [own, describeAttachments(event.attachments)].filter(Boolean).join('\n\n');
+  const name = senderName(event);
   const message: InboundMessage = {
     kind: 'message',
     address: { platform: 'slack', workspace, channel, thread },

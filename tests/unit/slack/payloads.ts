@@ -285,3 +285,77 @@ export async function postToSlack(
     body: post.body,
   });
 }
+
+/**
+ * A message forwarded (shared) into a conversation: the original sits in `attachments[]` with `is_share` and
+ * `is_msg_unfurl`, its author, channel and permalink, and its blocks under `message_blocks` (shape of real
+ * deliveries: hackage slack-web golden `share_with_message.json` / `share_without_message.json`).
+ */
+export function sharedAttachment(options: {
+  text: string;
+  authorId?: string;
+  authorName?: string;
+  channelId?: string;
+  channelName?: string | null;
+  ts?: string;
+}) {
+  const channelId = options.channelId ?? 'C0INCIDENTS';
+  const ts = options.ts ?? '1700000000.000100';
+  const link = `https://butler-test.slack.com/archives/${channelId}/p${ts.replace('.', '')}`;
+  return {
+    ts,
+    author_id: options.authorId ?? 'U0BOB',
+    channel_id: channelId,
+    channel_team: team,
+    ...(options.channelName === null ? {} : { channel_name: options.channelName ?? 'incidents' }),
+    is_msg_unfurl: true,
+    message_blocks: [{ team, channel: channelId, ts, message: { blocks: richText(options.text) } }],
+    color: 'D0D0D0',
+    from_url: link,
+    is_share: true,
+    fallback: `[November 14th, 2023 10:13 PM] ${options.authorName ?? 'bob'}: ${options.text}`,
+    text: options.text,
+    author_name: options.authorName ?? 'bob',
+    author_link: `https://butler-test.slack.com/team/${options.authorId ?? 'U0BOB'}`,
+    author_icon: 'https://avatars.slack-edge.com/2023-07-22/bob_48.png',
+    author_subname: options.authorName ?? 'bob',
+    mrkdwn_in: ['text'],
+    footer: `Posted in #${options.channelName ?? 'incidents'}`,
+  };
+}
+
+/** A legacy bot attachment with a table of fields (docs.slack.dev reference/messaging/attachments). */
+export function fieldsAttachment() {
+  return {
+    id: 1,
+    color: '36a64f',
+    fallback: 'Deploy 42 of payments finished: 3 of 4 checks passed',
+    pretext: 'Deploy finished',
+    author_name: 'Deploy Bot',
+    title: '<https://ci.example.com/deploys/42|Deploy 42>',
+    text: 'payments rolled out to *production*',
+    fields: [
+      { title: 'Service', value: 'payments', short: true },
+      { title: 'Checks', value: '3 of 4 passed', short: true },
+    ],
+    footer: 'ci.example.com',
+    ts: 1700000000,
+    mrkdwn_in: ['text'],
+  };
+}
+
+/** Slackbot's notice in the bot's DM (hackage slack-web golden `slackbotIm.json`). */
+export function slackbotNotice(options: { ts: string; channel?: string; text?: string }) {
+  const text = options.text ?? 'You have been removed from #deploys by <@U0ALICE>';
+  return {
+    type: 'message',
+    text,
+    user: 'USLACKBOT',
+    ts: options.ts,
+    team,
+    blocks: richText(text),
+    channel: options.channel ?? 'D0ALICE',
+    event_ts: options.ts,
+    channel_type: 'im',
+  };
+}
