@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerContactUser, type FakeContactUser } from './fake-feishu-contact.js';
 
 /**
  * A local stand-in for the Feishu / Lark Open API, reached through FEISHU_DOMAIN. It records every call and
- * answers like the real one (tenant token, bot info, messages, reactions, CardKit with strictly increasing
- * `sequence` per card) and fails on demand. Error codes for CardKit sequence and unknown ids are the fake's own.
+ * answers like the real one (tenant token, bot info, contact users, messages, reactions, CardKit with strictly
+ * increasing `sequence` per card) and fails on demand. Error codes for CardKit sequence and unknown ids are
+ * the fake's own.
  */
 
 export type Json = Record<string, unknown>;
@@ -64,6 +66,12 @@ export const streamingClosedCode = 300309;
 
 export interface FakeFeishuOptions {
   botOpenId?: string;
+  /**
+   * Extra ids in the bot/v3/info answer. The documented answer has only `open_id`; these let a test give the
+   * bot the ids a mention entry may carry instead.
+   */
+  botUnionId?: string;
+  botUserId?: string;
   appSecret?: string;
 }
 
@@ -88,6 +96,12 @@ export class FakeFeishuApi {
   readonly cards = new Map<string, FakeCard>();
   readonly reactions = new Map<string, { messageId: string; emojiType: string; deleted: boolean }>();
   readonly botOpenId: string;
+  readonly botUnionId: string | undefined;
+  readonly botUserId: string | undefined;
+  /** People the contact API answers for, by open_id. */
+  readonly contactUsers = new Map<string, FakeContactUser>();
+  /** When true, the contact API answers like an app without any contact scope (code 99991672). */
+  contactScopeMissing = false;
   /** Extra routes (e.g. the long-connection endpoint) tried before the built-in ones. */
   readonly extraRoutes: Array<(call: RecordedCall) => { status: number; body: Json } | undefined> = [];
   private readonly rules: Array<FailureRule & { remaining: number }> = [];
@@ -98,6 +112,8 @@ export class FakeFeishuApi {
 
   private constructor(options: FakeFeishuOptions) {
     this.botOpenId = options.botOpenId ?? 'ou_bot_butler';
+    this.botUnionId = options.botUnionId;
+    this.botUserId = options.botUserId;
     this.appSecret = options.appSecret ?? 'test-app-secret';
   }
 
@@ -274,17 +290,22 @@ export class FakeFeishuApi {
             avatar_url: '',
             ip_white_list: [],
             open_id: this.botOpenId,
+            ...(this.botUnionId ? { union_id: this.botUnionId } : {}),
+            ...(this.botUserId ? { user_id: this.botUserId } : {}),
           },
         },
       };
     }
+    let match = /^\/open-apis\/contact\/v3\/users\/([^/]+)$/.exec(path);
+    if (method === 'GET' && match)
+      return answerContactUser(this, decodeURIComponent(match[1] as string), call.query);
     if (method === 'POST' && path === '/open-apis/im/v1/messages') {
       if (call.query.receive_id_type !== 'chat_id' && call.query.receive_id_type !== 'open_id') {
         return this.error(99992402, 'field validation failed: receive_id_type');
       }
       return this.createMessage(String(body?.receive_id), undefined, false, body);
     }
-    let match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(path);
+    match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(path);
     if (method === 'POST' && match) {
       const parent = this.messages.get(match[1] as string);
       return this.createMessage(

@@ -1,13 +1,20 @@
-import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
+import type {
+  ChatAdapter,
+  OpenReplyOptions,
+  PreparedMessage,
+  ReplyStream,
+  ReplyTarget,
+} from '../../core/adapter.js';
 import type { ApprovalCard } from '../../core/approval-card.js';
 import { encodeConversationKey, mainThread } from '../../core/conversation-key.js';
-import type { ConversationAddress } from '../../core/events.js';
+import type { ConversationAddress, InboundMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';
 import { isThreadId } from './normalize.js';
 import { FeishuReplyStream } from './reply-stream.js';
 import type { CardkitHealth, StreamSettings } from './stream-settings.js';
+import { FeishuUserNames, prepareFeishuMessage } from './user-names.js';
 
 export interface FeishuChatAdapterOptions {
   api: FeishuApi;
@@ -39,6 +46,7 @@ export function destinationFor(target: ReplyTarget): MessageDestination {
 
 export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): ChatAdapter {
   const { api, logger } = options;
+  const names = new FeishuUserNames(api, logger, options.now);
   const conversationLogger = (address: ConversationAddress) =>
     logger.child({ conversation: encodeConversationKey(address) });
 
@@ -103,6 +111,10 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
           logger.debug({ messageId, err: error }, 'Feishu working indicator not removed');
         }
       };
+    },
+
+    prepare(message: InboundMessage): Promise<PreparedMessage> {
+      return prepareFeishuMessage(names, message);
     },
   };
 }

@@ -11,16 +11,35 @@ export interface FeishuDispatcher {
 }
 
 /**
+ * Events an app commonly subscribes to (or Butler's own typing reaction triggers) that Butler does not act on.
+ * Without a handler the SDK logs a WARN "no … handle" for each one; these are acknowledged quietly instead.
+ * Names as in the SDK's typed handles (`@larksuiteoapi/node-sdk` types, `EventDispatcher.register`).
+ */
+export const ignoredEventTypes = [
+  'im.message.message_read_v1',
+  'im.message.reaction.created_v1',
+  'im.message.reaction.deleted_v1',
+  'im.message.recalled_v1',
+  'im.chat.member.bot.added_v1',
+  'im.chat.member.bot.deleted_v1',
+] as const;
+
+/**
  * The SDK's EventDispatcher with Butler's handlers. It is built without keys: verification and decryption happen
  * before it (webhook) or are not needed (long connection), so it is always invoked with `needCheck: false`.
  */
 export function createFeishuDispatcher(handlers: InboundHandlers, larkLogger: lark.Logger): FeishuDispatcher {
+  const quiet = Object.fromEntries(
+    ignoredEventTypes.map((eventType) => [
+      eventType,
+      (data: unknown) => handlers.onIgnoredEvent(eventType, data),
+    ]),
+  );
   const eventDispatcher = new lark.EventDispatcher({
     logger: larkLogger,
     loggerLevel: larkLoggerLevel,
-  }).register<{
-    'card.action.trigger': (data: unknown) => Promise<unknown>;
-  }>({
+  }).register<Record<string, (data: unknown) => Promise<unknown>>>({
+    ...quiet,
     'im.message.receive_v1': (data: unknown) => handlers.onMessage(data),
     'card.action.trigger': (data: unknown) => handlers.onCardAction(data),
   });

@@ -1,15 +1,15 @@
 import { PayloadError } from '../../core/errors.js';
-import { arrayField, asRecord, recordField, stringField } from './fields.js';
+import type { FeishuUserIds } from './bot-identity.js';
+import { arrayField, asRecord, type JsonRecord, recordField, stringField } from './fields.js';
 
 /**
  * Typed views of the two events Butler handles, read from the EventDispatcher's flattened data
  * (header and event fields merged into one object; the SDK types them loosely).
  */
 
-export interface FeishuMention {
+export interface FeishuMention extends FeishuUserIds {
   /** Per-message placeholder, e.g. `@_user_1`. */
   key: string;
-  openId: string | undefined;
   name: string | undefined;
 }
 
@@ -47,15 +47,21 @@ function required(value: string | undefined, name: string): string {
   return value;
 }
 
+/** `{open_id, user_id, union_id}` as events carry it: any of them may be absent or `""`. */
+export function parseUserIds(record: JsonRecord | undefined): FeishuUserIds {
+  return {
+    openId: stringField(record, 'open_id'),
+    userId: stringField(record, 'user_id'),
+    unionId: stringField(record, 'union_id'),
+  };
+}
+
+/** `mentions[]{key, id{open_id?, user_id?, union_id?}, name, tenant_key}` (oapi-sdk-go `MentionEvent`). */
 function parseMention(value: unknown): FeishuMention | undefined {
   const record = asRecord(value);
   const key = stringField(record, 'key');
   if (!key) return undefined;
-  return {
-    key,
-    openId: stringField(recordField(record, 'id'), 'open_id'),
-    name: stringField(record, 'name'),
-  };
+  return { key, ...parseUserIds(recordField(record, 'id')), name: stringField(record, 'name') };
 }
 
 export function parseMessageReceiveEvent(data: unknown): MessageReceiveEvent {

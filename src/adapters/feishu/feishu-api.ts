@@ -2,6 +2,7 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import type { FeishuBotIdentity } from './bot-identity.js';
 import { asRecord, type JsonRecord, recordField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
 
@@ -12,6 +13,12 @@ import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
 
 /** Feishu's documented throttling answers: HTTP 429, app rate limit 99991400, message rate limit 230020. */
 const rateLimitCodes = new Set([99991400, 230020]);
+
+/**
+ * "Access denied. One of the following scopes is required: […]": the app lacks the scope the call needs
+ * (open.feishu.cn trouble-shooting "how-to-fix-the-99991672-error"; answered with HTTP 400).
+ */
+export const scopeMissingCode = 99991672;
 
 export class FeishuApiError extends ButlerError {
   readonly feishuCode: number | undefined;
@@ -34,6 +41,10 @@ export class FeishuApiError extends ButlerError {
   get rateLimited(): boolean {
     return this.httpStatus === 429 || (this.feishuCode !== undefined && rateLimitCodes.has(this.feishuCode));
   }
+
+  get scopeMissing(): boolean {
+    return this.feishuCode === scopeMissingCode;
+  }
 }
 
 export function isRateLimited(error: unknown): boolean {
@@ -53,7 +64,12 @@ export interface OutgoingMessage {
 }
 
 export interface FeishuApi {
-  botInfo(): Promise<{ openId: string; name: string | undefined }>;
+  botInfo(): Promise<FeishuBotIdentity>;
+  /**
+   * A person's display name from the contact API, by open_id; undefined when the answer has none (the app
+   * lacks the field scope `contact:user.base:readonly`). Throws FeishuApiError (`scopeMissing` without an API scope).
+   */
+  userName(openId: string): Promise<string | undefined>;
   /** CardKit: creates a card entity from card JSON 2.0; returns its card_id. */
   createCard(card: JsonRecord): Promise<string>;
   /** CardKit: replaces an element's content; `sequence` must grow per card. */
@@ -135,16 +151,22 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
   const httpInstance = httpInstanceWithTimeout(
     options.requestTimeoutMilliseconds ?? defaultRequestTimeoutMilliseconds,
   );
-  const client = new lark.Client({
-    appId: config.appId,
-    appSecret: config.appSecret,
-    domain: config.baseUrl,
-    logger: larkLogger,
-    loggerLevel: larkLoggerLevel,
-    httpInstance,
-    // Our own token cache: the SDK's default one is shared by every Client in the process.
-    cache: new lark.DefaultCache(),
-  });
+  // Our own token cache: the SDK's default one is shared by every Client in the process.
+  const cache = new lark.DefaultCache();
+  const clientFor = (logger: lark.Logger) =>
+    new lark.Client({
+      appId: config.appId,
+      appSecret: config.appSecret,
+      domain: config.baseUrl,
+      logger,
+      loggerLevel: larkLoggerLevel,
+      httpInstance,
+      cache,
+    });
+  const client = clientFor(larkLogger);
+  // Name lookups fail routinely (optional scope not granted, people outside the contact range) and the caller
+  // handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
+  const contactClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
   const data = (body: JsonRecord) => recordField(body, 'data');
 
   const api: FeishuApi = {
@@ -156,8 +178,27 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           const bot = recordField(body, 'bot') ?? recordField(data(body), 'bot');
           return {
             openId: requireString('bot info', stringField(bot, 'open_id')),
+            // Not documented for this endpoint; kept when present so mentions carrying only them still match.
+            userId: stringField(bot, 'user_id'),
+            unionId: stringField(bot, 'union_id'),
             name: stringField(bot, 'app_name'),
           };
+        },
+      ),
+    // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, …}
+    // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,
+    // … to call it; `name` only with the field scope contact:user.base:readonly).
+    userName: (openId) =>
+      call(
+        'contact user get',
+        () =>
+          contactClient.contact.v3.user.get({
+            path: { user_id: openId },
+            params: { user_id_type: 'open_id' },
+          }),
+        (body) => {
+          const user = recordField(data(body), 'user');
+          return stringField(user, 'name') ?? stringField(user, 'en_name');
         },
       ),
     createCard: (card) =>

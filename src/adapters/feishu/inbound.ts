@@ -3,9 +3,10 @@ import type { ApprovalCard } from '../../core/approval-card.js';
 import { encodeConversationKey } from '../../core/conversation-key.js';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import type { FeishuBotIdentity } from './bot-identity.js';
 import { type CardActionResponse, handleCardAction } from './card-action.js';
 import { parseCardActionEvent, parseMessageReceiveEvent } from './event-payloads.js';
-import type { JsonRecord } from './fields.js';
+import { asRecord, type JsonRecord, stringField } from './fields.js';
 import { normalizeMessageEvent } from './normalize.js';
 
 export interface InboundOptions {
@@ -14,7 +15,7 @@ export interface InboundOptions {
   now: () => number;
   maxAgeMilliseconds: number;
   /** Known once the connector has started (GET /open-apis/bot/v3/info). */
-  botOpenId: () => string | undefined;
+  botIdentity: () => FeishuBotIdentity | undefined;
   cardAnswerWithinMilliseconds: number;
   updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
 }
@@ -22,6 +23,8 @@ export interface InboundOptions {
 export interface InboundHandlers {
   onMessage(data: unknown): Promise<JsonRecord>;
   onCardAction(data: unknown): Promise<CardActionResponse>;
+  /** Events the app may be subscribed to that Butler does not act on: acknowledged, logged at debug. */
+  onIgnoredEvent(eventType: string, data: unknown): Promise<JsonRecord>;
 }
 
 /**
@@ -33,12 +36,12 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
   return {
     async onMessage(data) {
       const event = parseMessageReceiveEvent(data);
-      const botOpenId = options.botOpenId();
+      const bot = options.botIdentity();
       // Not acknowledging makes Feishu deliver it again once Butler knows who it is.
-      if (!botOpenId) throw new ButlerError('feishu_not_ready', 'Feishu bot identity is not loaded yet');
+      if (!bot) throw new ButlerError('feishu_not_ready', 'Feishu bot identity is not loaded yet');
       const fields = { eventId: event.eventId, messageId: event.messageId };
       const result = normalizeMessageEvent(event, {
-        botOpenId,
+        bot,
         nowMilliseconds: options.now(),
         maxAgeMilliseconds: options.maxAgeMilliseconds,
       });
@@ -73,6 +76,15 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
         answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
         updateCardLater: options.updateCardLater,
       });
+    },
+
+    async onIgnoredEvent(eventType, data) {
+      const record = asRecord(data);
+      logger.debug(
+        { eventType, eventId: stringField(record, 'event_id') ?? stringField(record, 'uuid') },
+        'Feishu event ignored',
+      );
+      return {};
     },
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../../core/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import { renderApprovalCard } from './approval-card.js';
+import type { FeishuBotIdentity } from './bot-identity.js';
 import { createFeishuChatAdapter } from './chat-adapter.js';
 import { createFeishuDispatcher } from './dispatcher.js';
 import { createFeishuApi } from './feishu-api.js';
@@ -37,7 +38,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
   const logger = options.logger.child({ platform: 'feishu' });
   const now = options.now ?? Date.now;
   const sdk = createFeishuApi({ config, logger });
-  let botOpenId: string | undefined;
+  let bot: FeishuBotIdentity | undefined;
 
   const adapter = createFeishuChatAdapter({
     api: sdk.api,
@@ -51,7 +52,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     logger,
     now,
     maxAgeMilliseconds: file.maxMessageAgeMinutes * 60_000,
-    botOpenId: () => botOpenId,
+    botIdentity: () => bot,
     cardAnswerWithinMilliseconds,
     updateCardLater: (messageId, card) => sdk.api.patchMessage(messageId, renderApprovalCard(card)),
   });
@@ -77,10 +78,15 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     routes,
     async start() {
       try {
-        const bot = await sdk.api.botInfo();
-        botOpenId = bot.openId;
+        bot = await sdk.api.botInfo();
         logger.info(
-          { botOpenId, connection: config.connection, baseUrl: config.baseUrl },
+          {
+            botOpenId: bot.openId,
+            botUserId: bot.userId,
+            botUnionId: bot.unionId,
+            connection: config.connection,
+            baseUrl: config.baseUrl,
+          },
           'Feishu bot identity loaded',
         );
       } catch (error) {
@@ -97,7 +103,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
       connection?.stop();
     },
     readiness() {
-      if (!botOpenId) return 'Feishu bot identity not loaded';
+      if (!bot) return 'Feishu bot identity not loaded';
       return connection ? connection.readiness() : 'ok';
     },
   };

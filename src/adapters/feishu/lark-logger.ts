@@ -30,8 +30,13 @@ function summarize(args: unknown[]): unknown[] {
   return flat.map(describe);
 }
 
-export function createLarkLogger(logger: Logger): lark.Logger {
+/** `quiet`: everything at debug, for calls whose failures the caller expects and reports itself. */
+export function createLarkLogger(logger: Logger, options: { quiet?: boolean } = {}): lark.Logger {
   const sdk = logger.child({ component: 'lark-sdk' });
+  if (options.quiet) {
+    const debug = (...args: unknown[]) => sdk.debug({ lark: summarize(args) }, 'Lark SDK');
+    return { error: debug, warn: debug, info: debug, debug: () => {}, trace: () => {} };
+  }
   return {
     error: (...args: unknown[]) => sdk.error({ lark: summarize(args) }, 'Lark SDK error'),
     warn: (...args: unknown[]) => sdk.warn({ lark: summarize(args) }, 'Lark SDK warning'),

@@ -1,9 +1,7 @@
-import { arrayField, asRecord, type JsonRecord, stringField } from './fields.js';
+import { asRecord, type JsonRecord, stringField } from './fields.js';
+import { type MentionResolver, postAtReferences, postText, replaceMentions } from './post-content.js';
 
-/** Turns a mention placeholder (`@_user_1`, `@_all`) into the text to show: a name, or '' for the bot itself. */
-export type MentionResolver = (key: string) => string;
-
-const mentionPlaceholder = /@_user_\d+|@_all/g;
+export type { MentionResolver } from './post-content.js';
 
 /** What Butler reads when someone sends something it cannot open; the model answers it politely. */
 const placeholders: Record<string, string> = {
@@ -34,59 +32,9 @@ function tidy(text: string): string {
     .trim();
 }
 
-function replaceMentions(text: string, resolve: MentionResolver): string {
-  return text.replace(mentionPlaceholder, (key) => resolve(key));
-}
-
-function postElementText(element: JsonRecord, resolve: MentionResolver): string {
-  const text = stringField(element, 'text') ?? '';
-  switch (element.tag) {
-    case 'text':
-    case 'md':
-      return replaceMentions(text, resolve);
-    case 'a': {
-      const href = stringField(element, 'href');
-      return href ? `[${text || href}](${href})` : text;
-    }
-    case 'at': {
-      const key = stringField(element, 'user_id') ?? '';
-      if (/^@_user_\d+$|^@_all$/.test(key)) return resolve(key);
-      const name = stringField(element, 'user_name');
-      return name ? `@${name}` : '';
-    }
-    case 'img':
-      return '[image]';
-    case 'media':
-      return '[video]';
-    case 'emotion':
-      return `:${stringField(element, 'emoji_type') ?? 'emoji'}:`;
-    case 'hr':
-      return '\n---\n';
-    case 'code_block':
-      return `\n\`\`\`${stringField(element, 'language')?.toLowerCase() ?? ''}\n${text}\n\`\`\`\n`;
-    default:
-      return text;
-  }
-}
-
-/** Received posts are `{title, content}`; some clients wrap them per locale (`{"zh_cn": {…}}`). */
-function postBody(parsed: JsonRecord): JsonRecord | undefined {
-  if (Array.isArray(parsed.content)) return parsed;
-  return Object.values(parsed)
-    .map(asRecord)
-    .find((value) => Array.isArray(value?.content));
-}
-
-function postText(parsed: JsonRecord, resolve: MentionResolver): string {
-  const body = postBody(parsed);
-  if (!body) return '';
-  const lines = arrayField(body, 'content').map((paragraph) =>
-    (Array.isArray(paragraph) ? paragraph : [])
-      .map((element) => postElementText(asRecord(element) ?? {}, resolve))
-      .join(''),
-  );
-  const title = stringField(body, 'title');
-  return [...(title ? [title] : []), ...lines].join('\n');
+/** Ids and placeholders a message's `at` tags carry (posts only; text messages use `mentions[]` alone). */
+export function atReferences(messageType: string, content: string): string[] {
+  return messageType === 'post' ? postAtReferences(parseContent(content)) : [];
 }
 
 /** Flattens any message type to text; never throws, whatever Feishu sends. */

@@ -1,10 +1,11 @@
 import { mainThread } from '../../core/conversation-key.js';
 import type { InboundMessage } from '../../core/events.js';
-import type { MessageReceiveEvent } from './event-payloads.js';
-import { messageText } from './message-content.js';
+import { type FeishuBotIdentity, isBot, isBotId } from './bot-identity.js';
+import type { FeishuMention, MessageReceiveEvent } from './event-payloads.js';
+import { atReferences, type MentionResolver, messageText } from './message-content.js';
 
 export interface NormalizeContext {
-  botOpenId: string;
+  bot: FeishuBotIdentity;
   nowMilliseconds: number;
   /** Messages older than this when they arrive (redelivery after an outage) are skipped. */
   maxAgeMilliseconds: number;
@@ -21,17 +22,50 @@ export function isThreadId(id: string): boolean {
   return id.startsWith('omt_');
 }
 
+const placeholderPattern = /^@_user_\d+$/;
+const everyonePattern = /^(@_all|all|all_members)$/;
+
 /**
- * im.message.receive_v1 → InboundMessage. Group chats: only messages that mention the bot (by open_id; the
- * `@_user_N` keys are per message). The thread key is `thread_id`, else `root_id`, else the message itself;
- * direct chats share `main` unless the message is in a thread.
+ * How another person's mention reads: their name, else their open_id (`prepare` swaps it for the name from the
+ * contact API), else a neutral word.
+ */
+function mentionLabel(name: string | undefined, openId: string | undefined): string {
+  if (name) return `@${name}`;
+  return openId ? `@${openId}` : '@someone';
+}
+
+function mentionResolver(bot: FeishuBotIdentity, mentions: FeishuMention[]): MentionResolver {
+  const byKey = new Map(mentions.map((mention) => [mention.key, mention]));
+  return (reference, name) => {
+    if (everyonePattern.test(reference)) return '@all';
+    const mention = byKey.get(reference);
+    if (mention) return isBot(bot, mention) ? '' : mentionLabel(mention.name ?? name, mention.openId);
+    if (isBotId(bot, reference)) return '';
+    // A placeholder without its mentions[] entry: keep what the person saw.
+    if (placeholderPattern.test(reference)) return name ? `@${name}` : reference;
+    return mentionLabel(name, reference.startsWith('ou_') ? reference : undefined);
+  };
+}
+
+/**
+ * Mentioned by a `mentions[]` entry (on any id the bot's identity has; the `@_user_N` keys are per message), or by
+ * a post's `at` tag that carries the bot's id: such a post may come with `mentions: []`.
+ */
+function mentionsBot(bot: FeishuBotIdentity, event: MessageReceiveEvent): boolean {
+  if (event.mentions.some((mention) => isBot(bot, mention))) return true;
+  return atReferences(event.messageType, event.content).some((reference) => isBotId(bot, reference));
+}
+
+/**
+ * im.message.receive_v1 → InboundMessage. Group chats: only messages that mention the bot. The thread key is
+ * `thread_id`, else `root_id`, else the message itself; direct chats share `main` unless the message is in a thread.
  */
 export function normalizeMessageEvent(
   event: MessageReceiveEvent,
   context: NormalizeContext,
 ): NormalizeResult {
-  const { botOpenId } = context;
-  if ((event.senderType !== undefined && event.senderType !== 'user') || event.senderOpenId === botOpenId) {
+  const { bot } = context;
+  if ((event.senderType !== undefined && event.senderType !== 'user') || event.senderOpenId === bot.openId) {
     return { kind: 'skip', reason: 'not_from_user' };
   }
   if (
@@ -41,20 +75,10 @@ export function normalizeMessageEvent(
     return { kind: 'skip', reason: 'too_old' };
   }
   const isDirect = event.chatType === 'p2p';
-  const isMention = event.mentions.some((mention) => mention.openId === botOpenId);
+  const isMention = mentionsBot(bot, event);
   if (!isDirect && !isMention) return { kind: 'skip', reason: 'not_mentioned' };
 
-  const replacements = new Map(
-    event.mentions.map((mention) => [
-      mention.key,
-      mention.openId === botOpenId ? '' : `@${mention.name ?? 'someone'}`,
-    ]),
-  );
-  const text = messageText(
-    event.messageType,
-    event.content,
-    (key) => replacements.get(key) ?? (key === '@_all' ? '@all' : key),
-  );
+  const text = messageText(event.messageType, event.content, mentionResolver(bot, event.mentions));
   const thread = isDirect
     ? (event.threadId ?? mainThread)
     : (event.threadId ?? event.rootId ?? event.messageId);

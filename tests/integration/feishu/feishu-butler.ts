@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { TestButler } from '../../helpers/butler-app.js';
-import { FakeFeishuApi, type FakeMessage } from '../../helpers/fake-feishu-api.js';
+import { FakeFeishuApi, type FakeFeishuOptions, type FakeMessage } from '../../helpers/fake-feishu-api.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { serviceTools, startPlatformButler } from '../../helpers/platform-butler.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
@@ -18,6 +18,9 @@ export interface FeishuButlerOptions {
   env?: Record<string, string>;
   /** Extra config-file entries, e.g. approvalTtlMinutes. */
   config?: Record<string, unknown>;
+  /** Log at this level into `logDestination` instead of staying silent (tests that check what is logged). */
+  logLevel?: string;
+  logDestination?: NodeJS.WritableStream;
 }
 
 /** The whole Butler with Feishu over signed, encrypted webhooks; its Open API is the fake, its model the fake model. */
@@ -39,6 +42,8 @@ export function startFeishuButler(
       ...options.env,
     },
     config: { approvers: { feishu: [approverOpenId] }, tools: serviceTools(tools), ...options.config },
+    ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+    ...(options.logDestination ? { logDestination: options.logDestination } : {}),
   });
 }
 
@@ -56,11 +61,11 @@ export interface FeishuSuite {
  * the file, with the recordings cleared before each test. `prepare` runs on the fake before Butler starts.
  */
 export function useFeishuButler(
-  options: FeishuButlerOptions & { prepare?: (fake: FakeFeishuApi) => void } = {},
+  options: FeishuButlerOptions & { prepare?: (fake: FakeFeishuApi) => void; fake?: FakeFeishuOptions } = {},
 ): FeishuSuite {
   const suite = {} as FeishuSuite;
   beforeAll(async () => {
-    suite.fake = await FakeFeishuApi.start();
+    suite.fake = await FakeFeishuApi.start(options.fake);
     options.prepare?.(suite.fake);
     suite.model = await startFakeModelServer();
     suite.tools = await startToolServer();

@@ -22,10 +22,16 @@ export function uniqueId(prefix: string): string {
   return `${prefix}${Date.now().toString(16)}${counter.toString(16).padStart(4, '0')}`;
 }
 
+/**
+ * One `mentions[]` entry: `{key, id{open_id?, user_id?, union_id?}, name, tenant_key}` (oapi-sdk-go
+ * `MentionEvent`). Leave `openId` out for an entry that carries only `user_id` / `union_id`.
+ */
 export interface MentionSpec {
   key: string;
-  openId: string;
-  name: string;
+  openId?: string;
+  userId?: string;
+  unionId?: string;
+  name?: string;
 }
 
 export function botMention(key = '@_user_1'): MentionSpec {
@@ -82,13 +88,41 @@ export function messageEvent(spec: MessageSpec = {}): Json {
         content: JSON.stringify(content),
         mentions: (spec.mentions ?? (spec.chatType === 'p2p' ? [] : [botMention()])).map((mention) => ({
           key: mention.key,
-          id: { union_id: 'on_x', user_id: '', open_id: mention.openId },
-          name: mention.name,
+          id: {
+            union_id: mention.unionId ?? 'on_x',
+            user_id: mention.userId ?? '',
+            ...(mention.openId ? { open_id: mention.openId } : {}),
+          },
+          ...(mention.name ? { name: mention.name } : {}),
           tenant_key: testTenantKey,
         })),
         user_agent: 'Mozilla/5.0 Lark/7.30',
       },
     },
+  };
+}
+
+/** A `post` body as received: `{title, content: [[element…]…]}`, optionally with the top-level `files[]`. */
+export function postContent(paragraphs: Json[][], extra: Json = {}): Json {
+  return { title: '', content: paragraphs, ...extra };
+}
+
+/**
+ * Another event type in the v2 envelope, e.g. `im.message.message_read_v1` with its `event` body as the SDK's
+ * typed handles describe it (`@larksuiteoapi/node-sdk` types, `EventDispatcher.register`).
+ */
+export function otherEvent(eventType: string, event: Json): Json {
+  return {
+    schema: '2.0',
+    header: {
+      event_id: uniqueId('ev'),
+      event_type: eventType,
+      create_time: String(Date.now()),
+      token: testVerificationToken,
+      app_id: testAppId,
+      tenant_key: testTenantKey,
+    },
+    event,
   };
 }
 

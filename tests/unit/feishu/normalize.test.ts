@@ -13,7 +13,8 @@ import {
 } from './feishu-events.js';
 
 const now = 1_766_000_000_000;
-const context = { botOpenId: testBotOpenId, nowMilliseconds: now, maxAgeMilliseconds: 30 * 60_000 };
+const bot = { openId: testBotOpenId, userId: undefined, unionId: undefined, name: 'Butler' };
+const context = { bot, nowMilliseconds: now, maxAgeMilliseconds: 30 * 60_000 };
 
 /** What the SDK's EventDispatcher hands the handler: header and event fields flattened into one object. */
 function flattened(spec: MessageSpec) {

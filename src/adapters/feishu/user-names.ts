@@ -1,0 +1,105 @@
+import type { PreparedMessage } from '../../core/adapter.js';
+import type { InboundMessage } from '../../core/events.js';
+import type { Logger } from '../../core/logger.js';
+import { type FeishuApi, FeishuApiError } from './feishu-api.js';
+
+/**
+ * People's names for the model, from the contact API. Events carry only open_ids, so without this a group turn
+ * reads `ou_7a1c…: restart payments`. Optional: without the contact scopes Butler keeps the open_id and says so
+ * once in its log.
+ */
+
+const nameTtlMilliseconds = 60 * 60_000;
+/** A failed lookup (network, rate limit, a person outside the app's contact range) is retried after this. */
+const failureTtlMilliseconds = 5 * 60_000;
+/** After Feishu says a scope is missing, ask again only this often (an admin may grant it meanwhile). */
+const scopeRecheckMilliseconds = 10 * 60_000;
+const cacheSize = 5000;
+
+export const contactScopeHint =
+  'Feishu shows people to Butler by open_id only: add the scopes contact:contact.base:readonly and ' +
+  'contact:user.base:readonly (Permissions & Scopes) and publish a new version so Butler can use their names.';
+
+/** `@ou_…` as normalize writes a mention whose name the event did not carry. */
+const openIdMention = /@(ou_[0-9A-Za-z]+)/g;
+
+export class FeishuUserNames {
+  private readonly cache = new Map<string, { name: string | undefined; until: number }>();
+  private scopeMissingUntil = 0;
+  private hinted = false;
+
+  constructor(
+    private readonly api: Pick<FeishuApi, 'userName'>,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The hint is logged the first time Feishu shows a scope is missing, never again in this process. */
+  private hintOnce(reason: string): void {
+    if (this.hinted) return;
+    this.hinted = true;
+    this.logger.warn({ reason }, contactScopeHint);
+  }
+
+  /** The name of `openId` in `tenantKey`, or undefined; never throws. */
+  async get(tenantKey: string, openId: string): Promise<string | undefined> {
+    const key = `${tenantKey}:${openId}`;
+    const now = this.now();
+    const hit = this.cache.get(key);
+    if (hit && now < hit.until) return hit.name;
+    if (now < this.scopeMissingUntil) return hit?.name;
+    let name: string | undefined;
+    try {
+      name = await this.api.userName(openId);
+    } catch (error) {
+      if (error instanceof FeishuApiError && error.scopeMissing) {
+        this.scopeMissingUntil = now + scopeRecheckMilliseconds;
+        this.hintOnce('contact API scope missing');
+        return hit?.name;
+      }
+      this.logger.debug({ user: openId, err: error }, 'Feishu contact lookup failed; keeping the open_id');
+      this.remember(key, hit?.name, now + failureTtlMilliseconds);
+      return hit?.name;
+    }
+    // The call is allowed but the answer has no name: the field scope is what is missing.
+    if (name === undefined) this.hintOnce('contact:user.base:readonly missing (no name in the answer)');
+    this.remember(key, name, now + nameTtlMilliseconds);
+    return name;
+  }
+
+  private remember(key: string, name: string | undefined, until: number): void {
+    if (this.cache.size >= cacheSize) this.cache.clear();
+    this.cache.set(key, { name, until });
+  }
+
+  /** Replaces `@ou_…` with `@Name` where the contact API knows the person. */
+  async resolveText(tenantKey: string, text: string): Promise<string> {
+    const ids = [...new Set([...text.matchAll(openIdMention)].map((match) => match[1] as string))];
+    if (ids.length === 0) return text;
+    const names = new Map<string, string>();
+    for (const id of ids) {
+      const name = await this.get(tenantKey, id);
+      if (name) names.set(id, name);
+    }
+    return text.replace(openIdMention, (match, id: string) => {
+      const name = names.get(id);
+      return name ? `@${name}` : match;
+    });
+  }
+}
+
+/**
+ * Off the acknowledgement path (the core's `prepare`): the sender's name for group turns, where the model sees
+ * who is speaking, and names for mentions the event left without one. Direct chats show no author, so their
+ * sender is not looked up.
+ */
+export async function prepareFeishuMessage(
+  names: FeishuUserNames,
+  message: InboundMessage,
+): Promise<PreparedMessage> {
+  const tenantKey = message.address.workspace;
+  const text = await names.resolveText(tenantKey, message.text);
+  const name =
+    message.user.name ?? (message.isDirect ? undefined : await names.get(tenantKey, message.user.id));
+  return { message: { ...message, text, user: name ? { ...message.user, name } : message.user } };
+}

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createFeishuApi } from '../../../src/adapters/feishu/feishu-api.js';
+import {
+  contactScopeHint,
+  FeishuUserNames,
+  prepareFeishuMessage,
+} from '../../../src/adapters/feishu/user-names.js';
+import type { InboundMessage } from '../../../src/core/events.js';
+import type { Logger } from '../../../src/core/logger.js';
+import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
+import { aliceOpenId, bobOpenId, testAppId, testAppSecret, testTenantKey } from './feishu-events.js';
+
+/** FeishuUserNames through the real Lark SDK client against the fake Open API. */
+
+let fake: FakeFeishuApi;
+
+beforeAll(async () => {
+  fake = await FakeFeishuApi.start();
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.calls.length = 0;
+  fake.contactUsers.clear();
+  fake.contactScopeMissing = false;
+  fake.restore();
+});
+
+function recordingLogger() {
+  const lines: Array<{ level: string; message: unknown }> = [];
+  const at = (level: string) => (fields: unknown, message?: unknown) =>
+    void lines.push({ level, message: message ?? fields });
+  const logger: Logger = {
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: at('debug'),
+    child: () => logger,
+  };
+  return { lines, logger };
+}
+
+function setup() {
+  const clock = { now: 1_000_000 };
+  const { lines, logger } = recordingLogger();
+  const { api } = createFeishuApi({
+    config: {
+      appId: testAppId,
+      appSecret: testAppSecret,
+      baseUrl: fake.baseUrl,
+      encryptKey: undefined,
+      verificationToken: 'token',
+      connection: 'webhook',
+    },
+    logger,
+    requestTimeoutMilliseconds: 2_000,
+  });
+  const names = new FeishuUserNames(api, logger, () => clock.now);
+  return { names, lines, clock, lookups: () => fake.callsTo('GET', /^\/open-apis\/contact\/v3\/users\//) };
+}
+
+function groupMessage(text: string, userId = aliceOpenId): InboundMessage {
+  return {
+    kind: 'message',
+    address: { platform: 'feishu', workspace: testTenantKey, channel: 'oc_team', thread: 'om_1' },
+    messageId: 'om_1',
+    eventId: 'ev_1',
+    dedupKey: 'om_1',
+    user: { id: userId },
+    text,
+    isMention: true,
+    isDirect: false,
+    sentAt: new Date(0).toISOString(),
+  };
+}
+
+describe('Feishu user names', () => {
+  it('names the sender and people mentioned by open_id, asking the contact API once per person', async () => {
+    const { names, lookups } = setup();
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
+    fake.contactUsers.set(bobOpenId, { name: 'Bob Li' });
+    const prepared = await prepareFeishuMessage(names, groupMessage(`ask @${bobOpenId} and @${bobOpenId}`));
+    expect(prepared.message.user).toEqual({ id: aliceOpenId, name: 'Alice Chen' });
+    expect(prepared.message.text).toBe('ask @Bob Li and @Bob Li');
+    await prepareFeishuMessage(names, groupMessage('again'));
+    expect(lookups().map((call) => [call.path, call.query.user_id_type])).toEqual([
+      [`/open-apis/contact/v3/users/${bobOpenId}`, 'open_id'],
+      [`/open-apis/contact/v3/users/${aliceOpenId}`, 'open_id'],
+    ]);
+  });
+
+  it('does not look up the sender of a direct message (the model sees no author there)', async () => {
+    const { names, lookups } = setup();
+    const prepared = await prepareFeishuMessage(names, { ...groupMessage('hi'), isDirect: true });
+    expect(prepared.message.user).toEqual({ id: aliceOpenId });
+    expect(lookups()).toHaveLength(0);
+  });
+
+  it('asks again after an hour', async () => {
+    const { names, clock, lookups } = setup();
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    await names.get(testTenantKey, aliceOpenId);
+    clock.now += 30 * 60_000;
+    await names.get(testTenantKey, aliceOpenId);
+    expect(lookups()).toHaveLength(1);
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
+    clock.now += 31 * 60_000;
+    expect(await names.get(testTenantKey, aliceOpenId)).toBe('Alice Chen');
+  });
+
+  it('keeps the open_id when the scope is missing, hints once, and stops asking for a while', async () => {
+    const { names, lines, clock, lookups } = setup();
+    fake.contactScopeMissing = true;
+    const prepared = await prepareFeishuMessage(names, groupMessage(`cc @${bobOpenId}`));
+    expect(prepared.message.user).toEqual({ id: aliceOpenId });
+    expect(prepared.message.text).toBe(`cc @${bobOpenId}`);
+    await prepareFeishuMessage(names, groupMessage('more', bobOpenId));
+    expect(lookups()).toHaveLength(1);
+    const hints = lines.filter((line) => line.level === 'warn');
+    expect(hints).toEqual([{ level: 'warn', message: contactScopeHint }]);
+    expect(contactScopeHint).toContain('contact:user.base:readonly');
+
+    // Granted later: names appear after the recheck interval, without a restart or a second hint.
+    fake.contactScopeMissing = false;
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    clock.now += 11 * 60_000;
+    expect(await names.get(testTenantKey, aliceOpenId)).toBe('Alice');
+    expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
+  });
+
+  it('hints once when the answer has no name (only the field scope is missing)', async () => {
+    const { names, lines } = setup();
+    fake.contactUsers.set(aliceOpenId, { name: undefined });
+    fake.contactUsers.set(bobOpenId, { name: undefined });
+    expect(await names.get(testTenantKey, aliceOpenId)).toBeUndefined();
+    expect(await names.get(testTenantKey, bobOpenId)).toBeUndefined();
+    expect(lines.filter((line) => line.level === 'warn')).toEqual([
+      { level: 'warn', message: contactScopeHint },
+    ]);
+  });
+
+  it('tolerates other failures quietly and retries them after a few minutes', async () => {
+    const { names, lines, clock, lookups } = setup();
+    fake.fail({ path: /^\/open-apis\/contact\//, status: 500, code: 1, msg: 'boom' });
+    expect(await names.get(testTenantKey, aliceOpenId)).toBeUndefined();
+    expect(await names.get(testTenantKey, bobOpenId)).toBeUndefined(); // outside the contact range
+    expect(await names.get(testTenantKey, aliceOpenId)).toBeUndefined();
+    expect(lookups()).toHaveLength(2);
+    expect(lines.filter((line) => line.level !== 'debug')).toEqual([]);
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    clock.now += 6 * 60_000;
+    expect(await names.get(testTenantKey, aliceOpenId)).toBe('Alice');
+  });
+
+  it('keeps names apart per tenant', async () => {
+    const { names, lookups } = setup();
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    await names.get('tenant_a', aliceOpenId);
+    await names.get('tenant_b', aliceOpenId);
+    expect(lookups()).toHaveLength(2);
+  });
+});
