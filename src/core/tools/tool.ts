@@ -18,6 +18,12 @@ export interface ToolContext {
   logger: Logger;
 }
 
+/** Where a tool comes from: shown on approval cards and recorded in the audit log. */
+export type ToolOrigin =
+  | { kind: 'builtin' }
+  | { kind: 'http' }
+  | { kind: 'mcp'; server: string; tool: string };
+
 export type ArgumentsCheck<Input> = { ok: true; value: Input } | { ok: false; error: string };
 
 /**
@@ -29,6 +35,8 @@ export interface Tool<Input = unknown> {
   description: string;
   parameters: JsonSchema;
   risk: Risk;
+  /** Absent for built-in tools. */
+  origin?: ToolOrigin;
   parse(raw: unknown): ArgumentsCheck<Input>;
   /** One line a person can read on an approval card. */
   summarize(input: Input): string;

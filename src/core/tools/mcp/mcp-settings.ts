@@ -1,0 +1,48 @@
+import type { Risk } from '../tool.js';
+
+/** How Butler reaches one MCP server: a child process over stdio, or a URL over Streamable HTTP (or SSE). */
+export type McpTransportSettings =
+  | {
+      kind: 'stdio';
+      command: string;
+      args: string[];
+      /** The child's whole environment besides PATH and HOME: Butler's own variables are never passed on. */
+      env: Record<string, string>;
+      cwd?: string;
+    }
+  | { kind: 'http'; url: string; headers: Record<string, string> };
+
+/**
+ * One configured MCP server, already validated and with `${VAR}` references resolved by the config loader.
+ * Plain data: this module neither reads the environment nor validates.
+ */
+export interface McpServerSettings {
+  /** Prefix of its tools' names (`{name}__{tool}`) and the name on logs, cards and status. */
+  name: string;
+  transport: McpTransportSettings;
+  /** Per call. */
+  timeoutMs: number;
+  /** Start-up, handshake and tool listing together; also how long a call waits for a reconnect in progress. */
+  connectTimeoutMs: number;
+  /** MCP tool names or `*` globs (`get_*`) to offer; absent = every tool, empty = none. */
+  include?: string[];
+  /** Risk overrides by MCP tool name; they win over annotations. */
+  risk: Record<string, Risk>;
+  /** When false every tool is high risk unless overridden: annotations are hints from the server. */
+  trustAnnotations: boolean;
+  /** Longest result text handed to the model. */
+  maxResultChars: number;
+  /**
+   * Values to keep out of logs and status errors besides the env and header values (the config loader
+   * passes every `${VAR}` value it substituted, e.g. a secret given in `args`).
+   */
+  secrets?: string[];
+}
+
+/** Defaults a config loader may apply to omitted fields. */
+export const mcpSettingDefaults = {
+  timeoutMs: 60_000,
+  connectTimeoutMs: 15_000,
+  trustAnnotations: true,
+  maxResultChars: 20_000,
+} as const;

@@ -1,0 +1,75 @@
+import { truncateText } from '../../approval-card.js';
+import type { JsonSchema, Tool } from '../tool.js';
+import { McpToolCallError } from './mcp-errors.js';
+import type { McpServerSettings } from './mcp-settings.js';
+import {
+  argumentValidator,
+  summarizeArguments,
+  type ToolArguments,
+  toModelParameters,
+} from './tool-arguments.js';
+import { mcpToolName } from './tool-name.js';
+import { formatToolResult, type McpCallResult } from './tool-result.js';
+import { type McpToolAnnotations, mcpToolRisk } from './tool-risk.js';
+
+/** One entry of an MCP server's `tools/list`, as Butler uses it. */
+export interface McpToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  annotations?: McpToolAnnotations;
+}
+
+/**
+ * Calls a tool by its MCP name over whatever connection is live at that moment (never one captured when
+ * the tool was built), with the server's timeout and the turn's signal.
+ */
+export type McpToolCaller = (
+  tool: string,
+  input: ToolArguments,
+  options: { signal: AbortSignal },
+) => Promise<McpCallResult>;
+
+const maxDescriptionChars = 2_000;
+
+function describeTool(definition: McpToolDefinition, server: string): string {
+  const text = definition.description?.trim() || definition.title || definition.annotations?.title;
+  return truncateText(text || `Tool ${definition.name} of the MCP server ${server}.`, maxDescriptionChars);
+}
+
+/** An MCP tool as a Butler tool: same risk policy, approval card and audit path as every other tool. */
+export function createMcpTool(input: {
+  definition: McpToolDefinition;
+  settings: McpServerSettings;
+  call: McpToolCaller;
+  /** Told once per built tool when its input schema cannot be converted and any JSON object is accepted. */
+  onSchemaFallback?: (reason: string) => void;
+}): Tool<ToolArguments> {
+  const { definition, settings } = input;
+  const server = settings.name;
+  const { validate, fallbackReason } = argumentValidator(definition.inputSchema);
+  if (fallbackReason !== undefined) input.onSchemaFallback?.(fallbackReason);
+  return {
+    name: mcpToolName(server, definition.name),
+    description: describeTool(definition, server),
+    parameters: toModelParameters(definition.inputSchema),
+    risk: mcpToolRisk({
+      tool: definition.name,
+      annotations: definition.annotations,
+      overrides: settings.risk,
+      trustAnnotations: settings.trustAnnotations,
+    }),
+    origin: { kind: 'mcp', server, tool: definition.name },
+    parse: validate,
+    summarize: (args) => summarizeArguments(server, definition.name, args),
+    async execute(args, context) {
+      const result = await input.call(definition.name, args, { signal: context.signal });
+      const text = formatToolResult(result, settings.maxResultChars);
+      if (result.isError) {
+        throw new McpToolCallError('mcp_tool_failed', { server, tool: definition.name }, text);
+      }
+      return text;
+    },
+  };
+}
