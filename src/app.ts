@@ -1,10 +1,11 @@
 import type { PlatformConnector } from './adapters/connector.js';
-import type { AppConfig, ModelEndpoint } from './config/index.js';
+import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
 import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
 import { ApprovalService } from './core/approvals/approval-service.js';
 import { Compactor } from './core/brain/compactor.js';
 import { SessionBrain } from './core/brain/session-brain.js';
 import { ButlerService } from './core/butler-service.js';
+import { ConfigError, type ConfigIssue } from './core/errors.js';
 import type { Platform } from './core/events.js';
 import type { Logger } from './core/logger.js';
 import { OpenAIModel } from './core/model/openai-model.js';
@@ -12,6 +13,7 @@ import { noopObserver, type Observer } from './core/observer.js';
 import { guardObserver } from './core/observer-guard.js';
 import type { Store } from './core/store.js';
 import { createHttpTool } from './core/tools/http-tool.js';
+import { McpServerGroup } from './core/tools/mcp/server-group.js';
 import { createMemoryTools } from './core/tools/memory-tools.js';
 import { ApprovalPolicy } from './core/tools/policy.js';
 import { ToolRegistry } from './core/tools/registry.js';
@@ -47,8 +49,10 @@ export interface Butler {
   readonly store: Store;
   readonly database: OpenDatabase;
   readonly connectors: readonly PlatformConnector[];
-  /** Tool names with their risk, for the start-up banner. */
-  readonly toolNames: string[];
+  /** Tools offered now, with their risk, for the start-up banner. */
+  toolNames(): string[];
+  /** Each MCP server's state in words (banner, /readyz). */
+  mcpStatus(): Record<string, string>;
   /** The HTTP port actually bound (0 until started, or when not listening). */
   port: number;
   start(): Promise<void>;
@@ -119,7 +123,33 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     logger,
   );
   const toolList = [...createMemoryTools(store.memories), ...file.tools.map(createHttpTool)];
-  const tools = new ToolRegistry(toolList);
+  const mcp = new McpServerGroup(config.mcpServers, logger);
+  const tools = new ToolRegistry(toolList, mcp.servers, logger);
+  /** What the tool lists known so far break: name clashes, high-risk tools nobody may approve. */
+  const toolProblems = (): ConfigIssue[] => [
+    ...tools.clashes().map((clash) => ({
+      variable: 'config file: mcpServers',
+      message: `${clash.kept} and ${clash.dropped} would both be named ${clash.name}`,
+    })),
+    ...missingApprovers(
+      file,
+      enabledPlatforms(config),
+      mcp
+        .tools()
+        .filter((tool) => tool.risk === 'high')
+        .map((tool) => tool.name),
+    ),
+  ];
+  // A server that connects after start-up (or changes its list) cannot stop Butler: say what is wrong.
+  const reportedProblems = new Set<string>();
+  for (const server of mcp.servers)
+    server.onToolsChanged(() => {
+      for (const problem of toolProblems()) {
+        if (reportedProblems.has(problem.message)) continue;
+        reportedProblems.add(problem.message);
+        logger.error({ mcpServer: server.name, variable: problem.variable }, problem.message);
+      }
+    });
   const policy = new ApprovalPolicy(file.approvers);
 
   let worker: Worker | undefined;
@@ -184,7 +214,12 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
             checks.database = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
           }
           for (const connector of connectors) checks[connector.adapter.platform] = connector.readiness();
-          return { ready: Object.values(checks).every((value) => value === 'ok'), checks };
+          // A down MCP server degrades Butler (its tools are left out) but does not make it unready.
+          return {
+            ready: Object.values(checks).every((value) => value === 'ok'),
+            checks,
+            ...(mcp.servers.length > 0 ? { mcp: mcp.describe() } : {}),
+          };
         },
       })
     : undefined;
@@ -196,11 +231,18 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     store,
     database,
     connectors,
-    toolNames: toolList.map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
+    toolNames: () =>
+      tools.all().map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
+    mcpStatus: () => mcp.describe(),
     port: 0,
     async start() {
       if (http) butler.port = await http.listen();
-      await Promise.all(connectors.map((connector) => connector.start()));
+      await Promise.all([mcp.start(), ...connectors.map((connector) => connector.start())]);
+      const problems = toolProblems();
+      if (problems.length > 0) {
+        await Promise.all([mcp.stop(), http?.close()]);
+        throw new ConfigError(problems);
+      }
       worker?.start();
       started = true;
     },
@@ -212,6 +254,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         ),
       );
       await worker?.stop(deadlineMs);
+      await mcp.stop();
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
       await database.close();
     },

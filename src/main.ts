@@ -29,12 +29,21 @@ async function main(): Promise<void> {
     listen: true,
     connectors: platformConnectors(config, logger),
   });
-  await butler.start();
+  try {
+    await butler.start();
+  } catch (error) {
+    // Problems only the MCP servers' tool lists reveal (a name clash, high-risk tools without approvers).
+    if (!(error instanceof ConfigError)) throw error;
+    await butler.stop(0).catch(() => {});
+    process.stderr.write(`${error.message}\nSee README.md for every setting.\n`);
+    process.exit(1);
+  }
   logger.info(
     startupBanner(config, {
       port: butler.port,
       databaseLocation: butler.database.location,
-      tools: butler.toolNames,
+      tools: butler.toolNames(),
+      mcp: butler.mcpStatus(),
     }),
   );
 

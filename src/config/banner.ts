@@ -6,7 +6,7 @@ import type { AppConfig } from './index.js';
  */
 export function startupBanner(
   config: AppConfig,
-  facts: { port: number; databaseLocation: string; tools: string[] },
+  facts: { port: number; databaseLocation: string; tools: string[]; mcp: Record<string, string> },
 ): string {
   const line = (name: string, state: string, hint?: string) =>
     `  ${name.padEnd(11)}${state}${hint ? `  (${hint})` : ''}`;
@@ -67,5 +67,6 @@ export function startupBanner(
       config.configPath ? `from ${config.configPath}` : 'add some in butler.config.yaml',
     ),
   );
+  for (const [server, state] of Object.entries(facts.mcp)) lines.push(line(`mcp ${server}`, state));
   return lines.join('\n');
 }

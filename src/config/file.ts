@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
+import { mcpServersSchema } from './mcp-servers.js';
 
 /** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
 
@@ -46,6 +47,10 @@ export const fileConfigSchema = z
       .default({ slack: [], feishu: [], console: [] }),
     approvalTtlMinutes: z.number().positive().default(60),
     tools: z.array(tool).default([]),
+    /** MCP servers whose tools Butler offers (`{name}__{tool}`), gated like HTTP tools. */
+    mcpServers: mcpServersSchema,
+    /** How long "Approve for this conversation" lets later calls of that tool run there; 0 hides the button. */
+    standingApprovalHours: z.number().min(0).max(720).default(8),
     /** Messages a user may send per minute before Butler answers politely instead of with the model. */
     rateLimit: z
       .object({ messagesPerMinute: z.number().int().positive().default(20) })

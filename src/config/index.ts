@@ -3,8 +3,11 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
+import type { Platform } from '../core/events.js';
+import type { McpServerSettings } from '../core/tools/mcp/index.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
+import { resolveMcpServers } from './mcp-servers.js';
 
 /**
  * The only code that reads `process.env`: parses env and the config file once, checks cross-field
@@ -53,6 +56,8 @@ export interface AppConfig {
   slack: SlackConfig | undefined;
   feishu: FeishuConfig | undefined;
   langfuse: LangfuseConfig;
+  /** The config file's `mcpServers`, with `${VAR}` resolved. */
+  mcpServers: McpServerSettings[];
   serviceName: string;
   logLevel: Env['LOG_LEVEL'];
   file: FileConfig;
@@ -84,16 +89,44 @@ function readConfigFile(path: string): unknown {
   return path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
 }
 
-/** Replaces `${VAR}` with the variable's value; names of unset variables are collected in `missing`. */
-function interpolate(text: string, env: NodeJS.ProcessEnv, missing: string[]): string {
+/**
+ * Replaces `${VAR}` with the variable's value; names of unset variables are collected in `missing`, and
+ * the values substituted in `secrets` (when given) so they can be kept out of logs.
+ */
+function interpolate(text: string, env: NodeJS.ProcessEnv, missing: string[], secrets?: string[]): string {
   return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
     const value = env[name];
     if (value === undefined || value === '') {
       missing.push(name);
       return '';
     }
+    secrets?.push(value);
     return value;
   });
+}
+
+/** The platforms answering in this configuration: the terminal only when no chat platform is on. */
+export function enabledPlatforms(config: Pick<AppConfig, 'slack' | 'feishu'>): Platform[] {
+  const chat: Platform[] = [
+    ...(config.slack ? (['slack'] as const) : []),
+    ...(config.feishu ? (['feishu'] as const) : []),
+  ];
+  return chat.length > 0 ? chat : ['console'];
+}
+
+/** High-risk tools need someone who may approve them on every platform that answers. */
+export function missingApprovers(
+  file: Pick<FileConfig, 'approvers'>,
+  platforms: readonly Platform[],
+  highRiskTools: readonly string[],
+): ConfigIssue[] {
+  if (highRiskTools.length === 0) return [];
+  return platforms
+    .filter((platform) => file.approvers[platform].length === 0)
+    .map((platform) => ({
+      variable: `config file: approvers.${platform}`,
+      message: `high-risk tools (${highRiskTools.join(', ')}) need at least one approver on ${platform}`,
+    }));
 }
 
 function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: ConfigIssue[]) {
@@ -236,23 +269,16 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push({ variable: 'FEISHU_APP_ID', message: 'required when FEISHU_APP_SECRET is set' });
   }
 
+  const mcpServers = file
+    ? resolveMcpServers(
+        file.mcpServers,
+        (text, missing, secrets) => interpolate(text, rawEnv, missing, secrets),
+        issues,
+      )
+    : [];
   if (file) {
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
-    if (highRisk.length > 0) {
-      const needed: Array<['slack' | 'feishu' | 'console', boolean]> = [
-        ['slack', slack !== undefined],
-        ['feishu', feishu !== undefined],
-        ['console', slack === undefined && feishu === undefined],
-      ];
-      for (const [platform, enabled] of needed) {
-        if (enabled && file.approvers[platform].length === 0) {
-          issues.push({
-            variable: `config file: approvers.${platform}`,
-            message: `high-risk tools (${highRisk.join(', ')}) need at least one approver on ${platform}`,
-          });
-        }
-      }
-    }
+    issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu }), highRisk));
   }
 
   let langfuse: LangfuseConfig = { enabled: false };
@@ -287,6 +313,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       slack,
       feishu,
       langfuse,
+      mcpServers,
       serviceName: env.OBSERVABILITY_SERVICE_NAME,
       logLevel: env.LOG_LEVEL,
       file,

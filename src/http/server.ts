@@ -9,6 +9,8 @@ export type RouteHandler = (request: IncomingMessage, response: ServerResponse) 
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, string>;
+  /** MCP servers and their state: informational, a down one does not make Butler unready. */
+  mcp?: Record<string, string>;
 }
 
 export interface HttpServerOptions {

@@ -24,6 +24,16 @@ function configError(env: Record<string, string>, file?: unknown): ConfigError {
 
 const variables = (error: ConfigError) => error.issues.map((issue) => issue.variable);
 
+/** `${NAME}` as the config file writes it. */
+const ref = (name: string) => `\${${name}}`;
+
+/** A config file in a fresh directory; returns its path, for BUTLER_CONFIG. */
+function writeConfig(file: unknown): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'butler-config-')), 'butler.config.json');
+  writeFileSync(path, JSON.stringify(file));
+  return path;
+}
+
 describe('configuration', () => {
   it('starts with nothing configured: embedded database, everything optional off', () => {
     const { config, warnings } = loadConfig({}, mkdtempSync(join(tmpdir(), 'butler-empty-')));
@@ -42,8 +52,10 @@ describe('configuration', () => {
       port: 3000,
       databaseLocation: '.butler/pglite',
       tools: ['remember'],
+      mcp: { github: 'degraded: down (connect ECONNREFUSED); its tools are left out until it is back' },
     });
     expect(banner).toContain('set BUTLER_MODEL');
+    expect(banner).toContain('mcp github degraded: down (connect ECONNREFUSED)');
     expect(banner).toContain('set SLACK_BOT_TOKEN');
     expect(banner).toContain('set FEISHU_APP_ID');
     expect(banner).toContain('set DATABASE_URL');
@@ -193,6 +205,123 @@ tools:
         'config file: tools.0.risk',
       ]),
     );
+  });
+
+  it(`reads MCP servers, resolving ${ref('VAR')} in args, env, url and headers and keeping the values as secrets`, () => {
+    const { config } = loadConfig({
+      BUTLER_CONFIG: writeConfig({
+        mcpServers: [
+          {
+            name: 'lark',
+            command: 'npx',
+            args: ['-y', '@larksuiteoapi/lark-mcp', 'mcp', '-s', `${ref('LARK_SECRET')}`],
+            env: { LOG_LEVEL: 'warn', TOKEN: `${ref('LARK_TOKEN')}` },
+          },
+          {
+            name: 'github',
+            url: 'https://mcp.example.com/mcp',
+            headers: { Authorization: `Bearer ${ref('GITHUB_TOKEN')}` },
+            timeoutMs: 30_000,
+            tools: { include: ['get_*', 'create_issue'], risk: { create_issue: 'medium' } },
+            trustAnnotations: false,
+          },
+        ],
+      }),
+      LARK_SECRET: 'lark-s3cret',
+      LARK_TOKEN: 'lark-t0ken',
+      GITHUB_TOKEN: 'ghp_github',
+    });
+    const [lark, github] = config.mcpServers;
+    expect(lark).toMatchObject({
+      name: 'lark',
+      transport: { kind: 'stdio', command: 'npx', env: { LOG_LEVEL: 'warn', TOKEN: 'lark-t0ken' } },
+      timeoutMs: 60_000,
+      connectTimeoutMs: 15_000,
+      trustAnnotations: true,
+      risk: {},
+      secrets: ['lark-s3cret', 'lark-t0ken'],
+    });
+    expect(lark?.transport.kind === 'stdio' && lark.transport.args.at(-1)).toBe('lark-s3cret');
+    expect(github).toMatchObject({
+      transport: {
+        kind: 'http',
+        url: 'https://mcp.example.com/mcp',
+        headers: { Authorization: 'Bearer ghp_github' },
+      },
+      timeoutMs: 30_000,
+      include: ['get_*', 'create_issue'],
+      risk: { create_issue: 'medium' },
+      trustAnnotations: false,
+      secrets: ['ghp_github'],
+    });
+    expect(config.file.standingApprovalHours).toBe(8);
+  });
+
+  it('names every bad key of an MCP server entry', () => {
+    const error = configError(
+      {},
+      {
+        mcpServers: [
+          { name: 'a__b', command: 'node', tools: { include: 'all', deny: [] } },
+          { name: 'web', url: 'https://mcp.example.com', args: ['x'], timeout: 5 },
+          { name: 'empty' },
+        ],
+        standingApprovalHours: -1,
+      },
+    );
+    expect(variables(error)).toEqual(
+      expect.arrayContaining([
+        'config file: mcpServers.0.name',
+        'config file: mcpServers.0.tools.include',
+        'config file: mcpServers.0.tools',
+        'config file: mcpServers.1',
+        'config file: mcpServers.1.args',
+        'config file: mcpServers.2.command',
+        'config file: standingApprovalHours',
+      ]),
+    );
+  });
+
+  it('refuses an MCP server with both transports, and two servers of one name', () => {
+    const error = configError(
+      {},
+      {
+        mcpServers: [
+          { name: 'web', command: 'node', url: 'https://mcp.example.com', headers: {} },
+          { name: 'files', command: 'node' },
+          { name: 'files', url: 'https://mcp.example.com' },
+        ],
+      },
+    );
+    expect(variables(error)).toEqual(
+      expect.arrayContaining(['config file: mcpServers.0.url', 'config file: mcpServers.0.headers']),
+    );
+    const duplicate = configError(
+      {},
+      {
+        mcpServers: [
+          { name: 'files', command: 'node' },
+          { name: 'files', url: 'https://mcp.example.com' },
+        ],
+      },
+    );
+    expect(variables(duplicate)).toEqual(['config file: mcpServers.1.name']);
+  });
+
+  it('names unset variables of an MCP server and a URL that is not one', () => {
+    const error = configError(
+      {},
+      {
+        mcpServers: [
+          { name: 'lark', command: 'npx', args: ['-s', `${ref('UNSET_LARK_SECRET')}`] },
+          { name: 'web', url: `${ref('UNSET_BASE')}/mcp` },
+        ],
+      },
+    );
+    expect(variables(error)).toEqual(
+      expect.arrayContaining(['UNSET_LARK_SECRET', 'UNSET_BASE', 'config file: mcpServers.1.url']),
+    );
+    expect(error.message).toContain('used by MCP server lark');
   });
 
   it('names a config file that cannot be read', () => {

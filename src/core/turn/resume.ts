@@ -42,6 +42,14 @@ export async function resolveApprovedCall(scope: ToolScope, approval: ApprovalRe
         'The tool was started, but Butler restarted before it reported a result, so its outcome is unknown. Check its effect before trying again.',
     };
   }
+  // Right after a restart an MCP server may still be connecting: its tools exist once it has.
+  await scope.tools.settled();
+  if (!scope.tools.get(call.name)) {
+    const gone = `The tool ${call.name} is no longer available (its MCP server is down, or no longer offers it, or the configuration changed), so it was not run although it was approved.`;
+    await scope.store.approvals.finishExecution(approval.id, 'skipped', gone);
+    await recordNotRun(scope, { ...notRun, decision: 'approved', error: 'tool no longer available' });
+    return { toolCallId: call.id, content: gone };
+  }
   // Validate again: the configuration may have changed while the request waited.
   const checked = await validateCall(scope, { ...call, arguments: JSON.stringify(approval.arguments) });
   if (!checked.ok) {

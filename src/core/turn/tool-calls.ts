@@ -82,16 +82,20 @@ async function refuse(
   return { toolCallId: call.id, content: `Error: ${reason}` };
 }
 
-/** Records a call that a person decided against (rejected or expired) in the audit log and the trace. */
+/**
+ * Records a call that did not run after its approval request (rejected, expired, or approved but its tool
+ * was gone by then) in the audit log and the trace.
+ */
 export async function recordNotRun(
   scope: ToolScope,
   input: {
     call: ToolCall;
     risk: AuditEntry['risk'];
-    decision: 'rejected' | 'expired';
+    decision: 'rejected' | 'expired' | 'approved';
     approvalId: string;
     decidedBy: string | null;
     arguments: unknown;
+    error?: string;
   },
 ): Promise<void> {
   const now = new Date();
@@ -103,6 +107,7 @@ export async function recordNotRun(
     startTime: now,
     endTime: now,
     input: input.arguments,
+    ...(input.error ? { error: input.error } : {}),
   });
   await audit(scope, {
     approvalId: input.approvalId,
@@ -113,7 +118,7 @@ export async function recordNotRun(
     decision: input.decision,
     outcome: 'not_run',
     decidedBy: input.decidedBy,
-    error: null,
+    error: input.error ?? null,
     durationMs: 0,
   });
 }
