@@ -154,7 +154,9 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
 
   let worker: Worker | undefined;
   const wake = () => worker?.wake();
-  const approvals = new ApprovalService(store, policy, observer, logger, wake);
+  const approvals = new ApprovalService(store, policy, observer, logger, wake, {
+    standingApprovalHours: file.standingApprovalHours,
+  });
   const service = new ButlerService(store, approvals, file.access, logger, wake);
 
   const connectors = (await options.connectors?.(service)) ?? [];

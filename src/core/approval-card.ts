@@ -1,40 +1,74 @@
 import type { ChatUser } from './events.js';
-import type { Risk } from './tools/tool.js';
+import type { Risk, ToolOrigin } from './tools/tool.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 
-/**
- * A platform-neutral description of an approval card. The core builds it; each adapter renders it
- * (Block Kit, Feishu card JSON 2.0, a terminal prompt). Buttons carry only `approvalId`: authority is
- * the database plus the clicking user from the platform's signed payload.
- */
-export interface ApprovalCard {
+/** One tool call on an approval card, with its own decision. */
+export interface ApprovalCardCall {
+  /** What the per-call buttons carry. */
   approvalId: string;
   status: ApprovalStatus;
   toolName: string;
+  /** Where the tool comes from (an MCP server and its own name for the tool); absent for built-in tools. */
+  origin?: ToolOrigin;
   /** One line a person can read: what will happen. */
   summary: string;
   /** Tool arguments, pretty-printed JSON, already truncated to a card-friendly size. */
   argumentsJson: string;
   risk: Risk;
-  requester: ChatUser;
   /** Who may decide, in words ("the requester or an approver", "an approver other than the requester"). */
   whoMayApprove: string;
-  /** User ids of configured approvers, for mentions on the card. */
-  approverIds: readonly string[];
-  expiresAt: Date;
   /** Set once decided. */
   decidedBy?: ChatUser;
   decidedAt?: Date;
   reason?: string;
+  /** Approved "for this conversation": later calls of this tool there run without a card until then. */
+  standingUntil?: Date;
 }
+
+/**
+ * A platform-neutral description of an approval card: the calls one model step asked for that need a
+ * person's decision (usually one). The core builds it; each adapter renders it (Block Kit, Feishu card
+ * JSON 2.0, a terminal prompt). Buttons carry only ids: authority is the database plus the clicking user
+ * from the platform's signed payload.
+ */
+export interface ApprovalCard {
+  /** "Approve all" / "Reject all" carry it and act on every call still pending. */
+  batchId: string;
+  /** In the order the model asked for them. */
+  calls: ApprovalCardCall[];
+  requester: ChatUser;
+  /** User ids of configured approvers, for mentions on the card. */
+  approverIds: readonly string[];
+  expiresAt: Date;
+  /** How long "Approve for this conversation" lasts; absent when standing approvals are off. */
+  standingApprovalHours?: number;
+}
+
+/** Decisions a click can ask for. */
+export type Decision = 'approve' | 'reject' | 'approve_for_conversation';
 
 /** Longest argument text a card shows; platforms cap block text at ~3000 characters. */
 export const cardArgumentsLimit = 1500;
 
+/** A card with more calls than this shows only "Approve all" / "Reject all" for the rest. */
+export const callsWithOwnButtons = 10;
+
 export function truncateText(text: string, limit: number): string {
   if (text.length <= limit) return text;
   return `${text.slice(0, Math.max(0, limit - 1))}…`;
+}
+
+/** Calls still waiting for a decision. */
+export function pendingCalls(card: ApprovalCard): ApprovalCardCall[] {
+  return card.calls.filter((call) => call.status === 'pending');
+}
+
+/** "the tool create_issue of the MCP server github", or the tool's own name. */
+export function toolLabel(call: Pick<ApprovalCardCall, 'toolName' | 'origin'>): string {
+  return call.origin?.kind === 'mcp'
+    ? `${call.origin.tool} (MCP server ${call.origin.server})`
+    : call.toolName;
 }
 
 function displayName(user: ChatUser): string {
@@ -45,20 +79,22 @@ function clock(date: Date): string {
   return date.toISOString().slice(11, 16);
 }
 
-/** "Approved by Ana at 12:03" / "Rejected by Bo: not now" / "Expired": the outcome line every renderer shows. */
-export function outcomeLine(card: ApprovalCard): string | undefined {
-  switch (card.status) {
+/**
+ * "Approved by Ana at 12:03 UTC" / "Approved for this conversation by Ana until 18:00 UTC" / "Rejected by
+ * Bo: not now" / "Expired": the outcome line every renderer shows for a decided call.
+ */
+export function outcomeLine(call: ApprovalCardCall): string | undefined {
+  const who = call.decidedBy ? displayName(call.decidedBy) : 'someone';
+  switch (call.status) {
     case 'pending':
       return undefined;
     case 'expired':
       return 'Expired: no decision before the deadline; nothing was run.';
     case 'approved':
-      return `Approved by ${card.decidedBy ? displayName(card.decidedBy) : 'someone'}${
-        card.decidedAt ? ` at ${clock(card.decidedAt)} UTC` : ''
-      }`;
-    case 'rejected': {
-      const who = card.decidedBy ? displayName(card.decidedBy) : 'someone';
-      return `Rejected by ${who}${card.reason ? `: ${card.reason}` : ''}`;
-    }
+      if (call.standingUntil)
+        return `Approved for this conversation by ${who} until ${clock(call.standingUntil)} UTC`;
+      return `Approved by ${who}${call.decidedAt ? ` at ${clock(call.decidedAt)} UTC` : ''}`;
+    case 'rejected':
+      return `Rejected by ${who}${call.reason ? `: ${call.reason}` : ''}`;
   }
 }

@@ -1,3 +1,5 @@
+import type { Decision } from './approval-card.js';
+
 /** Normalized inbound events: what every platform adapter turns its payloads into. */
 
 export const platforms = ['slack', 'feishu', 'console'] as const;
@@ -49,16 +51,19 @@ export interface InboundMessage {
   sentAt: string;
 }
 
-export type Decision = 'approve' | 'reject';
+export type { Decision } from './approval-card.js';
 
-/** A click on an approval card, with the clicking user taken from the platform's signed payload. */
-export interface ApprovalDecisionInput {
-  approvalId: string;
+/**
+ * A click on an approval card, with the clicking user taken from the platform's signed payload: on one
+ * call (`approvalId`), or "Approve all" / "Reject all" on every call of the card still pending (`batchId`;
+ * approve or reject only).
+ */
+export type ApprovalDecisionInput = {
   platform: Platform;
   user: ChatUser;
   decision: Decision;
   reason?: string;
-}
+} & ({ approvalId: string; batchId?: undefined } | { batchId: string; approvalId?: undefined });
 
 export type AcceptResult =
   | { status: 'accepted'; eventId: number }

@@ -36,7 +36,7 @@ export interface ToolCallRecord {
   toolName: string;
   callId: string;
   risk: string;
-  decision: 'auto' | 'approved' | 'rejected' | 'expired' | 'invalid';
+  decision: 'auto' | 'approved' | 'granted' | 'rejected' | 'expired' | 'invalid';
   startTime: Date;
   endTime: Date;
   input: unknown;

@@ -1,7 +1,7 @@
 import type { ApprovalStatus } from './approval-card.js';
 import type { ChatUser, ConversationAddress, InboundMessage, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
-import type { Risk } from './tools/tool.js';
+import type { Risk, ToolOrigin } from './tools/tool.js';
 
 /**
  * Storage contracts of the core. `src/storage` implements them with drizzle on Postgres or PGlite;
@@ -10,8 +10,14 @@ import type { Risk } from './tools/tool.js';
 
 // ── inbox ────────────────────────────────────────────────────────────────────────────────────────
 
-/** Work for the worker: a user message, or an approval that was decided or expired. */
-export type InboxPayload = InboundMessage | { kind: 'resume'; approvalId: string };
+/**
+ * Work for the worker: a user message, or a card whose every call was decided (or expired). Resume events
+ * stored before batches carry the approval's id, which is also its batch's.
+ */
+export type InboxPayload =
+  | InboundMessage
+  | { kind: 'resume'; batchId: string; approvalId?: undefined }
+  | { kind: 'resume'; approvalId: string; batchId?: undefined };
 
 export interface NewInboxEvent {
   platform: Platform;
@@ -131,15 +137,21 @@ export interface ConversationRepository {
 
 // ── approvals ───────────────────────────────────────────────────────────────────────────────────
 
-/** Everything needed to continue a parked turn after a decision, even in another process. */
+/**
+ * Everything needed to continue a parked turn after its card was decided, even in another process. Every
+ * approval of a batch carries the same state.
+ */
 export interface ResumeState {
   turnId: string;
   /** The assistant message whose tool calls are being resolved. */
   assistant: { content: string; toolCalls: ToolCall[] };
-  /** Results so far, by tool call id, in call order. */
+  /** Results of the calls that needed no decision (ran, refused, or ran under a standing approval). */
   results: Array<{ toolCallId: string; content: string }>;
-  /** Index in `toolCalls` of the call this approval is for. */
-  pendingIndex: number;
+  /**
+   * Written before batches: the one call the approval was for; calls after it were not looked at yet
+   * and are resolved when the turn continues.
+   */
+  pendingIndex?: number;
   /** The user message the turn answered (reply anchor for the continuation). */
   replyTo?: string;
   /** Platform messages of the reply shown before the turn parked. */
@@ -149,9 +161,12 @@ export interface ResumeState {
 }
 
 export interface NewApproval {
+  /** The calls of one model step that wait on one card share it. */
+  batchId: string;
   conversationKey: string;
   platform: Platform;
   toolName: string;
+  origin?: ToolOrigin;
   toolCallId: string;
   arguments: unknown;
   risk: Risk;
@@ -170,6 +185,8 @@ export interface ApprovalRecord extends NewApproval {
   decidedBy: ChatUser | null;
   decidedAt: Date | null;
   reason: string | null;
+  /** Approved for the conversation: the standing approval it granted lasts until then. */
+  standingUntil: Date | null;
   cardMessageId: string | null;
   execution: ExecutionState | null;
   /** The tool's output (or error text) once it ran: what the model is given. */
@@ -180,11 +197,24 @@ export interface ApprovalRecord extends NewApproval {
 export interface ApprovalRepository {
   create(approval: NewApproval): Promise<ApprovalRecord>;
   get(id: string): Promise<ApprovalRecord | undefined>;
-  setCardMessage(id: string, messageId: string): Promise<void>;
+  /** The approvals of a batch (a batch id of a row stored before batches is that row's id). */
+  listBatch(batchId: string): Promise<ApprovalRecord[]>;
+  /**
+   * Serialises decisions on one batch until the transaction ends, so that exactly one of two concurrent
+   * decisions sees the batch complete. Call it in a transaction.
+   */
+  lockBatch(batchId: string): Promise<void>;
+  setCardMessage(batchId: string, messageId: string): Promise<void>;
   /** Decides a pending, unexpired approval; undefined when it was not pending (someone else won). */
   decide(
     id: string,
-    decision: { status: 'approved' | 'rejected'; decidedBy: ChatUser; reason: string | null; at: Date },
+    decision: {
+      status: 'approved' | 'rejected';
+      decidedBy: ChatUser;
+      reason: string | null;
+      at: Date;
+      standingUntil?: Date;
+    },
   ): Promise<ApprovalRecord | undefined>;
   /** Marks pending approvals past their deadline as expired and returns them. */
   expireDue(now: Date): Promise<ApprovalRecord[]>;
@@ -201,11 +231,13 @@ export interface ApprovalRepository {
 export interface AuditEntry {
   conversationKey: string;
   approvalId: string | null;
+  /** The standing approval a call ran under, without a card. */
+  grantId?: string | null;
   toolName: string;
   toolCallId: string;
   arguments: unknown;
   risk: Risk | 'unknown';
-  decision: 'auto' | 'approved' | 'rejected' | 'expired' | 'invalid';
+  decision: 'auto' | 'approved' | 'granted' | 'rejected' | 'expired' | 'invalid';
   outcome: 'succeeded' | 'failed' | 'not_run';
   actor: string;
   decidedBy: string | null;
@@ -215,6 +247,26 @@ export interface AuditEntry {
 
 export interface AuditRepository {
   record(entry: AuditEntry): Promise<void>;
+}
+
+/** A standing approval: every call of one tool in one conversation may run without a card until it ends. */
+export interface ApprovalGrant {
+  id: string;
+  conversationKey: string;
+  toolName: string;
+  risk: Risk;
+  grantedBy: ChatUser;
+  approvalId: string;
+  expiresAt: Date;
+}
+
+export interface GrantRepository {
+  create(grant: Omit<ApprovalGrant, 'id'>): Promise<ApprovalGrant>;
+  /** The live grant for this tool in this conversation (latest ending first), if any. */
+  findActive(conversationKey: string, toolName: string, now: Date): Promise<ApprovalGrant | undefined>;
+  listActive(conversationKey: string, now: Date): Promise<ApprovalGrant[]>;
+  /** Ends every live grant of the conversation; returns them. */
+  revokeActive(conversationKey: string, revokedBy: ChatUser, now: Date): Promise<ApprovalGrant[]>;
 }
 
 export interface Memory {
@@ -244,6 +296,7 @@ export interface Store {
   inbox: InboxRepository;
   conversations: ConversationRepository;
   approvals: ApprovalRepository;
+  grants: GrantRepository;
   audit: AuditRepository;
   memories: MemoryRepository;
   /** Runs `work` with repositories bound to one transaction. */

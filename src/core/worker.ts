@@ -233,12 +233,12 @@ export class Worker {
     if (!first) return;
     try {
       if (first.payload.kind === 'resume') {
-        const approval = await this.store.approvals.get(first.payload.approvalId);
-        if (!approval || approval.status === 'pending') {
+        const batch = await this.store.approvals.listBatch(first.payload.batchId ?? first.payload.approvalId);
+        if (batch.length === 0 || batch.some((approval) => approval.status === 'pending')) {
           await this.store.inbox.finish([first.id], 'done');
           return;
         }
-        await this.runner.runResume(first.id, approval, signal, first.attempts > 1);
+        await this.runner.runResume(first.id, batch, signal, first.attempts > 1);
         return;
       }
       const messages = await this.withinRateLimit(live);

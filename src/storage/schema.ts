@@ -16,6 +16,7 @@ import {
 import type { ChatUser, Platform } from '../core/events.js';
 import type { ToolCall } from '../core/messages.js';
 import type { InboxPayload, InflightTurn, ResumeState } from '../core/store.js';
+import type { ToolOrigin } from '../core/tools/tool.js';
 
 /**
  * Butler's tables. Status-like columns are text checked in TypeScript rather than enums, so the
@@ -126,9 +127,13 @@ export const approvals = pgTable(
   'approvals',
   {
     id: uuid('id').primaryKey().defaultRandom(),
+    /** The calls of one model step that wait together on one card; null (older rows) = a batch of one. */
+    batchId: uuid('batch_id'),
     conversationKey: text('conversation_key').notNull(),
     platform: text('platform').$type<Platform>().notNull(),
     toolName: text('tool_name').notNull(),
+    /** Where the tool came from (an MCP server), for the card even while that server is down. */
+    origin: jsonb('origin').$type<ToolOrigin>(),
     toolCallId: text('tool_call_id').notNull(),
     arguments: jsonb('arguments').$type<unknown>().notNull(),
     risk: text('risk').$type<'low' | 'medium' | 'high'>().notNull(),
@@ -143,6 +148,8 @@ export const approvals = pgTable(
     decidedBy: jsonb('decided_by').$type<ChatUser>(),
     decidedAt: timestamp('decided_at', { withTimezone: true }),
     reason: text('reason'),
+    /** Approved "for this conversation": the standing approval it granted lasts until then. */
+    standingUntil: timestamp('standing_until', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     cardMessageId: text('card_message_id'),
     resume: jsonb('resume').$type<ResumeState>().notNull(),
@@ -154,7 +161,31 @@ export const approvals = pgTable(
   (table) => [
     index('approvals_pending_idx').on(table.expiresAt).where(sql`${table.status} = 'pending'`),
     index('approvals_conversation_idx').on(table.conversationKey),
+    index('approvals_batch_idx').on(table.batchId),
   ],
+);
+
+/**
+ * Standing approvals: an approver let every later call of one tool in one conversation run without a
+ * card until `expires_at`, unless revoked first.
+ */
+export const approvalGrants = pgTable(
+  'approval_grants',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    conversationKey: text('conversation_key').notNull(),
+    toolName: text('tool_name').notNull(),
+    /** The highest risk it covers: a tool whose risk was raised since needs a card again. */
+    risk: text('risk').$type<'low' | 'medium' | 'high'>().notNull(),
+    grantedBy: jsonb('granted_by').$type<ChatUser>().notNull(),
+    /** The approval whose card granted it. */
+    approvalId: uuid('approval_id').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    revokedBy: jsonb('revoked_by').$type<ChatUser>(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('approval_grants_lookup_idx').on(table.conversationKey, table.toolName)],
 );
 
 export const auditLog = pgTable(
@@ -171,6 +202,8 @@ export const auditLog = pgTable(
     outcome: text('outcome').notNull(),
     actor: text('actor').notNull(),
     decidedBy: text('decided_by'),
+    /** The standing approval that let it run without a card. */
+    grantId: uuid('grant_id'),
     error: text('error'),
     durationMs: integer('duration_ms').notNull(),
     createdAt: createdAt(),

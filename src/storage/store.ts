@@ -3,6 +3,7 @@ import type { Database } from './database.js';
 import { approvalRepository } from './repositories/approvals.js';
 import { auditRepository } from './repositories/audit.js';
 import { conversationRepository } from './repositories/conversations.js';
+import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
 import { guardRepository, toStorageError } from './storage-errors.js';
@@ -16,6 +17,7 @@ export function createStore(db: Database): Store {
     inbox: guardRepository('inbox', inboxRepository(db)),
     conversations: guardRepository('conversations', conversationRepository(db)),
     approvals: guardRepository('approvals', approvalRepository(db)),
+    grants: guardRepository('grants', grantRepository(db)),
     audit: guardRepository('audit', auditRepository(db)),
     memories: guardRepository('memories', memoryRepository(db)),
     async transaction(work) {

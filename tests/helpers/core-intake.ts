@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { asc, eq, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { ApprovalService } from '../../src/core/approvals/approval-service.js';
@@ -22,6 +23,8 @@ import { openTestDatabase } from './database.js';
 export interface CoreIntakeOptions {
   /** Configured approvers per platform, as in the config file's `approvers`. */
   approvers?: Partial<Record<Platform, string[]>>;
+  /** How long "Approve for this conversation" lasts (config `standingApprovalHours`); default 8. */
+  standingApprovalHours?: number;
 }
 
 export interface PendingApprovalOptions {
@@ -49,6 +52,8 @@ export interface CoreIntake {
   knowConversation(address: ConversationAddress): Promise<void>;
   /** A pending approval of `restart_service`, with the configured approvers of its platform. */
   pendingApproval(options: PendingApprovalOptions): Promise<ApprovalRecord>;
+  /** A card of several calls waiting together (one model step): one approval per service, one batch. */
+  pendingBatch(options: PendingApprovalOptions & { services: string[] }): Promise<ApprovalRecord[]>;
   approval(id: string): Promise<ApprovalRecord>;
   /**
    * Holds a lock that makes storing an inbound message wait. On PGlite (one connection) every query
@@ -91,7 +96,9 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
   const store = createStore(db);
   const policy = new ApprovalPolicy(options.approvers ?? {});
   // No worker: waking it is a no-op, and nothing claims what was accepted.
-  const approvals = new ApprovalService(store, policy, noopObserver, silentLogger, () => {});
+  const approvals = new ApprovalService(store, policy, noopObserver, silentLogger, () => {}, {
+    standingApprovalHours: options.standingApprovalHours ?? 8,
+  });
   const intake = new ButlerService(store, approvals, {}, silentLogger, () => {});
   const held = new Set<HeldLock>();
 
@@ -121,6 +128,43 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
     return lock;
   }
 
+  /** `restart_service` calls of one model step, one per service, waiting on one card. */
+  async function createBatch(options: PendingApprovalOptions, services: readonly string[]) {
+    const address = options.address ?? {
+      platform: options.platform,
+      workspace: 'workspace',
+      channel: 'channel',
+      thread: 'main',
+    };
+    const batchId = randomUUID();
+    const toolCalls = services.map((service, index) => ({
+      id: `call_restart_${index}`,
+      name: 'restart_service',
+      arguments: JSON.stringify({ service }),
+    }));
+    const created: ApprovalRecord[] = [];
+    for (const [index, service] of services.entries()) {
+      created.push(
+        await store.approvals.create(
+          approvals.newApproval({
+            batchId,
+            conversationKey: encodeConversationKey(address),
+            platform: options.platform,
+            toolName: 'restart_service',
+            toolCallId: `call_restart_${index}`,
+            arguments: { service },
+            risk: options.risk ?? 'high',
+            summary: `Restart ${service}`,
+            requestedBy: options.requester,
+            expiresAt: options.expiresAt ?? new Date(Date.now() + 60 * 60_000),
+            resume: { turnId: 'turn', assistant: { content: '', toolCalls }, results: [] },
+          }),
+        ),
+      );
+    }
+    return created;
+  }
+
   const releaseAll = () => Promise.all([...held].map((lock) => lock.release()));
 
   return {
@@ -137,28 +181,12 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
     async knowConversation(address) {
       await store.conversations.ensure(encodeConversationKey(address), address);
     },
-    pendingApproval(approval) {
-      const address = approval.address ?? {
-        platform: approval.platform,
-        workspace: 'workspace',
-        channel: 'channel',
-        thread: 'main',
-      };
-      return store.approvals.create(
-        approvals.newApproval({
-          conversationKey: encodeConversationKey(address),
-          platform: approval.platform,
-          toolName: 'restart_service',
-          toolCallId: 'call_restart',
-          arguments: { service: 'payments-api' },
-          risk: approval.risk ?? 'high',
-          summary: 'Restart payments-api',
-          requestedBy: approval.requester,
-          expiresAt: approval.expiresAt ?? new Date(Date.now() + 60 * 60_000),
-          resume: { turnId: 'turn', assistant: { content: '', toolCalls: [] }, results: [], pendingIndex: 0 },
-        }),
-      );
+    async pendingApproval(approval) {
+      const [created] = await createBatch(approval, ['payments-api']);
+      if (!created) throw new Error('no approval was created');
+      return created;
     },
+    pendingBatch: (options) => createBatch(options, options.services),
     async approval(id) {
       const approval = await store.approvals.get(id);
       if (!approval) throw new Error(`approval ${id} is not in the database`);

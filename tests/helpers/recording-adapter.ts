@@ -23,7 +23,7 @@ export type AdapterEvent =
   | { type: 'append'; messageId: string; delta: string }
   | { type: 'finish'; messageId: string; text: string }
   | { type: 'notice'; text: string }
-  | { type: 'card'; messageId: string; approvalId: string };
+  | { type: 'card'; messageId: string; approvalIds: string[] };
 
 export interface RecordedCard {
   messageId: string;
@@ -101,7 +101,7 @@ export class RecordingAdapter implements ChatAdapter {
     }
     const messageId = `card${++this.sequence}`;
     this.cards.push({ messageId, target, card, updates: [] });
-    this.onEvent({ type: 'card', messageId, approvalId: card.approvalId });
+    this.onEvent({ type: 'card', messageId, approvalIds: card.calls.map((call) => call.approvalId) });
     return messageId;
   }
 

@@ -1,24 +1,76 @@
 import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
-import { type ApprovalCard, outcomeLine } from '../../core/approval-card.js';
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  outcomeLine,
+  pendingCalls,
+  toolLabel,
+} from '../../core/approval-card.js';
 import type { ConversationAddress } from '../../core/events.js';
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
 
-const dim = (text: string) => `\u001b[2m${text}\u001b[22m`;
-const bold = (text: string) => `\u001b[1m${text}\u001b[22m`;
+export const dim = (text: string) => `\u001b[2m${text}\u001b[22m`;
+export const bold = (text: string) => `\u001b[1m${text}\u001b[22m`;
+
+/** Summary and arguments of a call; who may approve when calls differ in it; its outcome once decided. */
+function callLines(call: ApprovalCardCall, indent: string, showWho: boolean): string[] {
+  const lines = [
+    `${indent}${call.summary}`,
+    ...call.argumentsJson.split('\n').map((line) => dim(`${indent}│ ${line}`)),
+  ];
+  if (showWho && call.status === 'pending') lines.push(`${indent}may approve: ${call.whoMayApprove}`);
+  return lines;
+}
+
+function outcomeLines(call: ApprovalCardCall, indent: string): string[] {
+  const outcome = outcomeLine(call);
+  return outcome ? [bold(`${indent}${outcome}`)] : [];
+}
 
 export function renderCard(card: ApprovalCard): string {
-  const outcome = outcomeLine(card);
-  const lines = [
-    bold(`⚠ Approval needed: ${card.toolName} (${card.risk} risk)`),
-    `  ${card.summary}`,
-    ...card.argumentsJson.split('\n').map((line) => dim(`  │ ${line}`)),
-    `  requested by ${card.requester.name ?? card.requester.id}; may approve: ${card.whoMayApprove}`,
-    `  expires ${card.expiresAt.toLocaleString()}   id ${card.approvalId}`,
-  ];
-  if (outcome) lines.push(bold(`  ${outcome}`));
+  const requester = card.requester.name ?? card.requester.id;
+  const [only] = card.calls;
+  if (card.calls.length === 1 && only) {
+    return [
+      bold(`⚠ Approval needed: ${toolLabel(only)} (${only.risk} risk)`),
+      ...callLines(only, '  ', false),
+      `  requested by ${requester}; may approve: ${only.whoMayApprove}`,
+      `  expires ${card.expiresAt.toLocaleString()}   id ${only.approvalId}`,
+      ...outcomeLines(only, '  '),
+    ].join('\n');
+  }
+  const whoMayApprove = new Set(card.calls.map((call) => call.whoMayApprove));
+  const sameWho = whoMayApprove.size === 1 ? [...whoMayApprove][0] : undefined;
+  const lines = [bold(`⚠ ${card.calls.length} actions need approval`)];
+  card.calls.forEach((call, index) => {
+    lines.push(`  ${index + 1}. ${toolLabel(call)} (${call.risk} risk)`);
+    lines.push(...callLines(call, '     ', sameWho === undefined), ...outcomeLines(call, '     '));
+  });
+  lines.push(
+    `  requested by ${requester}${sameWho ? `; may approve: ${sameWho}` : ''}`,
+    `  expires ${card.expiresAt.toLocaleString()}   batch ${card.batchId}`,
+  );
   return lines.join('\n');
+}
+
+/** Where a card stands after a decision that left calls waiting: one line per call. */
+export function renderProgress(card: ApprovalCard): string {
+  return card.calls
+    .map((call, index) => `  ${index + 1}. ${toolLabel(call)}: ${outcomeLine(call) ?? 'waiting'}`)
+    .join('\n');
+}
+
+/** The commands that decide what is still pending, in the words of this card. */
+export function approvalHint(card: ApprovalCard): string {
+  const several = pendingCalls(card).length > 1 || card.calls.length > 1;
+  const standing = card.standingApprovalHours
+    ? `/approve-conversation${several ? ' <n>' : ''} (for ${card.standingApprovalHours} h), `
+    : '';
+  return several
+    ? `/approve <n|all>, ${standing}or /reject <n|all> <reason>; /as <user> to act as someone else`
+    : `/approve, ${standing}or /reject <reason>; /as <user> to act as someone else`;
 }
 
 /** The terminal as a chat platform: streams replies to a stream and reports when a turn ends. */
@@ -64,11 +116,9 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   async postApprovalCard(_target: ReplyTarget, card: ApprovalCard): Promise<string> {
-    this.output.write(
-      `${renderCard(card)}\n  ${dim('/approve, or /reject <reason>; /as <user> to act as someone else')}\n\n`,
-    );
+    this.output.write(`${renderCard(card)}\n  ${dim(approvalHint(card))}\n\n`);
     this.ended({ kind: 'card', card });
-    return `console-card-${card.approvalId}`;
+    return `console-card-${card.batchId}`;
   }
 
   async updateApprovalCard(
@@ -76,7 +126,10 @@ export class ConsoleAdapter implements ChatAdapter {
     _messageId: string,
     card: ApprovalCard,
   ): Promise<void> {
-    this.output.write(`${dim(`[approval ${card.approvalId}]`)} ${outcomeLine(card) ?? card.status}\n`);
+    for (const call of card.calls)
+      this.output.write(
+        `${dim(`[approval ${call.approvalId}]`)} ${toolLabel(call)}: ${outcomeLine(call) ?? call.status}\n`,
+      );
   }
 
   async showWorking(): Promise<() => Promise<void>> {

@@ -3,18 +3,22 @@ import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline';
 import { createButler } from '../../app.js';
 import { loadConfig } from '../../config/index.js';
-import type { ApprovalCard } from '../../core/approval-card.js';
+import { type ApprovalCard, pendingCalls } from '../../core/approval-card.js';
 import { ConfigError } from '../../core/errors.js';
 import type { ChatUser, ConversationAddress } from '../../core/events.js';
 import { createLogger } from '../../observability/logger.js';
-import { ConsoleAdapter, type TurnEnd } from './console-adapter.js';
+import { isApprovalCommand, resolveApprovalCommand } from './approval-commands.js';
+import { approvalHint, ConsoleAdapter, dim, renderProgress, type TurnEnd } from './console-adapter.js';
 
 /**
  * `npm run chat`: a conversation with Butler in the terminal, through the same core, storage and
- * approvals as Slack and Feishu. Approval cards become a prompt: /approve or /reject <reason>.
+ * approvals as Slack and Feishu. Approval cards become a prompt: /approve, /reject <reason> or
+ * /approve-conversation, with a call's number or `all` when the card lists several.
  */
 
-const help = `Commands: /approve  /reject <reason>  /as <user> (act as another user)  /new (new conversation)  /quit`;
+const help =
+  'Commands: /approve [n|all]  /reject [n|all] <reason>  /approve-conversation [n] (approve that tool here for a while)  ' +
+  '/as <user> (act as another user)  /new (new conversation)  /quit';
 
 function load() {
   try {
@@ -82,23 +86,30 @@ async function main(): Promise<void> {
     } else if (command === '/new') {
       address = { ...address, thread: randomUUID() };
       process.stdout.write('Started a new conversation.\n');
-    } else if (command === '/approve' || command === '/reject') {
-      if (!waiting) {
-        process.stdout.write('No approval is waiting.\n');
+    } else if (isApprovalCommand(command)) {
+      const resolved = waiting
+        ? resolveApprovalCommand(waiting, command, argument, user)
+        : { ok: false as const, message: 'No approval is waiting.' };
+      if (!resolved.ok) {
+        process.stdout.write(`${resolved.message}\n`);
         prompt();
         continue;
       }
       const end = adapter.nextTurnEnd();
-      const result = await butler.service.decide({
-        approvalId: waiting.approvalId,
-        platform: 'console',
-        user,
-        decision: command === '/approve' ? 'approve' : 'reject',
-        ...(argument ? { reason: argument } : {}),
-      });
+      const result = await butler.service.decide(resolved.input);
+      const rest = result.card && pendingCalls(result.card).length > 0 ? result.card : undefined;
       if (!result.ok) {
         process.stdout.write(`${result.message}\n`);
-        if (result.code !== 'not_authorized') waiting = undefined;
+        // A refusal leaves the card as it was; otherwise only what is still pending keeps waiting.
+        if (result.code !== 'not_authorized') waiting = rest;
+        prompt();
+        continue;
+      }
+      if (result.message) process.stdout.write(`${result.message}\n`);
+      if (rest) {
+        // The turn goes on only once every call on the card is decided.
+        waiting = rest;
+        process.stdout.write(`${renderProgress(rest)}\n  ${dim(approvalHint(rest))}\n`);
         prompt();
         continue;
       }

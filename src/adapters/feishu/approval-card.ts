@@ -1,22 +1,51 @@
 import {
   type ApprovalCard,
+  type ApprovalCardCall,
+  callsWithOwnButtons,
   cardArgumentsLimit,
+  type Decision,
   outcomeLine,
+  pendingCalls,
+  toolLabel,
   truncateText,
 } from '../../core/approval-card.js';
-import type { ChatUser, Decision } from '../../core/events.js';
+import type { ChatUser } from '../../core/events.js';
+import type { Risk } from '../../core/tools/tool.js';
 import type { JsonRecord } from './fields.js';
 
-/** Renders the core's neutral approval card as Feishu card JSON 2.0 (buttons only while pending). */
+/**
+ * Renders the core's neutral approval card as Feishu card JSON 2.0. One call looks like a single request;
+ * several list every call with its own buttons plus "Approve all" / "Reject all". Buttons only while
+ * something is pending.
+ */
 
-export interface ApprovalButtonValue {
-  approval_id: string;
-  decision: Decision;
+/** "Approve all" / "Reject all": a standing approval is per tool, so it is never granted for a whole card. */
+export type BatchDecision = Exclude<Decision, 'approve_for_conversation'>;
+
+/** What a button's callback carries back: one call and a decision, or the card's batch for the "all" buttons. */
+export type ApprovalButtonValue =
+  | { approval_id: string; decision: Decision }
+  | { batch_id: string; decision: BatchDecision };
+
+/** How much of each call the card shows; shrunk step by step until the card fits. */
+interface Layout {
+  summaryLimit: number;
+  /** 0 leaves the arguments out. */
+  argumentsLimit: number;
+  /** Calls listed on a card of several; the rest are only counted. */
+  shownCalls: number;
 }
 
+/** Feishu refuses cards over 30 KB; stay well below, since updates wrap the card in more JSON. */
+export const cardByteBudget = 25_000;
+/** Calls listed in full; more would also risk the per-card element cap that is often cited (200). */
+const shownCallsLimit = 50;
 const summaryLimit = 1000;
 const shownApprovers = 20;
+const confirmTextLimit = 300;
+const confirmTitleLimit = 100;
 
+const riskOrder: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 const pendingTemplate = { low: 'blue', medium: 'orange', high: 'red' } as const;
 const decidedTemplate = { approved: 'green', rejected: 'grey', expired: 'grey' } as const;
 const titles = {
@@ -28,6 +57,10 @@ const titles = {
 
 function plainText(content: string): JsonRecord {
   return { tag: 'plain_text', content };
+}
+
+function markdown(content: string): JsonRecord {
+  return { tag: 'markdown', content };
 }
 
 /**
@@ -48,81 +81,273 @@ function formatTime(date: Date): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-function button(card: ApprovalCard, decision: Decision): JsonRecord {
-  const value: ApprovalButtonValue = { approval_id: card.approvalId, decision };
-  const approve = decision === 'approve';
+/** The tool's name as code, then where it comes from: `delete_record` (MCP server records). */
+function toolMarkdown(call: ApprovalCardCall): string {
+  const origin = call.origin?.kind === 'mcp' ? call.origin : undefined;
+  const name = `\`${(origin?.tool ?? call.toolName).replace(/`/g, "'")}\``;
+  return origin ? `${name} (MCP server ${escapeMarkdown(origin.server)})` : name;
+}
+
+function highestRisk(calls: readonly ApprovalCardCall[]): Risk {
+  return calls.reduce<Risk>(
+    (highest, call) => (riskOrder[call.risk] > riskOrder[highest] ? call.risk : highest),
+    'low',
+  );
+}
+
+function argumentsMarkdown(argumentsJson: string, limit: number): string {
+  // Break every run of backticks so the arguments cannot close the code block.
+  const text = truncateText(argumentsJson, limit).replace(/`(?=`)/g, '`\u200b');
+  return `\`\`\`json\n${text}\n\`\`\``;
+}
+
+/** The core's outcome line, with the decider as a mention and the reason unable to inject markdown. */
+function outcomeMarkdown(call: ApprovalCardCall): string | undefined {
+  return outcomeLine({
+    ...call,
+    ...(call.decidedBy ? { decidedBy: { id: call.decidedBy.id, name: userMarkdown(call.decidedBy) } } : {}),
+    ...(call.reason ? { reason: escapeMarkdown(call.reason) } : {}),
+  });
+}
+
+function confirm(title: string, text: string, textLimit = confirmTextLimit): JsonRecord {
   return {
-    tag: 'button',
-    element_id: approve ? 'approve' : 'reject',
-    type: approve ? 'primary_filled' : 'danger',
-    text: plainText(approve ? 'Approve' : 'Reject'),
-    behaviors: [{ type: 'callback', value }],
-    ...(approve && card.risk === 'high'
-      ? {
-          confirm: {
-            title: plainText(`Run ${card.toolName}?`),
-            text: plainText(truncateText(`High-risk action: ${card.summary}`, 300)),
-          },
-        }
-      : {}),
+    title: plainText(truncateText(title, confirmTitleLimit)),
+    text: plainText(truncateText(text, Math.min(textLimit, confirmTextLimit))),
   };
 }
 
-function detailsMarkdown(card: ApprovalCard): string {
-  const approvers = card.approverIds.slice(0, shownApprovers).map((id) => userMarkdown({ id }));
-  const lines = [
-    `**Tool:** \`${card.toolName.replace(/`/g, "'")}\``,
-    `**Requested by:** ${userMarkdown(card.requester)}`,
-    `**Who may approve:** ${escapeMarkdown(card.whoMayApprove)}${approvers.length > 0 ? ` (${approvers.join(' ')})` : ''}`,
+function button(options: {
+  id: string;
+  type: string;
+  text: string;
+  value: ApprovalButtonValue;
+  confirm?: JsonRecord | undefined;
+}): JsonRecord {
+  return {
+    tag: 'button',
+    element_id: options.id,
+    type: options.type,
+    text: plainText(options.text),
+    behaviors: [{ type: 'callback', value: options.value }],
+    ...(options.confirm ? { confirm: options.confirm } : {}),
+  };
+}
+
+/** Flow wraps the buttons onto a second line on narrow screens instead of squeezing them. */
+function buttonRow(buttons: JsonRecord[]): JsonRecord {
+  return {
+    tag: 'column_set',
+    flex_mode: 'flow',
+    horizontal_spacing: '8px',
+    columns: buttons.map((element) => ({ tag: 'column', width: 'auto', elements: [element] })),
+  };
+}
+
+/** Approve / Reject / Approve for this conversation of one call; `index` keeps element ids unique per card. */
+function callButtons(card: ApprovalCard, call: ApprovalCardCall, index: number, layout: Layout): JsonRecord {
+  const label = toolLabel(call);
+  const high = call.risk === 'high';
+  const buttons = [
+    button({
+      id: `approve_${index}`,
+      type: 'primary_filled',
+      text: 'Approve',
+      value: { approval_id: call.approvalId, decision: 'approve' },
+      confirm: high
+        ? confirm(`Run ${label}?`, `High-risk action: ${call.summary}`, layout.summaryLimit)
+        : undefined,
+    }),
+    button({
+      id: `reject_${index}`,
+      type: 'danger',
+      text: 'Reject',
+      value: { approval_id: call.approvalId, decision: 'reject' },
+    }),
   ];
-  if (card.status === 'pending') lines.push(`**Expires:** ${formatTime(card.expiresAt)}`);
+  const hours = card.standingApprovalHours;
+  if (hours !== undefined && hours > 0) {
+    buttons.push(
+      button({
+        id: `standing_${index}`,
+        type: 'primary',
+        text: `Approve for this conversation (${hours} h)`,
+        value: { approval_id: call.approvalId, decision: 'approve_for_conversation' },
+        // It covers every later call of the tool here, whoever asks: worth a second look when high risk.
+        confirm: high
+          ? confirm(
+              `Approve ${label} for this conversation?`,
+              `For ${hours} h, Butler runs ${label} in this conversation without asking, whoever asks.`,
+            )
+          : undefined,
+      }),
+    );
+  }
+  return buttonRow(buttons);
+}
+
+function batchButtons(card: ApprovalCard, pending: readonly ApprovalCardCall[]): JsonRecord {
+  const high = pending.filter((call) => call.risk === 'high');
+  return buttonRow([
+    button({
+      id: 'approve_all',
+      type: 'primary_filled',
+      text: `Approve all ${pending.length}`,
+      value: { batch_id: card.batchId, decision: 'approve' },
+      confirm:
+        high.length > 0
+          ? confirm(
+              `Run ${pending.length} actions?`,
+              `High-risk among them: ${[...new Set(high.map((call) => toolLabel(call)))].join(', ')}`,
+            )
+          : undefined,
+    }),
+    button({
+      id: 'reject_all',
+      type: 'danger',
+      text: `Reject all ${pending.length}`,
+      value: { batch_id: card.batchId, decision: 'reject' },
+    }),
+  ]);
+}
+
+/** Requester, who may approve (when the same for every call), deadline while pending. */
+function detailsMarkdown(card: ApprovalCard, leading: string[], whoMayApprove: string | undefined): string {
+  const approvers = card.approverIds.slice(0, shownApprovers).map((id) => userMarkdown({ id }));
+  const mentions = approvers.length > 0 ? ` (${approvers.join(' ')})` : '';
+  const lines = [...leading, `**Requested by:** ${userMarkdown(card.requester)}`];
+  if (whoMayApprove !== undefined)
+    lines.push(`**Who may approve:** ${escapeMarkdown(whoMayApprove)}${mentions}`);
+  else if (approvers.length > 0) lines.push(`**Approvers:** ${approvers.join(' ')}`);
+  if (pendingCalls(card).length > 0) lines.push(`**Expires:** ${formatTime(card.expiresAt)}`);
   return lines.join('\n');
 }
 
-function argumentsMarkdown(card: ApprovalCard): string {
-  // Break every run of backticks so the arguments cannot close the code block.
-  const text = truncateText(card.argumentsJson, cardArgumentsLimit).replace(/`(?=`)/g, '`\u200b');
-  return `**Arguments**\n\`\`\`json\n${text}\n\`\`\``;
-}
-
-export function renderApprovalCard(card: ApprovalCard): JsonRecord {
-  const title = `${titles[card.status]}: ${card.toolName}`;
-  const outcome =
-    card.status === 'pending'
-      ? undefined
-      : outcomeLine({
-          ...card,
-          ...(card.decidedBy
-            ? { decidedBy: { id: card.decidedBy.id, name: userMarkdown(card.decidedBy) } }
-            : {}),
-          ...(card.reason ? { reason: escapeMarkdown(card.reason) } : {}),
-        });
-  const elements: JsonRecord[] = [
-    { tag: 'div', text: plainText(truncateText(card.summary, summaryLimit)) },
-    { tag: 'markdown', content: argumentsMarkdown(card) },
-    { tag: 'markdown', content: detailsMarkdown(card) },
-  ];
-  if (outcome) {
-    elements.push({ tag: 'hr' }, { tag: 'markdown', element_id: 'outcome', content: `**${outcome}**` });
-  } else {
-    elements.push({
-      tag: 'column_set',
-      flex_mode: 'none',
-      horizontal_spacing: '8px',
-      columns: [
-        { tag: 'column', width: 'auto', elements: [button(card, 'approve')] },
-        { tag: 'column', width: 'auto', elements: [button(card, 'reject')] },
-      ],
-    });
-  }
+function cardShell(title: string, subtitle: string, template: string, elements: JsonRecord[]): JsonRecord {
   return {
     schema: '2.0',
     config: { update_multi: true, summary: { content: title } },
-    header: {
-      title: plainText(title),
-      subtitle: plainText(`${card.risk} risk`),
-      template: card.status === 'pending' ? pendingTemplate[card.risk] : decidedTemplate[card.status],
-    },
+    header: { title: plainText(title), subtitle: plainText(subtitle), template },
     body: { elements },
   };
+}
+
+function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall, layout: Layout): JsonRecord {
+  const title = `${titles[call.status]}: ${toolLabel(call)}`;
+  const elements: JsonRecord[] = [
+    { tag: 'div', text: plainText(truncateText(call.summary, layout.summaryLimit)) },
+  ];
+  if (layout.argumentsLimit > 0)
+    elements.push(markdown(`**Arguments**\n${argumentsMarkdown(call.argumentsJson, layout.argumentsLimit)}`));
+  elements.push(markdown(detailsMarkdown(card, [`**Tool:** ${toolMarkdown(call)}`], call.whoMayApprove)));
+  const outcome = outcomeMarkdown(call);
+  if (outcome) {
+    elements.push({ tag: 'hr' }, { tag: 'markdown', element_id: 'outcome', content: `**${outcome}**` });
+  } else {
+    elements.push(callButtons(card, call, 0, layout));
+  }
+  const template = call.status === 'pending' ? pendingTemplate[call.risk] : decidedTemplate[call.status];
+  return cardShell(title, `${call.risk} risk`, template, elements);
+}
+
+function batchHeader(card: ApprovalCard): { title: string; subtitle: string; template: string } {
+  const { calls } = card;
+  const pending = pendingCalls(card);
+  if (pending.length > 0) {
+    const risk = highestRisk(pending);
+    const mixed = pending.some((call) => call.risk !== risk);
+    return {
+      title:
+        pending.length === calls.length
+          ? `${calls.length} actions need approval`
+          : `${pending.length} of ${calls.length} actions need approval`,
+      subtitle: `${mixed ? 'up to ' : ''}${risk} risk`,
+      template: pendingTemplate[risk],
+    };
+  }
+  const counts = (['approved', 'rejected', 'expired'] as const)
+    .map((status) => [status, calls.filter((call) => call.status === status).length] as const)
+    .filter(([, count]) => count > 0);
+  const [only] = counts;
+  const title =
+    counts.length === 1 && only
+      ? `${titles[only[0]]}: ${calls.length} actions`
+      : `${calls.length} actions: ${counts.map(([status, count]) => `${count} ${status}`).join(', ')}`;
+  const anyApproved = calls.some((call) => call.status === 'approved');
+  return { title, subtitle: `${highestRisk(calls)} risk`, template: anyApproved ? 'green' : 'grey' };
+}
+
+function callMarkdown(call: ApprovalCardCall, index: number, layout: Layout, showWho: boolean): string {
+  const lines = [
+    `**${index + 1}.** ${toolMarkdown(call)} · ${call.risk} risk`,
+    escapeMarkdown(truncateText(call.summary, layout.summaryLimit)),
+  ];
+  if (layout.argumentsLimit > 0) lines.push(argumentsMarkdown(call.argumentsJson, layout.argumentsLimit));
+  else lines.push('*Arguments not shown: the card has no room for them.*');
+  if (showWho && call.status === 'pending')
+    lines.push(`Who may approve: ${escapeMarkdown(call.whoMayApprove)}`);
+  const outcome = outcomeMarkdown(call);
+  if (outcome) lines.push(`**${outcome}**`);
+  return lines.join('\n');
+}
+
+function renderBatch(card: ApprovalCard, layout: Layout): JsonRecord {
+  const pending = pendingCalls(card);
+  const whoMayApprove = new Set(card.calls.map((call) => call.whoMayApprove));
+  const sameWho = whoMayApprove.size === 1 ? [...whoMayApprove][0] : undefined;
+  const shown = card.calls.slice(0, layout.shownCalls);
+  const elements: JsonRecord[] = [];
+  shown.forEach((call, index) => {
+    if (index > 0) elements.push({ tag: 'hr' });
+    elements.push(markdown(callMarkdown(call, index, layout, sameWho === undefined)));
+    if (call.status === 'pending' && index < callsWithOwnButtons)
+      elements.push(callButtons(card, call, index, layout));
+  });
+  const hidden = card.calls.slice(shown.length);
+  if (hidden.length > 0) {
+    const waiting = hidden.filter((call) => call.status === 'pending').length;
+    elements.push(
+      markdown(
+        `*…and ${hidden.length} more (${waiting} waiting) that do not fit on the card. Approve all and Reject all include them.*`,
+      ),
+    );
+  }
+  elements.push({ tag: 'hr' }, markdown(detailsMarkdown(card, [], sameWho)));
+  // A pending call without buttons of its own can only be decided with the "all" buttons.
+  const withoutButtons = pending.some(
+    (call) => card.calls.indexOf(call) >= Math.min(callsWithOwnButtons, shown.length),
+  );
+  if (pending.length >= 2 || withoutButtons) elements.push(batchButtons(card, pending));
+  const header = batchHeader(card);
+  return cardShell(header.title, header.subtitle, header.template, elements);
+}
+
+/** Shares out the text budget among the calls, then shrinks text and the list until the card fits. */
+function* layouts(callCount: number): Generator<Layout> {
+  const count = Math.max(1, callCount);
+  let shownCalls = Math.min(callCount, shownCallsLimit);
+  let argumentsLimit = Math.min(cardArgumentsLimit, Math.floor(12_000 / count));
+  let summary = Math.min(summaryLimit, Math.max(200, Math.floor(6_000 / count)));
+  while (argumentsLimit >= 100) {
+    yield { summaryLimit: summary, argumentsLimit, shownCalls };
+    argumentsLimit = Math.floor(argumentsLimit * 0.7);
+    summary = Math.max(80, Math.floor(summary * 0.7));
+  }
+  yield { summaryLimit: 80, argumentsLimit: 0, shownCalls };
+  while (shownCalls > 1) {
+    shownCalls -= 1;
+    yield { summaryLimit: 80, argumentsLimit: 0, shownCalls };
+  }
+}
+
+export function renderApprovalCard(card: ApprovalCard): JsonRecord {
+  const [only] = card.calls;
+  const render = (layout: Layout) =>
+    card.calls.length === 1 && only ? renderSingleCall(card, only, layout) : renderBatch(card, layout);
+  let rendered: JsonRecord = {};
+  for (const layout of layouts(card.calls.length)) {
+    rendered = render(layout);
+    if (Buffer.byteLength(JSON.stringify(rendered)) <= cardByteBudget) return rendered;
+  }
+  return rendered;
 }

@@ -1,6 +1,7 @@
 import type { ButlerIntake } from '../../core/adapter.js';
-import type { ApprovalCard } from '../../core/approval-card.js';
+import { type ApprovalCard, type Decision, pendingCalls } from '../../core/approval-card.js';
 import type { DecisionResult } from '../../core/approvals/decision.js';
+import type { ApprovalDecisionInput } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import { type ApprovalButtonValue, renderApprovalCard } from './approval-card.js';
 import type { CardActionEvent } from './event-payloads.js';
@@ -26,6 +27,11 @@ export interface CardActionDependencies {
   updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
 }
 
+function isDecision(value: unknown): value is Decision {
+  return value === 'approve' || value === 'reject' || value === 'approve_for_conversation';
+}
+
+/** A button value our cards send: a call's id, or the card's batch id for "Approve all" / "Reject all". */
 export function parseButtonValue(value: unknown): ApprovalButtonValue | undefined {
   let record = asRecord(value);
   if (!record && typeof value === 'string') {
@@ -36,22 +42,62 @@ export function parseButtonValue(value: unknown): ApprovalButtonValue | undefine
     }
   }
   const approvalId = stringField(record, 'approval_id');
+  const batchId = stringField(record, 'batch_id');
   const decision = record?.decision;
-  if (!approvalId || (decision !== 'approve' && decision !== 'reject')) return undefined;
-  return { approval_id: approvalId, decision };
+  // Our cards never send both ids: refuse such a value rather than guess which one was meant.
+  if (approvalId && !batchId && isDecision(decision)) return { approval_id: approvalId, decision };
+  if (batchId && !approvalId && (decision === 'approve' || decision === 'reject'))
+    return { batch_id: batchId, decision };
+  return undefined;
+}
+
+function decisionInput(value: ApprovalButtonValue, operatorOpenId: string): ApprovalDecisionInput {
+  const common = { platform: 'feishu', user: { id: operatorOpenId } } as const;
+  return 'batch_id' in value
+    ? { ...common, batchId: value.batch_id, decision: value.decision }
+    : { ...common, approvalId: value.approval_id, decision: value.decision };
 }
 
 function rawCard(card: ApprovalCard): RawCard {
   return { type: 'raw', data: renderApprovalCard(card) };
 }
 
-export function decisionResponse(result: DecisionResult): CardActionResponse {
+function clock(date: Date): string {
+  return `${date.toISOString().slice(11, 16)} UTC`;
+}
+
+/** What the click did, then what happens next: the turn goes on only once every call on the card is decided. */
+function successText(card: ApprovalCard, value: ApprovalButtonValue): string {
+  let done: string;
+  if ('batch_id' in value) {
+    done = value.decision === 'approve' ? 'Approved all.' : 'Rejected all.';
+  } else if (value.decision === 'approve_for_conversation') {
+    const until = card.calls.find((call) => call.approvalId === value.approval_id)?.standingUntil;
+    done = `Approved for this conversation${until ? ` until ${clock(until)}` : ''}.`;
+  } else {
+    done = value.decision === 'approve' ? 'Approved.' : 'Rejected.';
+  }
+  const waiting = pendingCalls(card).length;
+  const approved = card.calls.filter((call) => call.status === 'approved').length;
+  let next: string;
+  if (waiting > 0)
+    next =
+      waiting === 1
+        ? 'Butler goes on once the last call is decided.'
+        : `Butler goes on once the other ${waiting} calls are decided.`;
+  else if (approved === 0) next = 'Nothing will run.';
+  else if (card.calls.length === 1) next = 'Butler is running it now.';
+  else next = `Butler is running the ${approved === 1 ? 'approved call' : `${approved} approved calls`} now.`;
+  return `${done} ${next}`;
+}
+
+export function decisionResponse(result: DecisionResult, value: ApprovalButtonValue): CardActionResponse {
   if (result.ok) {
-    const content =
-      result.card.status === 'approved'
-        ? 'Approved. Butler is running it now.'
-        : 'Rejected. Nothing will run.';
-    return { toast: { type: 'success', content }, card: rawCard(result.card) };
+    // The core explains when a click could not do all it asked (Approve all with calls the clicker may not decide).
+    const toast = result.message
+      ? ({ type: 'info', content: result.message } as const)
+      : ({ type: 'success', content: successText(result.card, value) } as const);
+    return { toast, card: rawCard(result.card) };
   }
   if (result.code === 'not_authorized' || result.code === 'not_found') {
     // The card stays as it is, buttons included, for someone who may decide.
@@ -78,13 +124,13 @@ export async function handleCardAction(
     );
     return { toast: { type: 'error', content: 'This button is not one Butler understands.' } };
   }
-  const fields = { approvalId: value.approval_id, eventId: event.eventId, user: event.operatorOpenId };
-  const decision = intake.decide({
-    approvalId: value.approval_id,
-    platform: 'feishu',
-    user: { id: event.operatorOpenId },
+  const fields = {
+    ...('batch_id' in value ? { batchId: value.batch_id } : { approvalId: value.approval_id }),
     decision: value.decision,
-  });
+    eventId: event.eventId,
+    user: event.operatorOpenId,
+  };
+  const decision = intake.decide(decisionInput(value, event.operatorOpenId));
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<typeof pending>((resolve) => {
     timer = setTimeout(() => resolve(pending), dependencies.answerWithinMilliseconds);
@@ -96,7 +142,7 @@ export async function handleCardAction(
         { ...fields, ok: result.ok, code: result.ok ? undefined : result.code },
         'Feishu approval click',
       );
-      return decisionResponse(result);
+      return decisionResponse(result, value);
     }
   } catch (error) {
     logger.error({ ...fields, err: error }, 'Feishu approval decision failed');

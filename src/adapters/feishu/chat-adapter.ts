@@ -5,7 +5,7 @@ import type {
   ReplyStream,
   ReplyTarget,
 } from '../../core/adapter.js';
-import type { ApprovalCard } from '../../core/approval-card.js';
+import { type ApprovalCard, pendingCalls } from '../../core/approval-card.js';
 import { encodeConversationKey, mainThread } from '../../core/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
@@ -76,7 +76,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
         content: renderApprovalCard(card),
       });
       conversationLogger(target.address).info(
-        { approvalId: card.approvalId, messageId },
+        { batchId: card.batchId, calls: card.calls.length, messageId },
         'Feishu approval card posted',
       );
       return messageId;
@@ -89,7 +89,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     ): Promise<void> {
       await api.patchMessage(messageId, renderApprovalCard(card));
       conversationLogger(address).info(
-        { approvalId: card.approvalId, messageId, status: card.status },
+        { batchId: card.batchId, messageId, pending: pendingCalls(card).length },
         'Feishu approval card updated',
       );
     },

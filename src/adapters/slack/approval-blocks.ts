@@ -1,162 +1,120 @@
-import { type ApprovalCard, outcomeLine, truncateText } from '../../core/approval-card.js';
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  outcomeLine,
+  truncateText,
+} from '../../core/approval-card.js';
+import { renderBatchCard } from './approval-batch-blocks.js';
+import { approverMentions, callActions, outcomeIcons, riskLabels, toolHeading } from './approval-parts.js';
+import {
+  blockLimits,
+  codeBlock,
+  escapedWithin,
+  mrkdwn,
+  plain,
+  type RenderedMessage,
+  type SlackBlock,
+  section,
+  slackDate,
+} from './block-kit.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
-/** Block Kit for approval cards and the reject-reason modal. Pure: the core's neutral card in, JSON out. */
+/**
+ * Block Kit for approval cards and the reject-reason modal. Pure: the core's neutral card in, JSON out.
+ * A card with one call looks as it always has; several calls of one model step share one card.
+ */
 
-export const approveActionId = 'butler_approve';
-export const rejectActionId = 'butler_reject';
+export {
+  approveActionId,
+  approveAllActionId,
+  approveForConversationActionId,
+  rejectActionId,
+  rejectAllActionId,
+} from './approval-parts.js';
+export { blockLimits, type RenderedMessage, type SlackBlock } from './block-kit.js';
+
 export const rejectReasonCallbackId = 'butler_reject_reason';
 export const rejectReasonBlockId = 'reason';
 export const rejectReasonInputId = 'reason_input';
 
-/** Block Kit limits (docs.slack.dev block reference; @slack/types). */
-export const blockLimits = {
-  sectionText: 3000,
-  field: 2000,
-  buttonText: 75,
-  confirmTitle: 100,
-  confirmText: 300,
-  confirmButton: 30,
-  notificationText: 300,
-  modalTitle: 24,
-  privateMetadata: 3000,
-  inputMaxLength: 500,
-} as const;
-
-export type SlackBlock = Record<string, unknown>;
-
-export interface RenderedMessage {
-  /** Notification / accessibility fallback. */
-  text: string;
-  blocks: SlackBlock[];
+function whoMayApprove(card: ApprovalCard, call: ApprovalCardCall): string {
+  const mentions = approverMentions(card.approverIds);
+  return `*Who may approve:*\n${escapeMrkdwn(call.whoMayApprove)}${mentions ? `\n${mentions}` : ''}`;
 }
 
-const plain = (text: string, limit: number) => ({
-  type: 'plain_text',
-  text: truncateText(text, limit),
-  emoji: true,
-});
-const mrkdwn = (text: string, limit: number) => ({ type: 'mrkdwn', text: truncateText(text, limit) });
-const section = (text: string): SlackBlock => ({
-  type: 'section',
-  text: mrkdwn(text, blockLimits.sectionText),
-});
-
-/** Slack renders `<!date^…>` in the reader's time zone; the fallback is UTC. */
-function slackDate(date: Date): string {
-  const unix = Math.floor(date.getTime() / 1000);
-  const fallback = `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  return `<!date^${unix}^{date_short_pretty} {time}|${fallback}>`;
-}
-
-function codeBlock(json: string): string {
-  // Backtick runs would close the block early; a zero-width space keeps them visible but inert.
-  const body = escapeMrkdwn(json || '{}').replace(/```/g, '`\u200b``');
-  const room = blockLimits.sectionText - '```\n\n```'.length;
-  return `\`\`\`\n${truncateText(body, room)}\n\`\`\``;
-}
-
-const riskLabels: Record<ApprovalCard['risk'], string> = {
-  low: 'Low',
-  medium: 'Medium',
-  high: ':warning: High',
-};
-
-const outcomeIcons: Record<ApprovalCard['status'], string> = {
-  pending: '',
-  approved: ':white_check_mark:',
-  rejected: ':no_entry_sign:',
-  expired: ':hourglass:',
-};
-
-function whoMayApprove(card: ApprovalCard): string {
-  const approvers = card.approverIds.slice(0, 20).map((id) => `<@${id}>`);
-  const more =
-    card.approverIds.length > approvers.length
-      ? ` and ${card.approverIds.length - approvers.length} more`
-      : '';
-  const list = approvers.length > 0 ? `\n${approvers.join(', ')}${more}` : '';
-  return `*Who may approve:*\n${escapeMrkdwn(card.whoMayApprove)}${list}`;
-}
-
-function approvalButtons(card: ApprovalCard): SlackBlock {
-  const approve: SlackBlock = {
-    type: 'button',
-    action_id: approveActionId,
-    text: plain('Approve', blockLimits.buttonText),
-    style: 'primary',
-    value: card.approvalId,
-  };
-  if (card.risk === 'high') {
-    approve.confirm = {
-      title: plain('Approve a high-risk action?', blockLimits.confirmTitle),
-      text: mrkdwn(
-        `Butler will run \`${card.toolName}\`: ${escapeMrkdwn(card.summary)}`,
-        blockLimits.confirmText,
-      ),
-      confirm: plain('Approve', blockLimits.confirmButton),
-      deny: plain('Cancel', blockLimits.confirmButton),
-      style: 'primary',
-    };
-  }
-  const reject: SlackBlock = {
-    type: 'button',
-    action_id: rejectActionId,
-    text: plain('Reject', blockLimits.buttonText),
-    style: 'danger',
-    value: card.approvalId,
-  };
-  return { type: 'actions', block_id: 'butler_approval', elements: [approve, reject] };
-}
-
-export function renderApprovalCard(card: ApprovalCard): RenderedMessage {
-  const pending = card.status === 'pending';
+function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedMessage {
+  const pending = call.status === 'pending';
   const headline = pending
-    ? `:lock: *Approval needed:* \`${card.toolName}\``
-    : `*Tool call:* \`${card.toolName}\``;
+    ? `:lock: *Approval needed:* ${toolHeading(call)}`
+    : `*Tool call:* ${toolHeading(call)}`;
   const blocks: SlackBlock[] = [
-    section(`${headline}\n${escapeMrkdwn(card.summary)}`),
-    section(codeBlock(card.argumentsJson)),
+    section(`${headline}\n${escapeMrkdwn(call.summary)}`),
+    section(codeBlock(call.argumentsJson) ?? ''),
     {
       type: 'section',
       fields: [
-        mrkdwn(`*Risk:*\n${riskLabels[card.risk]}`, blockLimits.field),
+        mrkdwn(`*Risk:*\n${riskLabels[call.risk]}`, blockLimits.field),
         mrkdwn(`*Requested by:*\n<@${card.requester.id}>`, blockLimits.field),
-        mrkdwn(whoMayApprove(card), blockLimits.field),
+        mrkdwn(whoMayApprove(card, call), blockLimits.field),
         mrkdwn(`*${pending ? 'Expires' : 'Expiry'}:*\n${slackDate(card.expiresAt)}`, blockLimits.field),
       ],
     },
   ];
-  const outcome = outcomeLine(card);
+  const outcome = outcomeLine(call);
   if (pending) {
-    blocks.push(approvalButtons(card));
+    blocks.push(
+      callActions(card, call, { blockId: 'butler_approval', confirmTextLimit: blockLimits.confirmText }),
+    );
   } else if (outcome) {
-    blocks.push(section(`${outcomeIcons[card.status]} *${escapeMrkdwn(outcome)}*`));
+    blocks.push(
+      section(`${outcomeIcons[call.status]} *${escapedWithin(outcome, blockLimits.sectionText - 40)}*`),
+    );
   }
   const text = pending
-    ? `Approval needed: ${card.toolName}: ${card.summary}`
-    : `${card.toolName}: ${outcome ?? card.status}`;
+    ? `Approval needed: ${call.toolName}: ${call.summary}`
+    : `${call.toolName}: ${outcome ?? call.status}`;
   return { text: truncateText(text, blockLimits.notificationText), blocks };
 }
 
-/** Where a reject-reason modal's submission must land: carried in the view's private_metadata. */
-export interface RejectReasonContext {
-  approvalId: string;
+export function renderApprovalCard(card: ApprovalCard): RenderedMessage {
+  const [only, ...others] = card.calls;
+  return only && others.length === 0 ? renderSingleCall(card, only) : renderBatchCard(card);
+}
+
+/** What a reject-reason modal decides: one call, or every pending call of a card ("Reject all"). */
+export type DecisionTarget =
+  | { approvalId: string; batchId?: undefined }
+  | { batchId: string; approvalId?: undefined };
+
+/**
+ * Where a reject-reason modal's submission must land: carried in the view's private_metadata as flat JSON,
+ * `{"approvalId"|"batchId", "channel", "messageTs", "threadTs"?}` (a modal opened before "Reject all"
+ * existed still parses).
+ */
+export type RejectReasonContext = DecisionTarget & {
   channel: string;
   messageTs: string;
   threadTs?: string;
-}
+};
 
-export function renderRejectReasonView(context: RejectReasonContext): Record<string, unknown> {
+/** The modal, or undefined when its context would not fit private_metadata (never for Butler's own ids). */
+export function renderRejectReasonView(context: RejectReasonContext): Record<string, unknown> | undefined {
+  const metadata = JSON.stringify(context);
+  if (metadata.length > blockLimits.privateMetadata) return undefined;
+  const all = context.batchId !== undefined;
   return {
     type: 'modal',
     callback_id: rejectReasonCallbackId,
-    private_metadata: JSON.stringify(context),
-    title: plain('Reject tool call', blockLimits.modalTitle),
-    submit: plain('Reject', blockLimits.modalTitle),
+    private_metadata: metadata,
+    title: plain(all ? 'Reject all tool calls' : 'Reject tool call', blockLimits.modalTitle),
+    submit: plain(all ? 'Reject all' : 'Reject', blockLimits.modalTitle),
     close: plain('Cancel', blockLimits.modalTitle),
     blocks: [
-      section('Butler will not run this tool call. You may tell the requester why.'),
+      section(
+        all
+          ? 'Butler will not run any of the tool calls on this card still waiting for a decision. You may tell the requester why.'
+          : 'Butler will not run this tool call. You may tell the requester why.',
+      ),
       {
         type: 'input',
         block_id: rejectReasonBlockId,

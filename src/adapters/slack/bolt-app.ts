@@ -1,7 +1,8 @@
 import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
-import { approveActionId, rejectActionId, rejectReasonCallbackId } from './approval-blocks.js';
+import { rejectReasonCallbackId } from './approval-blocks.js';
 import type { InboundHandlers } from './inbound.js';
+import { cardActionIds } from './interactions.js';
 import type { BotIdentity } from './normalize.js';
 import { slackClientOptions } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
@@ -47,8 +48,9 @@ export function createBoltApp(options: BoltAppOptions): App {
   });
   app.event('app_mention', async ({ body, event }) => handlers.message(body, event));
   app.event('message', async ({ body, event }) => handlers.message(body, event));
-  app.action(approveActionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
-  app.action(rejectActionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
+  for (const actionId of cardActionIds) {
+    app.action(actionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
+  }
   app.view(rejectReasonCallbackId, async ({ body, ack }) =>
     // Bolt types `ack` as a union over view payloads; a submission's ack takes a response action.
     handlers.rejectSubmission(body, ack as (response?: ViewErrorsResponseAction) => Promise<void>),

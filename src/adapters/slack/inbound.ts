@@ -2,8 +2,13 @@ import type { ButlerIntake } from '../../core/adapter.js';
 import type { DecisionResult } from '../../core/approvals/decision.js';
 import type { ChatUser, Decision } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
-import { rejectReasonBlockId, renderApprovalCard, renderRejectReasonView } from './approval-blocks.js';
-import { parseCardClick, parseRejectSubmission } from './interactions.js';
+import {
+  type DecisionTarget,
+  rejectReasonBlockId,
+  renderApprovalCard,
+  renderRejectReasonView,
+} from './approval-blocks.js';
+import { type CardClick, parseCardClick, parseRejectSubmission } from './interactions.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { type BotIdentity, normalizeMessageEvent } from './normalize.js';
 import { isRecord } from './parse.js';
@@ -22,15 +27,19 @@ export interface InboundDependencies {
 /** Bolt's `ack`; a modal submission may answer with errors that keep the modal open. */
 type Ack = (response?: { response_action: 'errors'; errors: Record<string, string> }) => Promise<void>;
 
-/** A decision to hand to the core, and where its card lives. */
-interface Decided {
-  approvalId: string;
+/** A decision to hand to the core (on one call, or on every pending call of a card), and where its card lives. */
+type Decided = DecisionTarget & {
   decision: Decision;
   user: ChatUser;
   reason?: string | undefined;
   channel: string | undefined;
   messageTs: string | undefined;
   threadTs: string | undefined;
+};
+
+/** Just what is being decided: the core's input and the log fields take it as it is. */
+function targetOf(click: DecisionTarget): DecisionTarget {
+  return click.batchId !== undefined ? { batchId: click.batchId } : { approvalId: click.approvalId };
 }
 
 /** What storing a decision came to: the core's answer, or a failure to reach it. */
@@ -77,16 +86,13 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
         ...(click.threadTs ? { threadTs: click.threadTs } : {}),
       })
       .catch((error: unknown) => {
-        logger.warn(
-          { platform: 'slack', approvalId: click.approvalId, ...errorFields(error) },
-          'ephemeral failed',
-        );
+        logger.warn({ platform: 'slack', ...targetOf(click), ...errorFields(error) }, 'ephemeral failed');
       });
   }
 
   const clickFields = (click: Decided) => ({
     platform: 'slack',
-    approvalId: click.approvalId,
+    ...targetOf(click),
     channel: click.channel,
     user: click.user.id,
   });
@@ -95,7 +101,7 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
   async function record(click: Decided): Promise<Recorded> {
     try {
       const result = await intake.decide({
-        approvalId: click.approvalId,
+        ...targetOf(click),
         platform: 'slack',
         user: click.user,
         decision: click.decision,
@@ -135,7 +141,8 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
   async function report(click: Decided, recorded: Recorded): Promise<void> {
     if (!recorded.ok) return tell(click, couldNotRecord);
     const { result } = recorded;
-    if (!result.ok) await tell(click, result.message);
+    // A failure always says why; a success may too ("Approve all" that could not decide every call).
+    if (result.message) await tell(click, result.message);
     // An unauthorised click leaves the card as it is; otherwise show the card's real state.
     const card = result.ok ? result.card : result.code === 'not_authorized' ? undefined : result.card;
     if (!card || !click.channel || !click.messageTs) return;
@@ -152,6 +159,28 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     await report(click, await recording);
   }
 
+  /** Opens the reject-reason modal; false when it cannot be opened (the rejection then has no reason). */
+  async function askForReason(click: CardClick): Promise<boolean> {
+    if (!click.triggerId || !click.channel || !click.messageTs) return false;
+    const view = renderRejectReasonView({
+      ...targetOf(click),
+      channel: click.channel,
+      messageTs: click.messageTs,
+      ...(click.threadTs ? { threadTs: click.threadTs } : {}),
+    });
+    if (!view) return false;
+    try {
+      await api.openView({ triggerId: click.triggerId, view });
+      return true;
+    } catch (error) {
+      logger.info(
+        { platform: 'slack', ...targetOf(click), ...errorFields(error) },
+        'reject reason modal unavailable; rejecting without a reason',
+      );
+      return false;
+    }
+  }
+
   async function cardClick(body: unknown, ack: Ack): Promise<void> {
     const click = parseCardClick(body);
     if (!click) {
@@ -159,24 +188,10 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
       logger.warn({ platform: 'slack' }, 'approval click without an approval id or user');
       return;
     }
-    if (click.decision === 'reject' && click.triggerId && click.channel && click.messageTs) {
-      // Nothing is decided yet: the modal asks for a reason first (its trigger is good for 3 s).
-      const context = {
-        approvalId: click.approvalId,
-        channel: click.channel,
-        messageTs: click.messageTs,
-        ...(click.threadTs ? { threadTs: click.threadTs } : {}),
-      };
-      try {
-        await api.openView({ triggerId: click.triggerId, view: renderRejectReasonView(context) });
-        await ack();
-        return;
-      } catch (error) {
-        logger.info(
-          { platform: 'slack', approvalId: click.approvalId, ...errorFields(error) },
-          'reject reason modal unavailable; rejecting without a reason',
-        );
-      }
+    // Nothing is decided yet when the modal opens: it asks for a reason first (its trigger is good for 3 s).
+    if (click.decision === 'reject' && (await askForReason(click))) {
+      await ack();
+      return;
     }
     await decideThenAcknowledge({ ...click, reason: undefined }, ack);
   }
@@ -190,7 +205,7 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     }
     const { context } = submission;
     const click: Decided = {
-      approvalId: context.approvalId,
+      ...targetOf(context),
       decision: 'reject',
       user: submission.user,
       reason: submission.reason,

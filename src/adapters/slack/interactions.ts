@@ -1,8 +1,12 @@
 import type { ChatUser, Decision } from '../../core/events.js';
 import {
   approveActionId,
+  approveAllActionId,
+  approveForConversationActionId,
+  type DecisionTarget,
   type RejectReasonContext,
   rejectActionId,
+  rejectAllActionId,
   rejectReasonBlockId,
   rejectReasonInputId,
 } from './approval-blocks.js';
@@ -10,8 +14,20 @@ import { isRecord } from './parse.js';
 
 /** Interactivity payloads (block_actions, view_submission) → what the click means. Pure functions. */
 
-export interface CardClick {
-  approvalId: string;
+/** What each card button asks for, and whether its value is one call's approvalId or the card's batchId. */
+const buttonMeanings: Record<string, { decision: Decision; scope: 'call' | 'batch' }> = {
+  [approveActionId]: { decision: 'approve', scope: 'call' },
+  [rejectActionId]: { decision: 'reject', scope: 'call' },
+  [approveForConversationActionId]: { decision: 'approve_for_conversation', scope: 'call' },
+  [approveAllActionId]: { decision: 'approve', scope: 'batch' },
+  [rejectAllActionId]: { decision: 'reject', scope: 'batch' },
+};
+
+/** Every action id on an approval card: the Bolt app routes each of them to the click handler. */
+export const cardActionIds = Object.keys(buttonMeanings);
+
+/** A click on a card: `approvalId` for one call, `batchId` for "Approve all" / "Reject all". */
+export type CardClick = DecisionTarget & {
   decision: Decision;
   /** From Slack's signed payload: the only authority on who clicked. */
   user: ChatUser;
@@ -19,7 +35,7 @@ export interface CardClick {
   messageTs: string | undefined;
   threadTs: string | undefined;
   triggerId: string | undefined;
-}
+};
 
 export interface RejectSubmission {
   context: RejectReasonContext;
@@ -40,21 +56,23 @@ function clickingUser(body: Record<string, unknown>): ChatUser | undefined {
   return name ? { id, name } : { id };
 }
 
+const meaningOf = (actionId: unknown) =>
+  typeof actionId === 'string' && Object.hasOwn(buttonMeanings, actionId)
+    ? buttonMeanings[actionId]
+    : undefined;
+
 export function parseCardClick(body: unknown): CardClick | undefined {
   if (!isRecord(body) || body.type !== 'block_actions' || !Array.isArray(body.actions)) return undefined;
-  const action = body.actions.find(
-    (candidate) =>
-      isRecord(candidate) &&
-      (candidate.action_id === approveActionId || candidate.action_id === rejectActionId),
-  );
-  const approvalId = field(action, 'value');
+  const action = body.actions.find((candidate) => isRecord(candidate) && meaningOf(candidate.action_id));
+  const meaning = isRecord(action) ? meaningOf(action.action_id) : undefined;
+  const id = field(action, 'value');
   const user = clickingUser(body);
-  if (!isRecord(action) || !approvalId || !user) return undefined;
+  if (!meaning || !id || !user) return undefined;
   const container = body.container;
   const message = body.message;
   return {
-    approvalId,
-    decision: action.action_id === approveActionId ? 'approve' : 'reject',
+    ...(meaning.scope === 'batch' ? { batchId: id } : { approvalId: id }),
+    decision: meaning.decision,
     user,
     channel: field(container, 'channel_id') ?? field(body.channel, 'id'),
     messageTs: field(container, 'message_ts') ?? field(message, 'ts'),
@@ -72,11 +90,17 @@ function parseContext(metadata: string | undefined): RejectReasonContext | undef
     return undefined;
   }
   const approvalId = field(value, 'approvalId');
+  const batchId = field(value, 'batchId');
   const channel = field(value, 'channel');
   const messageTs = field(value, 'messageTs');
-  if (!approvalId || !channel || !messageTs) return undefined;
+  if (!channel || !messageTs) return undefined;
+  // Exactly one target: a modal that named both (or neither) was not opened by Butler.
+  let target: DecisionTarget;
+  if (approvalId && !batchId) target = { approvalId };
+  else if (batchId && !approvalId) target = { batchId };
+  else return undefined;
   const threadTs = field(value, 'threadTs');
-  return threadTs ? { approvalId, channel, messageTs, threadTs } : { approvalId, channel, messageTs };
+  return { ...target, channel, messageTs, ...(threadTs ? { threadTs } : {}) };
 }
 
 export function parseRejectSubmission(body: unknown): RejectSubmission | undefined {

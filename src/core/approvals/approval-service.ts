@@ -1,69 +1,48 @@
-import { type ApprovalCard, cardArgumentsLimit, truncateText } from '../approval-card.js';
-import type { ApprovalDecisionInput } from '../events.js';
+import type { ApprovalCard } from '../approval-card.js';
+import type { ApprovalDecisionInput, ChatUser, Platform } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { Observer } from '../observer.js';
-import type { ApprovalRecord, NewApproval, Store } from '../store.js';
+import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
+import type { Risk } from '../tools/tool.js';
+import { batchCard, isPastDeadline } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
 
-/** Dedup key of the one resume event an approval may produce, whether decided or expired. */
-export const resumeDedupKey = (approvalId: string) => `approval:${approvalId}`;
+/**
+ * Dedup key of the one resume event a batch may produce, once every call on its card is decided or
+ * expired. A batch stored before batches existed is keyed by its one approval's id, as it was then.
+ */
+export const resumeDedupKey = (batchId: string) => `approval:${batchId}`;
 
-/** The continuation of a parked turn, as inbox work: at most one per approval. */
-function enqueueResume(store: Store, approval: ApprovalRecord, userId: string) {
+/** The continuation of a parked turn, as inbox work: at most one per batch. */
+function enqueueResume(store: Store, batch: readonly ApprovalRecord[], userId: string) {
+  const [first] = batch;
+  if (!first) return Promise.resolve(undefined);
   return store.inbox.insert({
-    platform: approval.platform,
-    dedupKey: resumeDedupKey(approval.id),
-    conversationKey: approval.conversationKey,
+    platform: first.platform,
+    dedupKey: resumeDedupKey(first.batchId),
+    conversationKey: first.conversationKey,
     userId,
-    payload: { kind: 'resume', approvalId: approval.id },
+    payload: { kind: 'resume', batchId: first.batchId },
   });
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const riskRank: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 
-export function approvalCard(approval: ApprovalRecord, policy: ApprovalPolicy): ApprovalCard {
-  return {
-    approvalId: approval.id,
-    status: approval.status,
-    toolName: approval.toolName,
-    summary: approval.summary,
-    argumentsJson: truncateText(JSON.stringify(approval.arguments, null, 2), cardArgumentsLimit),
-    risk: approval.risk,
-    requester: approval.requestedBy,
-    whoMayApprove: policy.describe(approval.risk, approval.approverIds),
-    approverIds: approval.approverIds,
-    expiresAt: approval.expiresAt,
-    ...(approval.decidedBy ? { decidedBy: approval.decidedBy } : {}),
-    ...(approval.decidedAt ? { decidedAt: approval.decidedAt } : {}),
-    ...(approval.reason ? { reason: approval.reason } : {}),
-  };
-}
+const isComplete = (batch: readonly ApprovalRecord[]) =>
+  batch.every((approval) => approval.status !== 'pending');
 
-function alreadyDecided(approval: ApprovalRecord, policy: ApprovalPolicy): DecisionResult {
-  const card = approvalCard(approval, policy);
-  if (approval.status === 'expired' || (approval.status === 'pending' && approval.expiresAt <= new Date())) {
-    // Past its deadline but not yet swept: show it as expired now, not with live buttons.
-    return {
-      ok: false,
-      code: 'expired',
-      message: 'This request has expired; nothing was run.',
-      card: { ...card, status: 'expired' },
-    };
-  }
-  const who = approval.decidedBy?.name ?? approval.decidedBy?.id ?? 'someone';
-  return {
-    ok: false,
-    code: 'already_decided',
-    message: `This request was already ${approval.status} by ${who}.`,
-    card,
-  };
+export interface ApprovalServiceOptions {
+  /** How long "Approve for this conversation" lasts; 0 turns it off. */
+  standingApprovalHours: number;
 }
 
 /**
  * Approval decisions. A decision is checked against who clicked (from the platform's signed payload)
- * and the database; the first valid one wins atomically and enqueues the turn's continuation in the
- * same transaction, so a decision is never lost and never taken twice.
+ * and the database; the first valid one wins atomically. The decision that completes a batch (every call
+ * on its card decided) enqueues the turn's continuation in the same transaction, under a lock on the
+ * batch, so a continuation is never lost and never made twice.
  */
 export class ApprovalService {
   constructor(
@@ -72,10 +51,12 @@ export class ApprovalService {
     private readonly observer: Observer,
     private readonly logger: Logger,
     private readonly onWork: () => void,
+    private readonly options: ApprovalServiceOptions = { standingApprovalHours: 0 },
   ) {}
 
-  card(approval: ApprovalRecord): ApprovalCard {
-    return approvalCard(approval, this.policy);
+  /** The card of a batch, as the platforms show it. */
+  card(batch: readonly ApprovalRecord[]): ApprovalCard {
+    return batchCard(batch, this.policy, this.options.standingApprovalHours);
   }
 
   newApproval(input: Omit<NewApproval, 'approverIds'>): NewApproval {
@@ -83,60 +64,106 @@ export class ApprovalService {
   }
 
   async decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
-    const log = this.logger.child({ approvalId: input.approvalId, platform: input.platform });
-    const approval = uuidPattern.test(input.approvalId)
-      ? await this.store.approvals.get(input.approvalId)
-      : undefined;
-    if (!approval || approval.platform !== input.platform) {
-      return { ok: false, code: 'not_found', message: 'This approval request no longer exists.' };
-    }
-    if (approval.status !== 'pending' || approval.expiresAt <= new Date())
-      return alreadyDecided(approval, this.policy);
+    const id = input.approvalId ?? input.batchId;
+    const notFound: DecisionResult = {
+      ok: false,
+      code: 'not_found',
+      message: 'This approval request no longer exists.',
+    };
+    if (!uuidPattern.test(id)) return notFound;
+    const log = this.logger.child({ approvalId: id, platform: input.platform });
+    const batch =
+      input.batchId === undefined
+        ? await this.batchOf(input.approvalId)
+        : await this.store.approvals.listBatch(input.batchId);
+    if (batch.length === 0 || batch[0]?.platform !== input.platform) return notFound;
+    const targets = input.approvalId ? batch.filter((approval) => approval.id === input.approvalId) : batch;
+    const open = targets.filter((approval) => approval.status === 'pending' && !isPastDeadline(approval));
+    if (open.length === 0) return this.alreadyDecided(batch, input.approvalId);
 
-    const permission = this.policy.mayDecide({
-      risk: approval.risk,
-      requester: approval.requestedBy,
-      approverIds: approval.approverIds,
-      user: input.user,
+    const standing = input.decision === 'approve_for_conversation';
+    if (standing && (input.batchId || this.options.standingApprovalHours <= 0))
+      return { ok: false, code: 'not_authorized', message: 'Standing approvals are not available here.' };
+    const refusals: string[] = [];
+    const allowed = open.filter((approval) => {
+      const check = {
+        risk: approval.risk,
+        requester: approval.requestedBy,
+        approverIds: approval.approverIds,
+        user: input.user,
+      };
+      const permission = standing ? this.policy.mayGrant(check) : this.policy.mayDecide(check);
+      if (!permission.allowed) refusals.push(permission.reason);
+      return permission.allowed;
     });
-    if (!permission.allowed) {
+    if (allowed.length === 0) {
       log.info({ user: input.user.id }, 'approval click refused');
-      return { ok: false, code: 'not_authorized', message: permission.reason, card: this.card(approval) };
+      return {
+        ok: false,
+        code: 'not_authorized',
+        message: refusals[0] ?? 'Not allowed.',
+        card: this.card(batch),
+      };
     }
 
-    const status = input.decision === 'approve' ? 'approved' : 'rejected';
-    const decided = await this.store.transaction(async (tx) => {
-      const row = await tx.approvals.decide(approval.id, {
-        status,
-        decidedBy: input.user,
-        reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
-        at: new Date(),
+    const { after, changed } = await this.apply(allowed, input, standing);
+    if (changed.length === 0) return this.alreadyDecided(after, input.approvalId);
+    for (const approval of changed) {
+      log.info({ user: input.user.id, status: approval.status, approval: approval.id }, 'approval decided');
+      this.observer.approvalDecided({
+        approvalId: approval.id,
+        conversationKey: approval.conversationKey,
+        toolName: approval.toolName,
+        risk: approval.risk,
+        decision: input.decision,
+        decidedBy: input.user.id,
       });
-      if (row) await enqueueResume(tx, row, input.user.id);
-      return row;
-    });
-    if (!decided) {
-      const current = await this.store.approvals.get(approval.id);
-      return alreadyDecided(current ?? approval, this.policy);
     }
-    log.info({ user: input.user.id, status }, 'approval decided');
-    this.observer.approvalDecided({
-      approvalId: decided.id,
-      conversationKey: decided.conversationKey,
-      toolName: decided.toolName,
-      risk: decided.risk,
-      decision: input.decision,
-      decidedBy: input.user.id,
-    });
     this.onWork();
-    return { ok: true, card: this.card(decided) };
+    const skipped = open.length - changed.length;
+    return {
+      ok: true,
+      card: this.card(after),
+      ...(skipped > 0 ? { message: this.partialMessage(changed.length, skipped, refusals[0]) } : {}),
+    };
   }
 
-  /** Closes approvals past their deadline; each gets a resume event so the model is told. */
+  /** The live standing approval that lets `toolName` (at `risk`) run in the conversation without a card. */
+  async standingGrant(
+    conversationKey: string,
+    toolName: string,
+    risk: Risk,
+  ): Promise<ApprovalGrant | undefined> {
+    const grant = await this.store.grants.findActive(conversationKey, toolName, new Date());
+    // A tool whose risk was raised since the grant needs a card again.
+    return grant && riskRank[risk] <= riskRank[grant.risk] ? grant : undefined;
+  }
+
+  /** Ends every standing approval in the conversation; only an approver of the platform may. */
+  async revokeGrants(
+    conversationKey: string,
+    platform: Platform,
+    user: ChatUser,
+  ): Promise<{ ok: true; revoked: ApprovalGrant[] } | { ok: false; reason: string }> {
+    if (!this.policy.approversOn(platform).includes(user.id))
+      return { ok: false, reason: 'Only an approver can revoke standing approvals.' };
+    const revoked = await this.store.grants.revokeActive(conversationKey, user, new Date());
+    this.logger.info(
+      { conversation: conversationKey, user: user.id, revoked: revoked.length },
+      'standing approvals revoked',
+    );
+    return { ok: true, revoked };
+  }
+
+  /** Closes approvals past their deadline; each batch they complete gets its continuation. */
   async expireDue(now = new Date()): Promise<number> {
     const expired = await this.store.transaction(async (tx) => {
       const rows = await tx.approvals.expireDue(now);
-      for (const row of rows) await enqueueResume(tx, row, row.requestedBy.id);
+      for (const batchId of new Set(rows.map((row) => row.batchId))) {
+        await tx.approvals.lockBatch(batchId);
+        const batch = await tx.approvals.listBatch(batchId);
+        if (isComplete(batch)) await enqueueResume(tx, batch, batch[0]?.requestedBy.id ?? '');
+      }
       return rows;
     });
     for (const row of expired) {
@@ -150,5 +177,81 @@ export class ApprovalService {
     }
     if (expired.length > 0) this.onWork();
     return expired.length;
+  }
+
+  private async batchOf(approvalId: string): Promise<ApprovalRecord[]> {
+    const approval = await this.store.approvals.get(approvalId);
+    return approval ? this.store.approvals.listBatch(approval.batchId) : [];
+  }
+
+  /**
+   * Decides `targets` in one transaction under the batch's lock. Returns the batch as it is afterwards and
+   * the approvals this decision changed (none when someone else decided every one of them first).
+   */
+  private async apply(
+    targets: readonly ApprovalRecord[],
+    input: ApprovalDecisionInput,
+    standing: boolean,
+  ): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[] }> {
+    const at = new Date();
+    const standingUntil = standing
+      ? new Date(at.getTime() + this.options.standingApprovalHours * 3_600_000)
+      : undefined;
+    const batchId = targets[0]?.batchId ?? '';
+    return this.store.transaction(async (tx) => {
+      await tx.approvals.lockBatch(batchId);
+      const changed: ApprovalRecord[] = [];
+      for (const target of targets) {
+        const row = await tx.approvals.decide(target.id, {
+          status: input.decision === 'reject' ? 'rejected' : 'approved',
+          decidedBy: input.user,
+          reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
+          at,
+          ...(standingUntil ? { standingUntil } : {}),
+        });
+        if (!row) continue;
+        changed.push(row);
+        if (standingUntil)
+          await tx.grants.create({
+            conversationKey: row.conversationKey,
+            toolName: row.toolName,
+            risk: row.risk,
+            grantedBy: input.user,
+            approvalId: row.id,
+            expiresAt: standingUntil,
+          });
+      }
+      const after = await tx.approvals.listBatch(batchId);
+      if (changed.length > 0 && isComplete(after)) await enqueueResume(tx, after, input.user.id);
+      return { after, changed };
+    });
+  }
+
+  private partialMessage(done: number, skipped: number, reason: string | undefined): string {
+    const calls = (count: number) => `${count} ${count === 1 ? 'action' : 'actions'}`;
+    return `Decided ${calls(done)}; ${calls(skipped)} still ${skipped === 1 ? 'needs' : 'need'} someone else. ${reason ?? ''}`.trim();
+  }
+
+  private alreadyDecided(batch: readonly ApprovalRecord[], approvalId: string | undefined): DecisionResult {
+    const card = this.card(batch);
+    const concerned = approvalId ? batch.filter((approval) => approval.id === approvalId) : batch;
+    const expired = (approval: ApprovalRecord) => approval.status === 'expired' || isPastDeadline(approval);
+    if (concerned.length > 0 && concerned.every(expired))
+      return { ok: false, code: 'expired', message: 'This request has expired; nothing was run.', card };
+    const [target] = concerned;
+    if (!approvalId || !target)
+      return {
+        ok: false,
+        code: 'already_decided',
+        message: 'Every action on this card was already decided.',
+        card,
+      };
+    const who = target.decidedBy?.name ?? target.decidedBy?.id ?? 'someone';
+    return {
+      ok: false,
+      code: 'already_decided',
+      message: `This request was already ${target.status} by ${who}.`,
+      card,
+    };
   }
 }

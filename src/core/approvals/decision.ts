@@ -7,5 +7,6 @@ export type DecisionFailure = 'not_found' | 'not_authorized' | 'already_decided'
  * is the card's current state, for adapters that redraw it.
  */
 export type DecisionResult =
-  | { ok: true; card: ApprovalCard }
+  /** `message`: what the clicker should know when "Approve all" could not decide every call. */
+  | { ok: true; card: ApprovalCard; message?: string }
   | { ok: false; code: DecisionFailure; message: string; card?: ApprovalCard };

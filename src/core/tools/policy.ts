@@ -38,6 +38,26 @@ export class ApprovalPolicy {
     return { allowed: false, reason: 'You are not allowed to decide this request.' };
   }
 
+  /**
+   * Whether `user` may approve every later call of a tool in the conversation (a standing approval). It
+   * covers calls by anyone there, so only an approver may grant it; for high risk, not the requester.
+   */
+  mayGrant(input: {
+    risk: Risk;
+    requester: ChatUser;
+    approverIds: readonly string[];
+    user: ChatUser;
+  }): { allowed: true } | { allowed: false; reason: string } {
+    if (!input.approverIds.includes(input.user.id))
+      return { allowed: false, reason: 'Only an approver can approve a tool for the whole conversation.' };
+    if (input.risk === 'high' && input.user.id === input.requester.id)
+      return {
+        allowed: false,
+        reason: 'High-risk actions need an approver other than the person who asked.',
+      };
+    return { allowed: true };
+  }
+
   /** "Who may approve", in words, for cards. */
   describe(risk: Risk, approverIds: readonly string[]): string {
     if (risk === 'medium') return approverIds.length > 0 ? 'the requester or an approver' : 'the requester';

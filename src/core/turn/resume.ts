@@ -6,7 +6,7 @@ import { recordNotRun, runTool, type ToolResult, type ToolScope, validateCall } 
  * (run at most once, even across restarts and racing workers), or why it did not run.
  */
 export async function resolveApprovedCall(scope: ToolScope, approval: ApprovalRecord): Promise<ToolResult> {
-  const call = approval.resume.assistant.toolCalls[approval.resume.pendingIndex];
+  const call = approval.resume.assistant.toolCalls.find((candidate) => candidate.id === approval.toolCallId);
   if (!call) throw new Error(`approval ${approval.id} points at a missing tool call`);
   const decidedBy = approval.decidedBy ? (approval.decidedBy.name ?? approval.decidedBy.id) : null;
   const notRun = {

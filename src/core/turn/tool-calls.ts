@@ -1,3 +1,4 @@
+import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ChatUser, ConversationAddress } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { ToolCall } from '../messages.js';
@@ -8,7 +9,10 @@ import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
 
-/** Resolves a model's tool calls in order: invalid ones get an error result, low-risk ones run, others park. */
+/**
+ * Resolves a model step's tool calls: invalid ones get an error result, low-risk ones and those a standing
+ * approval covers run, and the rest wait together for a person's decision on one card.
+ */
 
 export interface ToolResult {
   toolCallId: string;
@@ -19,6 +23,7 @@ export interface ToolScope {
   store: Store;
   tools: ToolRegistry;
   policy: ApprovalPolicy;
+  approvals: ApprovalService;
   conversationKey: string;
   address: ConversationAddress;
   requester: ChatUser;
@@ -27,9 +32,16 @@ export interface ToolScope {
   signal: AbortSignal;
 }
 
+/** A validated call that needs a person's decision. */
+export interface PendingCall {
+  call: ToolCall;
+  tool: Tool;
+  input: unknown;
+}
+
 export type Resolution =
   | { status: 'complete'; results: ToolResult[] }
-  | { status: 'needs_approval'; results: ToolResult[]; index: number; tool: Tool; input: unknown };
+  | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[] };
 
 type Decision = AuditEntry['decision'];
 
@@ -133,6 +145,8 @@ export async function runTool(
     decision: Decision;
     approvalId: string | null;
     decidedBy: string | null;
+    /** The standing approval it runs under, when no card was shown. */
+    grantId?: string;
   },
 ): Promise<{ content: string; ok: boolean }> {
   const { tool, call } = input;
@@ -167,6 +181,7 @@ export async function runTool(
   });
   await audit(scope, {
     approvalId: input.approvalId,
+    grantId: input.grantId ?? null,
     toolName: tool.name,
     toolCallId: call.id,
     arguments: input.arguments,
@@ -209,33 +224,56 @@ export async function validateCall(
   return { ok: true, tool, input: parsed.value };
 }
 
+/** Results in the order of the calls they answer (the model API wants them so). */
+export function inCallOrder(calls: readonly ToolCall[], results: readonly ToolResult[]): ToolResult[] {
+  const position = new Map(calls.map((call, index) => [call.id, index]));
+  return [...results].sort(
+    (left, right) =>
+      (position.get(left.toolCallId) ?? Number.MAX_SAFE_INTEGER) -
+      (position.get(right.toolCallId) ?? Number.MAX_SAFE_INTEGER),
+  );
+}
+
+/**
+ * Resolves every call of `calls` that `previous` has no result for. Calls are independent (models ask for
+ * several at once only for independent work), so those that need no decision run now, even when an
+ * earlier one waits for a card.
+ */
 export async function resolveToolCalls(
   scope: ToolScope,
   calls: readonly ToolCall[],
-  startIndex: number,
   previous: readonly ToolResult[],
 ): Promise<Resolution> {
   const results = [...previous];
-  for (let index = startIndex; index < calls.length; index++) {
-    const call = calls[index];
-    if (!call) continue;
+  const resolved = new Set(previous.map((result) => result.toolCallId));
+  const pending: PendingCall[] = [];
+  for (const call of calls) {
+    if (resolved.has(call.id)) continue;
     const checked = await validateCall(scope, call);
     if (!checked.ok) {
       results.push(checked.result);
       continue;
     }
-    if (scope.policy.needsApproval(checked.tool.risk)) {
-      return { status: 'needs_approval', results, index, tool: checked.tool, input: checked.input };
+    const { tool, input } = checked;
+    const grant = scope.policy.needsApproval(tool.risk)
+      ? await scope.approvals.standingGrant(scope.conversationKey, tool.name, tool.risk)
+      : undefined;
+    if (scope.policy.needsApproval(tool.risk) && !grant) {
+      pending.push({ call, tool, input });
+      continue;
     }
     const outcome = await runTool(scope, {
-      tool: checked.tool,
+      tool,
       call,
-      arguments: checked.input,
-      decision: 'auto',
+      arguments: input,
+      decision: grant ? 'granted' : 'auto',
       approvalId: null,
-      decidedBy: null,
+      decidedBy: grant?.grantedBy.id ?? null,
+      ...(grant ? { grantId: grant.id } : {}),
     });
     results.push({ toolCallId: call.id, content: outcome.content });
   }
-  return { status: 'complete', results };
+  return pending.length > 0
+    ? { status: 'needs_approval', results, pending }
+    : { status: 'complete', results };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatAdapter, ReplyTarget } from '../adapter.js';
 import { ModelError } from '../errors.js';
@@ -85,7 +86,7 @@ export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
   turn.observer.end({ status: 'replied' });
 }
 
-/** Stops the turn at a call that needs a person's decision: persist, then show the card. */
+/** Stops the turn at the calls that need a person's decision: persist them as one batch, then show its card. */
 export async function parkTurn(
   deps: TurnRunnerDeps,
   turn: Turn,
@@ -98,64 +99,77 @@ export async function parkTurn(
 ) {
   const { store, approvals, options } = deps;
   if (turn.reply.opened) await deliverReply(deps, turn);
-  const call = assistant.toolCalls[resolution.index];
-  if (!call) throw new Error('parked on a missing tool call');
-  const approval = await store.transaction(async (tx) => {
-    const created = await tx.approvals.create(
-      approvals.newApproval({
-        conversationKey: turn.conversation.key,
-        platform: turn.target.address.platform,
-        toolName: resolution.tool.name,
-        toolCallId: call.id,
-        arguments: resolution.input,
-        risk: resolution.tool.risk,
-        summary: resolution.tool.summarize(resolution.input),
-        requestedBy: turn.requester,
-        expiresAt: new Date(Date.now() + options.approvalTtlMs),
-        resume: {
-          turnId: turn.id,
-          assistant,
-          results: resolution.results,
-          pendingIndex: resolution.index,
-          isDirect: turn.isDirect,
-          replyMessageIds: await turn.reply.messageIds(),
-          ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
-        },
-      }),
-    );
+  const batchId = randomUUID();
+  const expiresAt = new Date(Date.now() + options.approvalTtlMs);
+  const resume = {
+    turnId: turn.id,
+    assistant,
+    results: resolution.results,
+    isDirect: turn.isDirect,
+    replyMessageIds: await turn.reply.messageIds(),
+    ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
+  };
+  const batch = await store.transaction(async (tx) => {
+    const created = [];
+    for (const { call, tool, input } of resolution.pending) {
+      created.push(
+        await tx.approvals.create(
+          approvals.newApproval({
+            batchId,
+            conversationKey: turn.conversation.key,
+            platform: turn.target.address.platform,
+            toolName: tool.name,
+            ...(tool.origin ? { origin: tool.origin } : {}),
+            toolCallId: call.id,
+            arguments: input,
+            risk: tool.risk,
+            summary: tool.summarize(input),
+            requestedBy: turn.requester,
+            expiresAt,
+            resume,
+          }),
+        ),
+      );
+    }
     await commitTurnWith(tx, turn, pending, 'done');
     return created;
   });
-  turn.log.info(
-    { approvalId: approval.id, tool: approval.toolName, risk: approval.risk },
-    'turn parked for approval',
-  );
-  turn.observer.approvalRequested({
-    approvalId: approval.id,
-    conversationKey: approval.conversationKey,
-    toolName: approval.toolName,
-    risk: approval.risk,
-  });
+  for (const approval of batch) {
+    turn.log.info(
+      { approvalId: approval.id, batchId, tool: approval.toolName, risk: approval.risk },
+      'turn parked for approval',
+    );
+    turn.observer.approvalRequested({
+      approvalId: approval.id,
+      conversationKey: approval.conversationKey,
+      toolName: approval.toolName,
+      risk: approval.risk,
+    });
+  }
   turn.observer.end({ status: 'parked' });
-  await postApprovalCard(deps, turn.adapter, turn.target, approval, turn.log);
+  await postApprovalCard(deps, turn.adapter, turn.target, batch, turn.log);
 }
 
+/** Posts a batch's card and records where it is; a failure is told to the user in a notice. */
 export async function postApprovalCard(
   deps: TurnRunnerDeps,
   adapter: ChatAdapter,
   target: ReplyTarget,
-  approval: ApprovalRecord,
+  batch: readonly ApprovalRecord[],
   log: Logger,
 ) {
+  const [first] = batch;
+  if (!first) return;
   try {
-    const messageId = await adapter.postApprovalCard(target, deps.approvals.card(approval));
-    await deps.store.approvals.setCardMessage(approval.id, messageId);
+    const messageId = await adapter.postApprovalCard(target, deps.approvals.card(batch));
+    await deps.store.approvals.setCardMessage(first.batchId, messageId);
   } catch (error) {
-    log.error({ err: error, approvalId: approval.id }, 'could not post the approval card');
+    log.error({ err: error, batchId: first.batchId }, 'could not post the approval card');
+    const tools = [...new Set(batch.map((approval) => approval.toolName))].join(', ');
     await adapter
       .postNotice(
         target,
-        `I need approval to run ${approval.toolName}, but could not show the approval card. Please try again.`,
+        `I need approval to run ${tools}, but could not show the approval card. Please try again.`,
       )
       .catch(() => {});
   }

@@ -1,11 +1,12 @@
 import { buildSystemPrompt } from '../brain/prompt.js';
 import { decodeConversationKey } from '../conversation-key.js';
 import type { InboundMessage } from '../events.js';
-import type { ConversationMessage, StoredMessage } from '../messages.js';
+import type { ConversationMessage, StoredMessage, ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
 import { cleanJson } from '../text.js';
+import { isRevokeCommand, revokeStandingApprovals } from './commands.js';
 import { resolveApprovedCall } from './resume.js';
-import { resolveToolCalls, type ToolScope } from './tool-calls.js';
+import { inCallOrder, resolveToolCalls, type ToolResult, type ToolScope } from './tool-calls.js';
 import { adapterFor, beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } from './turn-endings.js';
 
@@ -15,6 +16,10 @@ import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } fro
  * so a crash never leaves the conversation half-written; `inflight` on the conversation records
  * what was already posted so a retried turn overwrites its reply instead of posting a second one.
  */
+
+/** The tool messages of a step, in the order of its calls. */
+const toolMessages = (calls: readonly ToolCall[], results: readonly ToolResult[]): ConversationMessage[] =>
+  inCallOrder(calls, results).map((result) => ({ role: 'tool', ...result }));
 
 const noModelMessage =
   'Butler has no model configured yet. An admin can set BUTLER_MODEL (and BUTLER_BASE_URL, BUTLER_API_TOKEN) to turn on answers.';
@@ -52,76 +57,86 @@ export class TurnRunner {
     try {
       const window = await this.deps.store.conversations.window(turn.conversation.id);
       const pending = await this.newTurnMessages(turn, messages, window.length === 0);
+      if (isRevokeCommand(last.text)) {
+        const answer = await revokeStandingApprovals(this.deps.approvals, turn);
+        await turn.reply.append(answer);
+        return await completeTurn(this.deps, turn, pending, answer);
+      }
       await this.converse(turn, pending, window);
     } finally {
       await clearStatus().catch(() => {});
     }
   }
 
-  /** Continues a parked turn after its approval was decided or expired. */
-  async runResume(eventId: number, approval: ApprovalRecord, signal: AbortSignal, retried = false) {
-    const address = decodeConversationKey(approval.conversationKey);
+  /** Continues a parked turn once every call on its card was decided or expired. */
+  async runResume(eventId: number, batch: readonly ApprovalRecord[], signal: AbortSignal, retried = false) {
+    const [first] = batch;
+    if (!first) return;
+    const { resume } = first;
+    const address = decodeConversationKey(first.conversationKey);
     const turn = await beginTurn(this.deps, {
-      conversationKey: approval.conversationKey,
+      conversationKey: first.conversationKey,
       eventIds: [eventId],
       target: {
         address,
-        ...(approval.resume.replyTo ? { replyTo: approval.resume.replyTo } : {}),
-        userId: approval.requestedBy.id,
+        ...(resume.replyTo ? { replyTo: resume.replyTo } : {}),
+        userId: first.requestedBy.id,
       },
-      requester: approval.requestedBy,
-      isDirect: approval.resume.isDirect ?? false,
+      requester: first.requestedBy,
+      isDirect: resume.isDirect ?? false,
       trigger: 'resume',
       signal,
       // The continuation's reply came after the card (or, without one, after the question).
-      retriedAfter: retried ? (approval.cardMessageId ?? approval.resume.replyTo) : undefined,
-      shownBefore: approval.resume.replyMessageIds ?? [],
+      retriedAfter: retried ? (first.cardMessageId ?? resume.replyTo) : undefined,
+      shownBefore: resume.replyMessageIds ?? [],
     });
     if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
-    if (approval.cardMessageId) {
+    if (first.cardMessageId) {
       // Expiry has no click to redraw the card, and a click's own redraw is lost if Butler dies right
       // after storing the decision: the continuation makes sure the card shows the outcome.
       await turn.adapter
-        .updateApprovalCard(address, approval.cardMessageId, this.deps.approvals.card(approval))
+        .updateApprovalCard(address, first.cardMessageId, this.deps.approvals.card(batch))
         .catch((error: unknown) =>
-          turn.log.warn({ err: error, approvalId: approval.id }, 'could not show the outcome on the card'),
+          turn.log.warn({ err: error, batchId: first.batchId }, 'could not show the outcome on the card'),
         );
     }
     const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
     try {
       const scope = this.toolScope(turn);
-      const decided = await resolveApprovedCall(scope, approval);
-      const { assistant } = approval.resume;
-      const resolution = await resolveToolCalls(
-        scope,
-        assistant.toolCalls,
-        approval.resume.pendingIndex + 1,
-        [...approval.resume.results, decided],
-      );
+      const decided = [];
+      for (const approval of batch) decided.push(await resolveApprovedCall(scope, approval));
+      const { assistant } = resume;
+      // Batches leave nothing else; a turn parked before batches still has the calls after its one.
+      const resolution = await resolveToolCalls(scope, assistant.toolCalls, [...resume.results, ...decided]);
       if (resolution.status === 'needs_approval')
         return await parkTurn(this.deps, turn, [], assistant, resolution);
       await this.converse(turn, [
         { role: 'assistant', content: assistant.content, toolCalls: assistant.toolCalls },
-        ...resolution.results.map((result) => ({ role: 'tool' as const, ...result })),
+        ...toolMessages(assistant.toolCalls, resolution.results),
       ]);
     } finally {
       await clearStatus().catch(() => {});
     }
   }
 
-  /** Posts cards of pending approvals that a crash kept from being shown. */
+  /** Posts the cards of batches that a crash kept from being shown. */
   async postMissingCards(olderThan: Date): Promise<void> {
-    for (const approval of await this.deps.store.approvals.listWithoutCard(olderThan)) {
-      const address = decodeConversationKey(approval.conversationKey);
+    const batches = new Map<string, ApprovalRecord[]>();
+    for (const approval of await this.deps.store.approvals.listWithoutCard(olderThan))
+      batches.set(approval.batchId, [...(batches.get(approval.batchId) ?? []), approval]);
+    for (const batch of batches.values()) {
+      const [first] = batch;
+      if (!first) continue;
+      const address = decodeConversationKey(first.conversationKey);
       await postApprovalCard(
         this.deps,
         adapterFor(this.deps, address.platform),
         {
           address,
-          ...(approval.resume.replyTo ? { replyTo: approval.resume.replyTo } : {}),
-          userId: approval.requestedBy.id,
+          ...(first.resume.replyTo ? { replyTo: first.resume.replyTo } : {}),
+          userId: first.requestedBy.id,
         },
-        approval,
+        batch,
         this.deps.logger,
       );
     }
@@ -132,6 +147,7 @@ export class TurnRunner {
       store: this.deps.store,
       tools: this.deps.tools,
       policy: this.deps.policy,
+      approvals: this.deps.approvals,
       conversationKey: turn.conversation.key,
       address: turn.target.address,
       requester: turn.requester,
@@ -259,12 +275,12 @@ export class TurnRunner {
 
         turn.reply.endStep();
         const assistant = { content: result.content, toolCalls: result.toolCalls };
-        const resolution = await resolveToolCalls(this.toolScope(turn), result.toolCalls, 0, []);
+        const resolution = await resolveToolCalls(this.toolScope(turn), result.toolCalls, []);
         if (resolution.status === 'needs_approval')
           return await parkTurn(this.deps, turn, pending, assistant, resolution);
         pending.push(
           { role: 'assistant', ...assistant },
-          ...resolution.results.map((entry) => ({ role: 'tool' as const, ...entry })),
+          ...toolMessages(result.toolCalls, resolution.results),
         );
       }
       await turn.reply.append(

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { ApprovalRecord, ApprovalRepository } from '../../core/store.js';
 import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
@@ -8,9 +8,11 @@ import { preparedOnFirstUse } from './prepared.js';
 function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
   return {
     id: row.id,
+    batchId: row.batchId ?? row.id,
     conversationKey: row.conversationKey,
     platform: row.platform,
     toolName: row.toolName,
+    ...(row.origin ? { origin: row.origin } : {}),
     toolCallId: row.toolCallId,
     arguments: row.arguments,
     risk: row.risk,
@@ -23,12 +25,20 @@ function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
     decidedBy: row.decidedBy,
     decidedAt: row.decidedAt,
     reason: row.reason,
+    standingUntil: row.standingUntil,
     cardMessageId: row.cardMessageId,
     execution: row.execution,
     result: row.result,
     createdAt: row.createdAt,
   };
 }
+
+/** Namespaces the batch locks (the second key is the batch id's hash). */
+const batchLockSpace = 7_461_003;
+
+/** Rows of a batch; a row stored before batches (no batch id) is a batch of one under its own id. */
+const inBatch = (batchId: string) =>
+  or(eq(approvals.batchId, batchId), and(isNull(approvals.batchId), eq(approvals.id, batchId)));
 
 export function approvalRepository(db: Database): ApprovalRepository {
   // Every turn's system prompt lists the conversation's pending approvals.
@@ -57,8 +67,21 @@ export function approvalRepository(db: Database): ApprovalRepository {
       return row ? toApproval(row) : undefined;
     },
 
-    async setCardMessage(id, messageId) {
-      await db.update(approvals).set({ cardMessageId: messageId }).where(eq(approvals.id, id));
+    async listBatch(batchId) {
+      const rows = await db
+        .select()
+        .from(approvals)
+        .where(inBatch(batchId))
+        .orderBy(asc(approvals.createdAt));
+      return rows.map(toApproval);
+    },
+
+    async lockBatch(batchId) {
+      await db.execute(sql`select pg_advisory_xact_lock(${batchLockSpace}, hashtext(${batchId}))`);
+    },
+
+    async setCardMessage(batchId, messageId) {
+      await db.update(approvals).set({ cardMessageId: messageId }).where(inBatch(batchId));
     },
 
     async decide(id, decision) {
@@ -70,6 +93,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
           decidedBy: cleanJson(decision.decidedBy),
           decidedAt: decision.at,
           reason: decision.reason === null ? null : cleanText(decision.reason),
+          standingUntil: decision.standingUntil ?? null,
         })
         .where(
           and(eq(approvals.id, id), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)),

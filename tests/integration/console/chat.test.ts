@@ -21,10 +21,11 @@ function startChat(env: Record<string, string>) {
     output += String(chunk);
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const waitFor = async (text: string, timeoutMs = 20_000) => {
+  /** Waits until `text` has been written `times` times in all. */
+  const waitFor = async (text: string, { times = 1, timeoutMs = 20_000 } = {}) => {
     const deadline = Date.now() + timeoutMs;
-    while (!output.includes(text)) {
-      if (Date.now() > deadline) throw new Error(`never saw "${text}" in:\n${output}`);
+    while (output.split(text).length - 1 < times) {
+      if (Date.now() > deadline) throw new Error(`never saw "${text}" ${times} times in:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   };
@@ -55,7 +56,8 @@ describe('npm run chat', () => {
     expect(chat.output()).toContain('npm run chat needs a model');
   });
 
-  it('holds a conversation with an approval', async () => {
+  /** `npm run chat` with olga as the approver and a high-risk `restart_service` HTTP tool. */
+  async function startChatWithTool() {
     const directory = mkdtempSync(join(tmpdir(), 'butler-chat-'));
     const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
     writeFileSync(
@@ -80,6 +82,25 @@ describe('npm run chat', () => {
       BUTLER_DATA_DIR: join(directory, 'data'),
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     });
+    const cleanUp = async () => {
+      chat.child.kill('SIGKILL');
+      if (databaseUrl) await dropPostgresDatabase(databaseUrl);
+      rmSync(directory, { recursive: true, force: true });
+    };
+    return { chat, cleanUp };
+  }
+
+  const restart = (id: string, service: string) => ({
+    id,
+    name: 'restart_service',
+    arguments: JSON.stringify({ service }),
+  });
+  const restartedServices = () =>
+    tools.requests.map((request) => (request.body as { service?: string }).service);
+
+  it('holds a conversation with an approval', async () => {
+    tools.requests.length = 0;
+    const { chat, cleanUp } = await startChatWithTool();
     try {
       await chat.waitFor('Butler chat with chat-model');
       model.enqueue({ text: 'Hello from the terminal.' });
@@ -91,6 +112,7 @@ describe('npm run chat', () => {
       });
       chat.type('restart api please');
       await chat.waitFor('Approval needed: restart_service (high risk)');
+      expect(chat.output()).toContain('/approve-conversation (for 8 h)');
       chat.type('/approve');
       await chat.waitFor('approver other than the person who asked');
       expect(tools.requests).toHaveLength(0);
@@ -106,9 +128,90 @@ describe('npm run chat', () => {
       chat.type('/quit');
       expect(await chat.exited).toBe(0);
     } finally {
-      chat.child.kill('SIGKILL');
-      if (databaseUrl) await dropPostgresDatabase(databaseUrl);
-      rmSync(directory, { recursive: true, force: true });
+      await cleanUp();
+    }
+  }, 60_000);
+
+  it('decides a card of two calls one by one, all at once, and for the conversation', async () => {
+    tools.requests.length = 0;
+    const { chat, cleanUp } = await startChatWithTool();
+    const switches: Record<string, number> = {};
+    const actAs = async (user: string) => {
+      switches[user] = (switches[user] ?? 0) + 1;
+      chat.type(`/as ${user}`);
+      await chat.waitFor(`You are now "${user}"`, { times: switches[user] });
+    };
+    try {
+      await chat.waitFor('Butler chat with chat-model');
+      await actAs('ana');
+
+      // One model step, two calls: one card listing both.
+      model.enqueue({ toolCalls: [restart('call_a', 'api'), restart('call_b', 'web')] });
+      chat.type('restart api and web');
+      await chat.waitFor('2 actions need approval');
+      for (const expected of [
+        '1. restart_service (high risk)',
+        '2. restart_service (high risk)',
+        '"service": "web"',
+        '/approve <n|all>',
+      ])
+        expect(chat.output()).toContain(expected);
+      chat.type('/approve');
+      await chat.waitFor('2 actions are waiting: /approve <n> for one, or /approve all.');
+      chat.type('/approve all');
+      await chat.waitFor('approver other than the person who asked');
+
+      await actAs('olga');
+      chat.type('/approve 3');
+      await chat.waitFor('There is no action 3; the card has 2.');
+      chat.type('/approve 1');
+      await chat.waitFor('2. restart_service: waiting');
+      expect(chat.output()).toContain('1. restart_service: Approved by olga');
+      // The turn goes on only once both are decided.
+      expect(tools.requests).toHaveLength(0);
+
+      model.enqueue({ text: 'api restarted; web left alone.' });
+      chat.type('/reject 2 not today');
+      await chat.waitFor('api restarted; web left alone.');
+      expect(chat.output()).toContain('Rejected by olga: not today');
+      expect(restartedServices()).toEqual(['api']);
+      const toolMessages = model.requests.at(-1)?.messages.filter((message) => message.role === 'tool');
+      expect(toolMessages?.map((message) => message.tool_call_id)).toEqual(['call_a', 'call_b']);
+
+      // Approve all: both run, once each.
+      await actAs('ana');
+      model.enqueue({ toolCalls: [restart('call_c', 'api'), restart('call_d', 'web')] });
+      model.enqueue({ text: 'Both restarted.' });
+      chat.type('restart both again');
+      await chat.waitFor('2 actions need approval', { times: 2 });
+      await actAs('olga');
+      chat.type('/approve all');
+      await chat.waitFor('Both restarted.');
+      expect(restartedServices()).toEqual(['api', 'api', 'web']);
+
+      // For the conversation: the next call of the tool here runs without a card.
+      await actAs('ana');
+      model.enqueue({ toolCalls: [restart('call_e', 'db')] });
+      model.enqueue({ text: 'db restarted.' });
+      chat.type('restart db');
+      await chat.waitFor('Approval needed: restart_service (high risk)');
+      await actAs('olga');
+      chat.type('/approve-conversation');
+      await chat.waitFor('db restarted.');
+      expect(chat.output()).toContain('Approved for this conversation by olga until');
+      const cardsSoFar = chat.output().split('⚠').length;
+      await actAs('ana');
+      model.enqueue({ toolCalls: [restart('call_f', 'cache')] });
+      model.enqueue({ text: 'cache restarted.' });
+      chat.type('restart cache');
+      await chat.waitFor('cache restarted.');
+      expect(chat.output().split('⚠').length).toBe(cardsSoFar);
+      expect(restartedServices()).toEqual(['api', 'api', 'web', 'db', 'cache']);
+
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+    } finally {
+      await cleanUp();
     }
   }, 60_000);
 });

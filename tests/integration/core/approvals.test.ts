@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ApprovalCardCall } from '../../../src/core/approval-card.js';
 import type { ConversationAddress } from '../../../src/core/events.js';
 import { auditLog } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
@@ -23,7 +24,9 @@ const olga = { id: 'olga', name: 'Olga' };
 const pat = { id: 'pat', name: 'Pat' };
 const eve = { id: 'eve', name: 'Eve' };
 
-function appOptions(overrides: { approvalTtlMinutes?: number } = {}): TestButlerOptions {
+function appOptions(
+  overrides: { approvalTtlMinutes?: number; standingApprovalHours?: number } = {},
+): TestButlerOptions {
   const tool = (name: string, risk: string, method: string) => ({
     name,
     description: `${name.replace('_', ' ')} of a service.`,
@@ -37,6 +40,7 @@ function appOptions(overrides: { approvalTtlMinutes?: number } = {}): TestButler
     config: {
       approvers: { console: ['olga', 'pat'] },
       approvalTtlMinutes: overrides.approvalTtlMinutes ?? 60,
+      standingApprovalHours: overrides.standingApprovalHours ?? 8,
       tools: [
         tool('service_status', 'low', 'GET'),
         tool('scale_service', 'medium', 'POST'),
@@ -68,6 +72,12 @@ function newAddress(): ConversationAddress {
   return { platform: 'console', workspace: 'local', channel: 'ops', thread: `t${thread}` };
 }
 
+/** Sends `text` from `user` and waits until Butler has answered it. */
+async function say(target: TestButler, address: ConversationAddress, text: string, user = ana) {
+  await target.butler.service.accept(inboundMessage({ text, address, user, isDirect: false }));
+  await target.settle();
+}
+
 /** Sends a message whose first model answer is the given tool calls, then text. */
 async function askForTools(target: TestButler, address: ConversationAddress, calls: Array<[string, object]>) {
   model.enqueue({
@@ -84,6 +94,13 @@ async function askForTools(target: TestButler, address: ConversationAddress, cal
 
 const toolMessages = (requestIndex: number) =>
   (model.requests[requestIndex]?.messages ?? []).filter((message) => message.role === 'tool');
+
+/** The one call of the last card posted. */
+function lastCall(): ApprovalCardCall {
+  const call = platform.lastCard().card.calls[0];
+  if (!call) throw new Error('the last card has no calls');
+  return call;
+}
 
 async function auditRows(target: TestButler, approvalId: string) {
   return target.butler.database.db.select().from(auditLog).where(eq(auditLog.approvalId, approvalId));
@@ -103,7 +120,9 @@ describe(`approvals on ${databaseKind}`, () => {
     expect(toolServer.requests[0]).toMatchObject({ method: 'GET', path: '/service_status?service=api' });
     expect(toolServer.requests[0]?.headers.authorization).toBe('Bearer ops-secret');
     expect(toolMessages(1)).toEqual([{ role: 'tool', tool_call_id: 'call_low', content: '{"ok":true}' }]);
-    expect(platform.cards.filter((card) => card.card.toolName === 'service_status')).toHaveLength(0);
+    expect(
+      platform.cards.filter((card) => card.card.calls.some((call) => call.toolName === 'service_status')),
+    ).toHaveLength(0);
     expect(platform.finalTexts().at(-1)).toBe('api is up');
   });
 
@@ -111,23 +130,25 @@ describe(`approvals on ${databaseKind}`, () => {
     const address = newAddress();
     await askForTools(app, address, [['scale_service', { service: 'api' }]]);
     const { card } = platform.lastCard();
-    expect(card).toMatchObject({
-      toolName: 'scale_service',
-      risk: 'medium',
-      status: 'pending',
-      whoMayApprove: 'the requester or an approver',
-    });
+    expect(card.calls).toMatchObject([
+      {
+        toolName: 'scale_service',
+        risk: 'medium',
+        status: 'pending',
+        whoMayApprove: 'the requester or an approver',
+      },
+    ]);
     expect(card.requester).toEqual(ana);
     expect(toolServer.requests).toHaveLength(0);
 
     model.enqueue({ text: 'Scaled api.' });
     const result = await app.butler.service.decide({
-      approvalId: card.approvalId,
+      approvalId: lastCall().approvalId,
       platform: 'console',
       user: ana,
       decision: 'approve',
     });
-    expect(result).toMatchObject({ ok: true, card: { status: 'approved', decidedBy: ana } });
+    expect(result).toMatchObject({ ok: true, card: { calls: [{ status: 'approved', decidedBy: ana }] } });
     await app.settle();
     expect(toolServer.requests).toHaveLength(1);
     expect(toolServer.requests[0]?.body).toEqual({ service: 'api' });
@@ -137,12 +158,12 @@ describe(`approvals on ${databaseKind}`, () => {
 
   it('keeps high-risk calls for an approver other than the requester', async () => {
     await askForTools(app, newAddress(), [['restart_service', { service: 'db' }]]);
-    const card = platform.lastCard();
-    expect(card.card.whoMayApprove).toBe('an approver other than the requester');
+    const call = lastCall();
+    expect(call.whoMayApprove).toBe('an approver other than the requester');
 
     for (const user of [ana, eve]) {
       const refused = await app.butler.service.decide({
-        approvalId: card.card.approvalId,
+        approvalId: call.approvalId,
         platform: 'console',
         user,
         decision: 'approve',
@@ -150,7 +171,7 @@ describe(`approvals on ${databaseKind}`, () => {
       expect(refused).toMatchObject({ ok: false, code: 'not_authorized' });
     }
     const wrongPlatform = await app.butler.service.decide({
-      approvalId: card.card.approvalId,
+      approvalId: call.approvalId,
       platform: 'slack',
       user: olga,
       decision: 'approve',
@@ -158,12 +179,12 @@ describe(`approvals on ${databaseKind}`, () => {
     expect(wrongPlatform).toMatchObject({ ok: false, code: 'not_found' });
     await app.settle();
     expect(toolServer.requests).toHaveLength(0);
-    expect((await app.butler.store.approvals.get(card.card.approvalId))?.status).toBe('pending');
+    expect((await app.butler.store.approvals.get(call.approvalId))?.status).toBe('pending');
 
     model.enqueue({ text: 'Restarted db.' });
     expect(
       await app.butler.service.decide({
-        approvalId: card.card.approvalId,
+        approvalId: call.approvalId,
         platform: 'console',
         user: olga,
         decision: 'approve',
@@ -172,7 +193,7 @@ describe(`approvals on ${databaseKind}`, () => {
     await app.settle();
     expect(toolServer.requests).toHaveLength(1);
     expect(toolServer.requests[0]?.headers['idempotency-key']).toMatch(/^[0-9a-f]{32}$/);
-    const rows = await auditRows(app, card.card.approvalId);
+    const rows = await auditRows(app, call.approvalId);
     expect(rows).toMatchObject([
       {
         toolName: 'restart_service',
@@ -187,7 +208,7 @@ describe(`approvals on ${databaseKind}`, () => {
 
   it('takes one decision when approvers click at once, and runs the tool once', async () => {
     await askForTools(app, newAddress(), [['restart_service', { service: 'cache' }]]);
-    const { approvalId } = platform.lastCard().card;
+    const { approvalId } = lastCall();
     model.setFallback({ text: 'done' });
     toolServer.respond({ delayMs: 50 });
     const clicks = await Promise.all(
@@ -213,7 +234,7 @@ describe(`approvals on ${databaseKind}`, () => {
 
   it('tells the model who rejected and why, without running the tool', async () => {
     await askForTools(app, newAddress(), [['restart_service', { service: 'api' }]]);
-    const { approvalId } = platform.lastCard().card;
+    const { approvalId } = lastCall();
     model.enqueue({ text: 'Understood, I will not restart it.' });
     const result = await app.butler.service.decide({
       approvalId,
@@ -224,7 +245,7 @@ describe(`approvals on ${databaseKind}`, () => {
     });
     expect(result).toMatchObject({
       ok: true,
-      card: { status: 'rejected', reason: 'not during business hours' },
+      card: { calls: [{ status: 'rejected', reason: 'not during business hours' }] },
     });
     await app.settle();
     expect(toolServer.requests).toHaveLength(0);
@@ -236,16 +257,19 @@ describe(`approvals on ${databaseKind}`, () => {
     ]);
   });
 
-  it('resolves a batch of calls in order and continues once all have results', async () => {
+  it('runs the calls of a step that need no decision at once, and continues once the card is decided', async () => {
     await askForTools(app, newAddress(), [
       ['service_status', { service: 'a' }],
       ['restart_service', { service: 'b' }],
       ['service_status', { service: 'c' }],
     ]);
-    expect(toolServer.requests.map((request) => request.path)).toEqual(['/service_status?service=a']);
+    expect(toolServer.requests.map((request) => request.path)).toEqual([
+      '/service_status?service=a',
+      '/service_status?service=c',
+    ]);
     model.enqueue({ text: 'All three handled.' });
     await app.butler.service.decide({
-      approvalId: platform.lastCard().card.approvalId,
+      approvalId: lastCall().approvalId,
       platform: 'console',
       user: pat,
       decision: 'approve',
@@ -253,8 +277,8 @@ describe(`approvals on ${databaseKind}`, () => {
     await app.settle();
     expect(toolServer.requests.map((request) => request.path)).toEqual([
       '/service_status?service=a',
-      '/restart_service',
       '/service_status?service=c',
+      '/restart_service',
     ]);
     expect(toolMessages(1).map((message) => message.tool_call_id)).toEqual([
       `call_${thread}_0`,
@@ -272,16 +296,12 @@ describe(`approvals on ${databaseKind}`, () => {
     expect(approvalId).toBeDefined();
     for (
       let waited = 0;
-      waited < 5000 && platform.cards.at(-1)?.card.approvalId !== approvalId;
+      waited < 5000 && platform.cards.at(-1)?.card.calls[0]?.approvalId !== approvalId;
       waited += 50
     ) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(platform.lastCard().card).toMatchObject({
-      approvalId,
-      toolName: 'restart_service',
-      status: 'pending',
-    });
+    expect(lastCall()).toMatchObject({ approvalId, toolName: 'restart_service', status: 'pending' });
   });
 });
 
@@ -291,14 +311,15 @@ describe(`approvals across restarts and deadlines on ${databaseKind}`, () => {
     try {
       await askForTools(shortLived, newAddress(), [['restart_service', { service: 'api' }]]);
       const card = platform.lastCard();
+      const call = lastCall();
       model.enqueue({ text: 'The restart request expired.' });
       await new Promise((resolve) => setTimeout(resolve, 700));
       await shortLived.settle();
-      expect(card.updates.at(-1)?.status).toBe('expired');
+      expect(card.updates.at(-1)?.calls[0]?.status).toBe('expired');
       expect(toolMessages(1)[0]?.content).toContain('expired');
       expect(toolServer.requests).toHaveLength(0);
       const late = await shortLived.butler.service.decide({
-        approvalId: card.card.approvalId,
+        approvalId: call.approvalId,
         platform: 'console',
         user: olga,
         decision: 'approve',
@@ -314,7 +335,7 @@ describe(`approvals across restarts and deadlines on ${databaseKind}`, () => {
     const first = await startTestButler({ ...appOptions(), dataDir });
     const address = newAddress();
     await askForTools(first, address, [['restart_service', { service: 'api' }]]);
-    const { approvalId } = platform.lastCard().card;
+    const { approvalId } = lastCall();
     await first.stop();
 
     const second = await startTestButler({
@@ -338,6 +359,207 @@ describe(`approvals across restarts and deadlines on ${databaseKind}`, () => {
       expect(platform.replies.at(-1)?.target.address).toEqual(address);
     } finally {
       await second.close();
+      await first.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe(`fewer approval taps on ${databaseKind}`, () => {
+  const paths = () => toolServer.requests.map((request) => request.path);
+
+  it('asks once for every call of a step that needs a decision, and Approve all runs each once', async () => {
+    const cardsBefore = platform.cards.length;
+    await askForTools(app, newAddress(), [
+      ['restart_service', { service: 'a' }],
+      ['service_status', { service: 'b' }],
+      ['scale_service', { service: 'c' }],
+    ]);
+    expect(platform.cards).toHaveLength(cardsBefore + 1);
+    const { card } = platform.lastCard();
+    expect(card.calls.map((call) => [call.toolName, call.status])).toEqual([
+      ['restart_service', 'pending'],
+      ['scale_service', 'pending'],
+    ]);
+    expect(paths()).toEqual(['/service_status?service=b']);
+
+    model.enqueue({ text: 'All done.' });
+    const result = await app.butler.service.decide({
+      batchId: card.batchId,
+      platform: 'console',
+      user: olga,
+      decision: 'approve',
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      card: { calls: [{ status: 'approved' }, { status: 'approved' }] },
+    });
+    expect(result.ok && result.message).toBeFalsy();
+    const again = await app.butler.service.decide({
+      batchId: card.batchId,
+      platform: 'console',
+      user: pat,
+      decision: 'approve',
+    });
+    expect(again).toMatchObject({ ok: false, code: 'already_decided' });
+    await app.settle();
+    expect(paths()).toEqual(['/service_status?service=b', '/restart_service', '/scale_service']);
+    expect(toolMessages(1).map((message) => message.tool_call_id)).toEqual([
+      `call_${thread}_0`,
+      `call_${thread}_1`,
+      `call_${thread}_2`,
+    ]);
+    expect(model.requests).toHaveLength(2);
+  });
+
+  it('decides what the clicker may on Approve all, and continues when the rest is decided', async () => {
+    await askForTools(app, newAddress(), [
+      ['restart_service', { service: 'a' }],
+      ['scale_service', { service: 'b' }],
+    ]);
+    const { batchId } = platform.lastCard().card;
+    const partial = await app.butler.service.decide({
+      batchId,
+      platform: 'console',
+      user: ana,
+      decision: 'approve',
+    });
+    expect(partial).toMatchObject({
+      ok: true,
+      card: { calls: [{ status: 'pending' }, { status: 'approved' }] },
+    });
+    expect(partial.ok && partial.message).toMatch(/1 action still needs someone else/);
+    await app.settle();
+    expect(paths()).toEqual([]);
+
+    model.enqueue({ text: 'Both handled.' });
+    const rest = platform.lastCard().card.calls[0]?.approvalId ?? '';
+    await app.butler.service.decide({
+      approvalId: rest,
+      platform: 'console',
+      user: olga,
+      decision: 'reject',
+    });
+    await app.settle();
+    expect(paths()).toEqual(['/scale_service']);
+    expect(toolMessages(1).map((message) => String(message.content))).toEqual([
+      expect.stringContaining('Rejected by Olga'),
+      '{"ok":true}',
+    ]);
+  });
+
+  it('lets an approver allow a tool for the conversation: later calls run without a card, audited with the grant', async () => {
+    const address = newAddress();
+    await askForTools(app, address, [['restart_service', { service: 'api' }]]);
+    const { approvalId } = lastCall();
+    const refused = await app.butler.service.decide({
+      approvalId,
+      platform: 'console',
+      user: ana,
+      decision: 'approve_for_conversation',
+    });
+    expect(refused).toMatchObject({ ok: false, code: 'not_authorized' });
+
+    model.enqueue({ text: 'Restarted api.' });
+    const granted = await app.butler.service.decide({
+      approvalId,
+      platform: 'console',
+      user: olga,
+      decision: 'approve_for_conversation',
+    });
+    expect(granted).toMatchObject({
+      ok: true,
+      card: { calls: [{ status: 'approved', standingUntil: expect.any(Date) }] },
+    });
+    await app.settle();
+    const cards = platform.cards.length;
+
+    await askForTools(app, address, [['restart_service', { service: 'db' }]]);
+    expect(platform.cards).toHaveLength(cards);
+    expect(paths()).toEqual(['/restart_service', '/restart_service']);
+    const [grant] = await app.butler.store.grants.listActive(
+      `console:local:ops:${address.thread}`,
+      new Date(),
+    );
+    const rows = await app.butler.database.db
+      .select()
+      .from(auditLog)
+      .where(eq(auditLog.grantId, grant?.id ?? ''));
+    expect(rows).toMatchObject([
+      { decision: 'granted', outcome: 'succeeded', actor: 'ana', decidedBy: 'olga' },
+    ]);
+
+    await askForTools(app, newAddress(), [['restart_service', { service: 'elsewhere' }]]);
+    expect(platform.cards).toHaveLength(cards + 1);
+  });
+
+  it('revokes standing approvals only for an approver, after which the tool asks again', async () => {
+    const address = newAddress();
+    await askForTools(app, address, [['scale_service', { service: 'api' }]]);
+    model.enqueue({ text: 'Scaled.' });
+    await app.butler.service.decide({
+      approvalId: lastCall().approvalId,
+      platform: 'console',
+      user: pat,
+      decision: 'approve_for_conversation',
+    });
+    await app.settle();
+
+    await say(app, address, 'revoke', ana);
+    expect(platform.finalTexts().at(-1)).toBe('Only an approver can revoke standing approvals.');
+    await say(app, address, 'Revoke', olga);
+    expect(platform.finalTexts().at(-1)).toMatch(
+      /^Revoked the standing approval here; these tools ask again:\n- scale_service \(allowed by Pat until/,
+    );
+    expect(model.requests.map((request) => request.messages.at(-1)?.content)).not.toContain('revoke');
+
+    const cards = platform.cards.length;
+    await askForTools(app, address, [['scale_service', { service: 'api' }]]);
+    expect(platform.cards).toHaveLength(cards + 1);
+  });
+});
+
+describe(`standing approvals over time on ${databaseKind}`, () => {
+  it('ends a standing approval when it expires, and keeps it across a restart until then', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'butler-grant-'));
+    // About 4 s: long enough for a restart in between on a slow machine.
+    const options = { ...appOptions({ standingApprovalHours: 0.0011 }), dataDir };
+    const first = await startTestButler(options);
+    const address = newAddress();
+    let second: TestButler | undefined;
+    try {
+      await askForTools(first, address, [['restart_service', { service: 'api' }]]);
+      model.enqueue({ text: 'Restarted.' });
+      await first.butler.service.decide({
+        approvalId: lastCall().approvalId,
+        platform: 'console',
+        user: olga,
+        decision: 'approve_for_conversation',
+      });
+      await first.settle();
+      await first.stop();
+
+      second = await startTestButler({
+        ...options,
+        ...(first.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
+      });
+      const cards = platform.cards.length;
+      await askForTools(second, address, [['restart_service', { service: 'again' }]]);
+      expect(platform.cards).toHaveLength(cards);
+      expect(toolServer.requests).toHaveLength(2);
+
+      const [grant] = await second.butler.store.grants.listActive(
+        `console:local:ops:${address.thread}`,
+        new Date(),
+      );
+      await new Promise((resolve) =>
+        setTimeout(resolve, (grant?.expiresAt.getTime() ?? 0) - Date.now() + 50),
+      );
+      await askForTools(second, address, [['restart_service', { service: 'later' }]]);
+      expect(platform.cards).toHaveLength(cards + 1);
+      expect(toolServer.requests).toHaveLength(2);
+    } finally {
+      await second?.close();
       await first.close();
       rmSync(dataDir, { recursive: true, force: true });
     }

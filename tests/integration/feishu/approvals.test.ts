@@ -16,7 +16,9 @@ describe('Feishu approval cards through the running Butler', () => {
     expect(cardMessage?.replyInThread).toBe(true);
     expect(pending.card).toMatchObject({ schema: '2.0', header: { template: 'red' } });
     expect(JSON.stringify(pending.card)).toContain('payments-api');
-    expect(buttonCount(pending.card)).toBe(2);
+    // Approve, Reject and Approve for this conversation (standingApprovalHours defaults to 8).
+    expect(buttonCount(pending.card)).toBe(3);
+    expect(JSON.stringify(pending.card)).toContain('"decision":"approve_for_conversation"');
     expect(suite.tools.requests).toHaveLength(0);
 
     suite.model.enqueue({ text: 'payments-api restarted.' });

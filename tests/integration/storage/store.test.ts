@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../../src/core/events.js';
 import type { ClaimedBatch, NewApproval, Store } from '../../../src/core/store.js';
@@ -192,6 +193,7 @@ describe(`storage on ${databaseKind}`, () => {
 
   it('takes one decision per approval and runs its tool once', async () => {
     const approval: NewApproval = {
+      batchId: randomUUID(),
       conversationKey: 'slack:T1:C1:approve',
       platform: 'slack',
       toolName: 'restart',
@@ -206,7 +208,6 @@ describe(`storage on ${databaseKind}`, () => {
         turnId: 't',
         assistant: { content: '', toolCalls: [] },
         results: [],
-        pendingIndex: 0,
       },
     };
     const created = await store.approvals.create(approval);

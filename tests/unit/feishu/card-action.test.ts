@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handleCardAction, parseButtonValue } from '../../../src/adapters/feishu/card-action.js';
+import {
+  decisionResponse,
+  handleCardAction,
+  parseButtonValue,
+} from '../../../src/adapters/feishu/card-action.js';
 import type { CardActionEvent } from '../../../src/adapters/feishu/event-payloads.js';
 import { parseCardActionEvent } from '../../../src/adapters/feishu/event-payloads.js';
-import type { ApprovalCard } from '../../../src/core/approval-card.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -10,6 +14,16 @@ import { aliceOpenId, bobOpenId, cardActionEvent } from './feishu-events.js';
 
 let core: CoreIntake;
 let approvalId: string;
+
+const call: ApprovalCardCall = {
+  approvalId: 'appr_1',
+  status: 'pending',
+  toolName: 'restart_service',
+  summary: 'Restart payments-api',
+  argumentsJson: '{}',
+  risk: 'high',
+  whoMayApprove: 'an approver other than the requester',
+};
 
 beforeAll(async () => {
   core = await startCoreIntake({ approvers: { feishu: [bobOpenId] } });
@@ -59,6 +73,53 @@ describe('Feishu card clicks', () => {
     });
     expect(parseButtonValue({ approval_id: 'a', decision: 'maybe' })).toBeUndefined();
     expect(parseButtonValue('not json')).toBeUndefined();
+  });
+
+  it('reads standing approvals and Approve all / Reject all, refusing what no card sends', () => {
+    expect(parseButtonValue({ approval_id: 'a', decision: 'approve_for_conversation' })).toEqual({
+      approval_id: 'a',
+      decision: 'approve_for_conversation',
+    });
+    expect(parseButtonValue({ batch_id: 'b', decision: 'approve' })).toEqual({
+      batch_id: 'b',
+      decision: 'approve',
+    });
+    expect(parseButtonValue('{"batch_id":"b","decision":"reject"}')).toEqual({
+      batch_id: 'b',
+      decision: 'reject',
+    });
+    // A standing approval is per tool; a value naming both a call and a batch is ambiguous.
+    expect(parseButtonValue({ batch_id: 'b', decision: 'approve_for_conversation' })).toBeUndefined();
+    expect(parseButtonValue({ approval_id: 'a', batch_id: 'b', decision: 'approve' })).toBeUndefined();
+    expect(parseButtonValue({ batch_id: '', decision: 'approve' })).toBeUndefined();
+  });
+
+  it("shows the core's message as an info toast and still replaces the card", () => {
+    const card: ApprovalCard = {
+      batchId: 'batch_1',
+      calls: [
+        { ...call, approvalId: 'appr_1', status: 'approved', decidedBy: { id: bobOpenId } },
+        { ...call, approvalId: 'appr_2' },
+      ],
+      requester: { id: aliceOpenId },
+      approverIds: [bobOpenId],
+      expiresAt: new Date(Date.now() + 60_000),
+    };
+    const message = 'Decided 1 action; 1 action still needs someone else.';
+    const response = decisionResponse(
+      { ok: true, card, message },
+      { batch_id: 'batch_1', decision: 'approve' },
+    );
+    expect(response.toast).toEqual({ type: 'info', content: message });
+    expect(response.card).toMatchObject({ type: 'raw', data: { schema: '2.0' } });
+    expect(JSON.stringify(response.card)).toContain('Approved by');
+    // Without a message: what the click did and what happens next.
+    expect(
+      decisionResponse({ ok: true, card }, { approval_id: 'appr_1', decision: 'approve' }).toast,
+    ).toEqual({
+      type: 'success',
+      content: 'Approved. Butler goes on once the last call is decided.',
+    });
   });
 
   it('replaces the card with the outcome on a decision', async () => {
@@ -139,7 +200,78 @@ describe('Feishu card clicks', () => {
     await lock.release();
     await waitFor(() => later.length > 0);
     expect(later).toEqual([
-      ['om_card', expect.objectContaining({ approvalId, status: 'approved', decidedBy: { id: bobOpenId } })],
+      [
+        'om_card',
+        expect.objectContaining({
+          calls: [expect.objectContaining({ approvalId, status: 'approved', decidedBy: { id: bobOpenId } })],
+        }),
+      ],
     ]);
+  });
+
+  it('approves for the conversation from the third button', async () => {
+    const { response } = await click({
+      value: { approval_id: approvalId, decision: 'approve_for_conversation' },
+    });
+    expect(response.toast?.type).toBe('success');
+    expect(response.toast?.content).toMatch(
+      /^Approved for this conversation until \d\d:\d\d UTC\. Butler is running it now\.$/,
+    );
+    expect(JSON.stringify(response.card)).toContain('Approved for this conversation by');
+    expect(JSON.stringify(response.card)).not.toContain('"button"');
+    expect(await core.approval(approvalId)).toMatchObject({
+      status: 'approved',
+      standingUntil: expect.any(Date),
+    });
+  });
+
+  it('decides one call of a card of several, then the rest with Approve all', async () => {
+    const batch = await core.pendingBatch({
+      platform: 'feishu',
+      requester: { id: aliceOpenId },
+      services: ['api', 'web', 'db'],
+    });
+    const [first, second, third] = batch.map((approval) => approval.id);
+    const one = await click({ value: { approval_id: first, decision: 'reject' } });
+    expect(one.response.toast).toEqual({
+      type: 'success',
+      content: 'Rejected. Butler goes on once the other 2 calls are decided.',
+    });
+    expect(one.response.card?.data).toMatchObject({
+      header: { title: { content: '2 of 3 actions need approval' } },
+    });
+    const stillThere = JSON.stringify(one.response.card);
+    expect(stillThere).not.toContain('"approve_0"');
+    for (const id of ['approve_1', 'approve_2', 'approve_all']) expect(stillThere).toContain(`"${id}"`);
+
+    const batchId = batch[0]?.batchId;
+    const all = await click({ value: { batch_id: batchId, decision: 'approve' } });
+    expect(all.response.toast).toEqual({
+      type: 'success',
+      content: 'Approved all. Butler is running the 2 approved calls now.',
+    });
+    expect(JSON.stringify(all.response.card)).not.toContain('"button"');
+    expect((await core.approval(first as string)).status).toBe('rejected');
+    expect((await core.approval(second as string)).status).toBe('approved');
+    expect((await core.approval(third as string)).status).toBe('approved');
+
+    // The card is done: a second Approve all only shows it again.
+    const again = await click({ value: { batch_id: batchId, decision: 'approve' } });
+    expect(again.response.toast?.type).toBe('info');
+  });
+
+  it('refuses Approve all to the requester of high-risk calls and keeps the card', async () => {
+    const batch = await core.pendingBatch({
+      platform: 'feishu',
+      requester: { id: aliceOpenId },
+      services: ['api', 'web'],
+    });
+    const { response } = await click({
+      operatorOpenId: aliceOpenId,
+      value: { batch_id: batch[0]?.batchId, decision: 'approve' },
+    });
+    expect(response.toast?.type).toBe('error');
+    expect(response.card).toBeUndefined();
+    for (const approval of batch) expect((await core.approval(approval.id)).status).toBe('pending');
   });
 });

@@ -243,14 +243,19 @@ describe('Feishu streaming reply (fallback)', () => {
 
 describe('Feishu notices, approval cards and the working indicator', () => {
   const card: ApprovalCard = {
-    approvalId: 'appr_9',
-    status: 'pending',
-    toolName: 'restart_service',
-    summary: 'Restart payments',
-    argumentsJson: '{"service":"payments"}',
-    risk: 'medium',
+    batchId: 'batch_9',
+    calls: [
+      {
+        approvalId: 'appr_9',
+        status: 'pending',
+        toolName: 'restart_service',
+        summary: 'Restart payments',
+        argumentsJson: '{"service":"payments"}',
+        risk: 'medium',
+        whoMayApprove: 'the requester or an approver',
+      },
+    ],
     requester: { id: 'ou_alice' },
-    whoMayApprove: 'the requester or an approver',
     approverIds: [],
     expiresAt: new Date('2026-12-01T12:00:00Z'),
   };
@@ -269,9 +274,12 @@ describe('Feishu notices, approval cards and the working indicator', () => {
     expect(fake.messages.get(messageId)?.content).toEqual(renderApprovalCard(card));
     const decided: ApprovalCard = {
       ...card,
-      status: 'approved',
-      decidedBy: { id: 'ou_bob' },
-      decidedAt: new Date(),
+      calls: card.calls.map((call) => ({
+        ...call,
+        status: 'approved',
+        decidedBy: { id: 'ou_bob' },
+        decidedAt: new Date(),
+      })),
     };
     await adapter.updateApprovalCard(target.address, messageId, decided);
     expect(fake.messages.get(messageId)?.content).toEqual(renderApprovalCard(decided));

@@ -5,32 +5,21 @@ import {
   renderRejectReasonView,
 } from '../../../src/adapters/slack/approval-blocks.js';
 import { parseCardClick, parseRejectSubmission } from '../../../src/adapters/slack/interactions.js';
-import type { ApprovalCard } from '../../../src/core/approval-card.js';
 import { blockKitViolations } from '../../helpers/fake-slack-api.js';
-import { blockActions, rejectSubmission } from './payloads.js';
+import {
+  actionsBlocks,
+  approvalCard,
+  type Block,
+  batchId,
+  deleteRecordCall,
+  restartCall,
+  sectionTexts,
+} from './approval-fixtures.js';
+import { blockActions, type CardActionId, rejectSubmission } from './payloads.js';
 
-const card: ApprovalCard = {
-  approvalId: '3f1c9a4e-1111-4c2b-9d7e-000000000001',
-  status: 'pending',
-  toolName: 'restart_service',
-  summary: 'Restart the payments-api service in production',
-  argumentsJson: JSON.stringify({ service: 'payments-api', force: true }, null, 2),
-  risk: 'high',
-  requester: { id: 'U0ALICE', name: 'Alice' },
-  whoMayApprove: 'an approver other than the requester',
-  approverIds: ['U0APPROVER', 'U0BOSS'],
-  expiresAt: new Date('2026-11-20T12:30:00Z'),
-};
+const card = approvalCard([restartCall]);
 
-interface Block {
-  type?: unknown;
-  elements?: Block[];
-  text?: { text?: string };
-  confirm?: unknown;
-  [key: string]: unknown;
-}
-
-describe('renderApprovalCard', () => {
+describe('renderApprovalCard: one call', () => {
   it('shows what will run, risk, requester, approvers and expiry, with Approve and Reject', () => {
     const { text, blocks } = renderApprovalCard(card);
     expect(text).toBe('Approval needed: restart_service: Restart the payments-api service in production');
@@ -42,107 +31,215 @@ describe('renderApprovalCard', () => {
     expect(all).toContain('<@U0APPROVER>, <@U0BOSS>');
     expect(all).toContain(`<!date^${Date.parse('2026-11-20T12:30:00Z') / 1000}^`);
     expect(all).toContain('High');
-    const actions = blocks.find((block: Block) => block.type === 'actions') as Block;
-    const [approve, reject] = actions.elements ?? [];
-    expect(approve).toMatchObject({ action_id: 'butler_approve', style: 'primary', value: card.approvalId });
-    expect(reject).toMatchObject({ action_id: 'butler_reject', style: 'danger', value: card.approvalId });
+    expect(blocks.map((block: Block) => block.type)).toEqual(['section', 'section', 'section', 'actions']);
+    const [actions] = actionsBlocks(blocks);
+    expect(actions?.block_id).toBe('butler_approval');
+    expect(actions?.elements).toHaveLength(2);
+    const [approve, reject] = actions?.elements ?? [];
+    expect(approve).toMatchObject({
+      action_id: 'butler_approve',
+      style: 'primary',
+      value: restartCall.approvalId,
+    });
+    expect(reject).toMatchObject({
+      action_id: 'butler_reject',
+      style: 'danger',
+      value: restartCall.approvalId,
+    });
     expect(approve?.confirm).toMatchObject({ title: { type: 'plain_text' }, confirm: { text: 'Approve' } });
     expect(reject?.confirm).toBeUndefined();
   });
 
   it('asks for confirmation only for high risk', () => {
-    const actions = renderApprovalCard({ ...card, risk: 'medium' }).blocks.find(
-      (b: Block) => b.type === 'actions',
-    ) as Block;
-    expect(actions.elements?.[0]?.confirm).toBeUndefined();
+    const [actions] = actionsBlocks(
+      renderApprovalCard(approvalCard([{ ...restartCall, risk: 'medium' }])).blocks,
+    );
+    expect(actions?.elements?.[0]?.confirm).toBeUndefined();
+  });
+
+  it('names the MCP server a tool comes from', () => {
+    const { blocks, text } = renderApprovalCard(approvalCard([deleteRecordCall]));
+    expect(sectionTexts(blocks)[0]).toBe(
+      ':lock: *Approval needed:* `records__delete_record` — delete_record on MCP server records\n' +
+        'Delete record 42 from the customers table',
+    );
+    expect(text).toBe('Approval needed: records__delete_record: Delete record 42 from the customers table');
+    const builtin = renderApprovalCard(approvalCard([{ ...restartCall, origin: { kind: 'builtin' } }]));
+    expect(sectionTexts(builtin.blocks)[0]).toBe(
+      ':lock: *Approval needed:* `restart_service`\nRestart the payments-api service in production',
+    );
+  });
+
+  it('escapes what an MCP server calls its tool', () => {
+    const origin = { kind: 'mcp' as const, server: '<!channel>', tool: `*bold* <@U0BOSS>${'x'.repeat(500)}` };
+    const [heading] = sectionTexts(
+      renderApprovalCard(approvalCard([{ ...deleteRecordCall, origin }])).blocks,
+    );
+    expect(heading).toContain('on MCP server &lt;!channel&gt;');
+    expect(heading).not.toContain('<@U0BOSS>');
+    expect(heading?.length).toBeLessThan(400);
+  });
+
+  it('offers "Approve for this conversation" while standing approvals are on', () => {
+    const standing = approvalCard([restartCall], { standingApprovalHours: 8 });
+    const [actions] = actionsBlocks(renderApprovalCard(standing).blocks);
+    const [approve, reject, conversation] = actions?.elements ?? [];
+    expect(approve).toMatchObject({ action_id: 'butler_approve', value: restartCall.approvalId });
+    expect(reject).toMatchObject({ action_id: 'butler_reject', value: restartCall.approvalId });
+    expect(conversation).toMatchObject({
+      action_id: 'butler_approve_conversation',
+      text: { type: 'plain_text', text: 'Approve for this conversation (8 h)' },
+      value: restartCall.approvalId,
+    });
+    // High risk: both approve buttons ask first; the standing one says it covers later calls.
+    expect(JSON.stringify(conversation?.confirm)).toContain(
+      'later calls in this conversation for the next 8 h',
+    );
+    const medium = renderApprovalCard(
+      approvalCard([{ ...restartCall, risk: 'medium' }], { standingApprovalHours: 1.5 }),
+    );
+    const mediumButton = actionsBlocks(medium.blocks)[0]?.elements?.[2];
+    expect(mediumButton?.text).toMatchObject({ text: 'Approve for this conversation (1.5 h)' });
+    expect(mediumButton?.confirm).toBeUndefined();
+    const off = renderApprovalCard(approvalCard([restartCall], { standingApprovalHours: 0 }));
+    expect(actionsBlocks(off.blocks)[0]?.elements).toHaveLength(2);
   });
 
   it('shows the outcome and no buttons once decided', () => {
-    const approved = renderApprovalCard({
-      ...card,
+    const decided = (call: Partial<typeof restartCall>) =>
+      renderApprovalCard(approvalCard([{ ...restartCall, ...call }], { standingApprovalHours: 8 }));
+    const approved = decided({
       status: 'approved',
       decidedBy: { id: 'U0APPROVER', name: 'Ana' },
       decidedAt: new Date('2026-11-20T12:03:00Z'),
     });
-    expect(approved.blocks.some((block: Block) => block.type === 'actions')).toBe(false);
+    expect(actionsBlocks(approved.blocks)).toEqual([]);
     expect(JSON.stringify(approved.blocks)).toContain('Approved by Ana at 12:03 UTC');
     expect(approved.text).toBe('restart_service: Approved by Ana at 12:03 UTC');
-    const rejected = renderApprovalCard({
-      ...card,
+    const standing = decided({
+      status: 'approved',
+      decidedBy: { id: 'U0APPROVER', name: 'Ana' },
+      decidedAt: new Date('2026-11-20T10:00:00Z'),
+      standingUntil: new Date('2026-11-20T18:00:00Z'),
+    });
+    expect(actionsBlocks(standing.blocks)).toEqual([]);
+    expect(sectionTexts(standing.blocks).at(-1)).toBe(
+      ':white_check_mark: *Approved for this conversation by Ana until 18:00 UTC*',
+    );
+    const rejected = decided({
       status: 'rejected',
       decidedBy: { id: 'U0B', name: 'Bo' },
       reason: 'not <now>',
     });
     expect(JSON.stringify(rejected.blocks)).toContain('Rejected by Bo: not &lt;now&gt;');
-    const expired = renderApprovalCard({ ...card, status: 'expired' });
+    const expired = decided({ status: 'expired' });
     expect(JSON.stringify(expired.blocks)).toContain('Expired');
-    expect(expired.blocks.some((block: Block) => block.type === 'actions')).toBe(false);
+    expect(actionsBlocks(expired.blocks)).toEqual([]);
   });
 
   it('stays within Block Kit limits for huge inputs', () => {
-    const huge: ApprovalCard = {
-      ...card,
+    const huge = {
+      ...restartCall,
       toolName: 't'.repeat(64),
+      origin: { kind: 'mcp' as const, server: 's'.repeat(3000), tool: 't'.repeat(3000) },
       summary: 'word '.repeat(2000),
       argumentsJson: `{"a":"${'<&>'.repeat(3000)}\`\`\`"}`,
       whoMayApprove: 'x'.repeat(5000),
-      approverIds: Array.from({ length: 200 }, (_, index) => `U${index}`),
     };
+    const approverIds = Array.from({ length: 200 }, (_, index) => `U${index}`);
     for (const status of ['pending', 'approved', 'rejected'] as const) {
-      const { text, blocks } = renderApprovalCard({ ...huge, status, reason: 'r'.repeat(5000) });
+      const { text, blocks } = renderApprovalCard(
+        approvalCard([{ ...huge, status, reason: 'r'.repeat(5000) }], {
+          approverIds,
+          standingApprovalHours: 8,
+        }),
+      );
       expect(blockKitViolations(blocks)).toEqual([]);
       expect(text.length).toBeLessThanOrEqual(blockLimits.notificationText);
     }
-    const code = String((renderApprovalCard(huge).blocks[1] as Block).text?.text);
+    const code = sectionTexts(renderApprovalCard(approvalCard([huge])).blocks)[1] ?? '';
     expect(code.startsWith('```\n')).toBe(true);
     expect(code.endsWith('\n```')).toBe(true);
     expect(code.slice(4, -4)).not.toContain('```');
+    // Cut between entities, never through one.
+    expect(code.slice(0, -4)).toMatch(/(&lt;|&amp;|&gt;)…$/);
   });
 });
 
 describe('clicks and the reject-reason modal', () => {
-  it('reads approval id and clicking user from block_actions', () => {
-    const body = blockActions({
-      approvalId: card.approvalId,
-      actionId: 'butler_reject',
-      messageTs: '1700.1',
-      threadTs: '1699.1',
+  const where = { messageTs: '1700.1', threadTs: '1699.1' };
+  const clicked = {
+    user: { id: 'U0APPROVER', name: 'approver' },
+    channel: 'C0GENERAL',
+    messageTs: '1700.1',
+    threadTs: '1699.1',
+    triggerId: '1337.42.abcdef',
+  };
+
+  it.each<[CardActionId, Record<string, string>]>([
+    ['butler_approve', { approvalId: restartCall.approvalId, decision: 'approve' }],
+    ['butler_reject', { approvalId: restartCall.approvalId, decision: 'reject' }],
+    [
+      'butler_approve_conversation',
+      { approvalId: restartCall.approvalId, decision: 'approve_for_conversation' },
+    ],
+    ['butler_approve_all', { batchId, decision: 'approve' }],
+    ['butler_reject_all', { batchId, decision: 'reject' }],
+  ])('reads %s as %o, with the clicking user from block_actions', (actionId, meaning) => {
+    const target = actionId.endsWith('_all') ? { batchId } : { approvalId: restartCall.approvalId };
+    expect(parseCardClick(blockActions({ ...target, actionId, ...where }))).toEqual({
+      ...meaning,
+      ...clicked,
     });
-    expect(parseCardClick(body)).toEqual({
-      approvalId: card.approvalId,
-      decision: 'reject',
-      user: { id: 'U0APPROVER', name: 'approver' },
-      channel: 'C0GENERAL',
-      messageTs: '1700.1',
-      threadTs: '1699.1',
-      triggerId: '1337.42.abcdef',
-    });
-    expect(
-      parseCardClick({
-        type: 'block_actions',
-        actions: [{ action_id: 'other', value: 'x' }],
-        user: { id: 'U' },
-      }),
-    ).toBeUndefined();
   });
 
-  it('round-trips the card location through the modal', () => {
-    const context = {
-      approvalId: card.approvalId,
-      channel: 'C0GENERAL',
-      messageTs: '1700.1',
-      threadTs: '1699.1',
-    };
+  it('ignores other actions and clicks without a value', () => {
+    const click = (action: Record<string, unknown>) =>
+      parseCardClick({ type: 'block_actions', actions: [action], user: { id: 'U' } });
+    expect(click({ action_id: 'other', value: 'x' })).toBeUndefined();
+    expect(click({ action_id: 'toString', value: 'x' })).toBeUndefined();
+    expect(click({ action_id: 'butler_approve_all' })).toBeUndefined();
+  });
+
+  it('round-trips the card location and the call through the modal', () => {
+    const context = { approvalId: restartCall.approvalId, channel: 'C0GENERAL', ...where };
     const view = renderRejectReasonView(context);
     expect(view).toMatchObject({ type: 'modal', callback_id: 'butler_reject_reason' });
-    expect(String(view.private_metadata).length).toBeLessThanOrEqual(blockLimits.privateMetadata);
+    expect(String(view?.private_metadata).length).toBeLessThanOrEqual(blockLimits.privateMetadata);
     const submission = rejectSubmission({ ...context, reason: '  not during the freeze ' });
-    expect(JSON.parse(String(view.private_metadata))).toEqual(JSON.parse(submission.view.private_metadata));
+    expect(JSON.parse(String(view?.private_metadata))).toEqual(JSON.parse(submission.view.private_metadata));
     expect(parseRejectSubmission(submission)).toEqual({
       context,
       user: { id: 'U0APPROVER', name: 'approver' },
       reason: 'not during the freeze',
     });
     expect(parseRejectSubmission(rejectSubmission({ ...context }))?.reason).toBeUndefined();
+  });
+
+  it('round-trips "Reject all" through the modal with the batch id', () => {
+    const context = { batchId, channel: 'C0GENERAL', messageTs: '1700.1' };
+    const view = renderRejectReasonView(context);
+    expect(JSON.parse(String(view?.private_metadata))).toEqual(context);
+    expect(view?.title).toMatchObject({ text: 'Reject all tool calls' });
+    const submission = rejectSubmission({ ...context, reason: 'wrong table' });
+    expect(JSON.parse(String(view?.private_metadata))).toEqual(JSON.parse(submission.view.private_metadata));
+    expect(parseRejectSubmission(submission)).toEqual({
+      context,
+      user: { id: 'U0APPROVER', name: 'approver' },
+      reason: 'wrong table',
+    });
+  });
+
+  it('refuses modal metadata that names both targets or neither, and never writes metadata too long', () => {
+    const both = rejectSubmission({ approvalId: restartCall.approvalId, batchId, messageTs: '1700.1' });
+    expect(parseRejectSubmission(both)).toBeUndefined();
+    expect(parseRejectSubmission(rejectSubmission({ messageTs: '1700.1' }))).toBeUndefined();
+    const long = {
+      approvalId: 'a'.repeat(2000),
+      channel: 'C0GENERAL',
+      messageTs: '1700.1',
+      threadTs: 't'.repeat(1000),
+    };
+    expect(renderRejectReasonView(long)).toBeUndefined();
   });
 });

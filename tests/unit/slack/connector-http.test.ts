@@ -1,10 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
-import { createSlackConnector } from '../../../src/adapters/slack/index.js';
-import { fileConfigSchema } from '../../../src/config/file.js';
-import { silentLogger } from '../../../src/core/logger.js';
-import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
+import type { HttpServer } from '../../../src/http/server.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import {
@@ -13,16 +10,17 @@ import {
   asJson,
   blockActions,
   botUserId,
+  type CardActionId,
   directMessage,
   envelope,
   messageChanged,
   ownMessage,
   postToSlack,
   rejectSubmission,
-  signingSecret,
   team,
   userMessage,
 } from './payloads.js';
+import { acknowledgeWithinMs, connectSlack, serve } from './slack-connector-http.js';
 
 let core: CoreIntake;
 let fake: FakeSlackApi;
@@ -30,30 +28,7 @@ let connector: PlatformConnector;
 let http: HttpServer;
 let url: string;
 
-function connect(apiUrl: string) {
-  return createSlackConnector({
-    config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl },
-    file: fileConfigSchema.parse({}),
-    intake: core.intake,
-    logger: silentLogger,
-    tuning: { apiRetries: 0, acknowledgeWithinMs },
-  });
-}
-
-/** How long a click waits for its decision before it is acknowledged anyway (production: 1.5 s). */
-const acknowledgeWithinMs = 400;
-
-/** The connector's routes on a local HTTP server, as the service mounts them; readiness is not under test. */
-async function serve(routes: PlatformConnector['routes']): Promise<{ server: HttpServer; url: string }> {
-  const server = createHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    logger: silentLogger,
-    routes,
-    readiness: async () => ({ ready: true, checks: {} }),
-  });
-  return { server, url: `http://127.0.0.1:${await server.listen()}/slack/events` };
-}
+const connect = (apiUrl: string) => connectSlack(core.intake, apiUrl);
 
 beforeAll(async () => {
   core = await startCoreIntake({ approvers: { slack: ['U0APPROVER', 'U0ANA'] } });
@@ -132,14 +107,7 @@ describe('Slack over HTTP: requests', () => {
 
   it('checks freshness against the injected clock', async () => {
     const past = Date.parse('2030-01-01T00:00:00Z');
-    const clocked = createSlackConnector({
-      config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl: fake.url },
-      file: fileConfigSchema.parse({}),
-      intake: core.intake,
-      logger: silentLogger,
-      now: () => past,
-      tuning: { apiRetries: 0 },
-    });
+    const clocked = connectSlack(core.intake, fake.url, () => past);
     await clocked.start();
     const { server, url: clockedUrl } = await serve(clocked.routes);
     const challenge = asJson({ token: 't', challenge: 'c', type: 'url_verification' });
@@ -269,7 +237,7 @@ describe('Slack over HTTP: approval clicks', () => {
     }));
   });
 
-  const click = (actionId: 'butler_approve' | 'butler_reject', user = approver) =>
+  const click = (actionId: CardActionId, user = approver) =>
     postToSlack(url, asForm(blockActions({ approvalId, actionId, messageTs: cardTs, threadTs, user })));
 
   it('stores the decision before acknowledging the click, then updates the card', async () => {
@@ -289,6 +257,20 @@ describe('Slack over HTTP: approval clicks', () => {
     const time = decided.decidedAt?.toISOString().slice(11, 16);
     expect(JSON.stringify(update.args.blocks)).toContain(`Approved by approver at ${time} UTC`);
     expect(JSON.stringify(update.args.blocks)).not.toContain('butler_approve');
+  });
+
+  // Depends on the core: standing approvals (issue 11) in the real ApprovalService.
+  it('approves for this conversation: stored before the acknowledgement, shown on the card with its end', async () => {
+    const lock = await core.holdApproval(approvalId);
+    const response = click('butler_approve_conversation');
+    expect(await Promise.race([response.then(() => 'acknowledged'), delay(150, 'waiting')])).toBe('waiting');
+    await lock.release();
+    expect((await response).status).toBe(200);
+    expect(await core.approval(approvalId)).toMatchObject({ status: 'approved', decidedBy: approver });
+    const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
+    const blocks = JSON.stringify(update.args.blocks);
+    expect(blocks).toMatch(/Approved for this conversation by approver until \d\d:\d\d UTC/);
+    expect(blocks).not.toContain('butler_approve');
   });
 
   it('acknowledges a decision that takes too long before Slack gives up, and shows it once stored', async () => {

@@ -3,7 +3,7 @@ import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
 import { createCapabilities, defaultReplyTuning } from '../../../src/adapters/slack/reply-format.js';
 import { createSlackApi } from '../../../src/adapters/slack/slack-api.js';
 import type { ChatAdapter, ReplyTarget } from '../../../src/core/adapter.js';
-import type { ApprovalCard } from '../../../src/core/approval-card.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
 import type { InboundMessage } from '../../../src/core/events.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
@@ -39,15 +39,19 @@ const dmTarget: ReplyTarget = {
   userId: 'U0ALICE',
 };
 
-const card: ApprovalCard = {
+const pendingCall: ApprovalCardCall = {
   approvalId: 'ap-1',
   status: 'pending',
   toolName: 'restart_service',
   summary: 'Restart payments-api',
   argumentsJson: '{"service":"payments-api"}',
   risk: 'medium',
-  requester: { id: 'U0ALICE' },
   whoMayApprove: 'the requester or an approver',
+};
+const card: ApprovalCard = {
+  batchId: 'batch-1',
+  calls: [pendingCall],
+  requester: { id: 'U0ALICE' },
   approverIds: [],
   expiresAt: new Date('2026-11-20T13:00:00Z'),
 };
@@ -115,7 +119,10 @@ describe('notices and approval cards', () => {
     const posted = fake.callsTo('chat.postMessage')[0]?.args;
     expect(posted?.thread_ts).toBe(threadTs);
     expect(JSON.stringify(posted?.blocks)).toContain('butler_approve');
-    await slack.updateApprovalCard(channelTarget.address, ts, { ...card, status: 'expired' });
+    await slack.updateApprovalCard(channelTarget.address, ts, {
+      ...card,
+      calls: [{ ...pendingCall, status: 'expired' }],
+    });
     const updated = fake.callsTo('chat.update')[0]?.args;
     expect(updated?.ts).toBe(ts);
     expect(JSON.stringify(updated?.blocks)).not.toContain('butler_approve');

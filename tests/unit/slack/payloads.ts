@@ -150,9 +150,31 @@ export function messageChanged(options: { channel?: string; ts: string }) {
   };
 }
 
+/** Card buttons as Butler renders them: action id → label, style and the block they sit in. */
+const cardButtons = {
+  butler_approve: { text: 'Approve', style: 'primary', blockId: 'butler_approval' },
+  butler_reject: { text: 'Reject', style: 'danger', blockId: 'butler_approval' },
+  butler_approve_conversation: {
+    text: 'Approve for this conversation (8 h)',
+    style: undefined,
+    blockId: 'butler_approval',
+  },
+  butler_approve_all: { text: 'Approve all', style: 'primary', blockId: 'butler_batch' },
+  butler_reject_all: { text: 'Reject all', style: 'danger', blockId: 'butler_batch' },
+} as const;
+
+export type CardActionId = keyof typeof cardButtons;
+
+/**
+ * A click on an approval card button. Per-call buttons carry `approvalId`; "Approve all" / "Reject all"
+ * carry `batchId`.
+ */
 export function blockActions(options: {
-  approvalId: string;
-  actionId: 'butler_approve' | 'butler_reject';
+  approvalId?: string;
+  batchId?: string;
+  actionId: CardActionId;
+  /** The actions block the button sits in (a multi-call card has one per call: `butler_call_0`…). */
+  blockId?: string;
   user?: { id: string; name: string };
   channel?: string;
   messageTs: string;
@@ -160,6 +182,7 @@ export function blockActions(options: {
 }) {
   const user = options.user ?? { id: 'U0APPROVER', name: 'approver' };
   const channel = options.channel ?? 'C0GENERAL';
+  const button = cardButtons[options.actionId];
   return {
     type: 'block_actions',
     user: { id: user.id, username: user.name, name: user.name, team_id: team },
@@ -190,14 +213,10 @@ export function blockActions(options: {
     actions: [
       {
         action_id: options.actionId,
-        block_id: 'butler_approval',
-        text: {
-          type: 'plain_text',
-          text: options.actionId === 'butler_approve' ? 'Approve' : 'Reject',
-          emoji: true,
-        },
-        value: options.approvalId,
-        style: options.actionId === 'butler_approve' ? 'primary' : 'danger',
+        block_id: options.blockId ?? button.blockId,
+        text: { type: 'plain_text', text: button.text, emoji: true },
+        value: options.batchId ?? options.approvalId,
+        ...(button.style ? { style: button.style } : {}),
         type: 'button',
         action_ts: '1700000001.000000',
       },
@@ -205,8 +224,10 @@ export function blockActions(options: {
   };
 }
 
+/** The reject-reason modal's submission; its private_metadata names `approvalId` or (for "Reject all") `batchId`. */
 export function rejectSubmission(options: {
-  approvalId: string;
+  approvalId?: string;
+  batchId?: string;
   channel?: string;
   messageTs: string;
   threadTs?: string;
@@ -215,7 +236,8 @@ export function rejectSubmission(options: {
 }) {
   const user = options.user ?? { id: 'U0APPROVER', name: 'approver' };
   const metadata = {
-    approvalId: options.approvalId,
+    ...(options.approvalId ? { approvalId: options.approvalId } : {}),
+    ...(options.batchId ? { batchId: options.batchId } : {}),
     channel: options.channel ?? 'C0GENERAL',
     messageTs: options.messageTs,
     ...(options.threadTs ? { threadTs: options.threadTs } : {}),

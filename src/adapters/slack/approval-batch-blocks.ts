@@ -1,0 +1,154 @@
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  callsWithOwnButtons,
+  outcomeLine,
+  pendingCalls,
+  toolLabel,
+  truncateText,
+} from '../../core/approval-card.js';
+import {
+  approverMentions,
+  batchActions,
+  callActions,
+  outcomeIcons,
+  riskLabels,
+  toolHeading,
+} from './approval-parts.js';
+import {
+  blockLimits,
+  codeBlock,
+  escapedWithin,
+  type RenderedMessage,
+  type SlackBlock,
+  section,
+  slackDate,
+  textLength,
+} from './block-kit.js';
+
+/**
+ * Block Kit for a card with several calls of one model step: a header, then each call with its own
+ * buttons (the first `callsWithOwnButtons`), then "Approve all" / "Reject all". Slack caps a message at
+ * 50 blocks and about 12,000 characters, so the calls share what text is left after the fixed parts.
+ */
+
+/** Longest summary a call shows on a shared card; the arguments below say the rest. */
+const summaryLimit = 600;
+/** Confirm dialogs of per-call buttons are kept short: up to ten of them share the card's text budget. */
+const callConfirmTextLimit = 150;
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+
+/**
+ * One call's section text, at most `limit` characters. Heading and status (who may approve, or the
+ * outcome) come first; the summary and then the arguments get what room is left.
+ */
+function callText(call: ApprovalCardCall, number: number, limit: number): string {
+  const heading = `*${number}.* ${toolHeading(call)} · ${riskLabels[call.risk]}`;
+  const outcome = outcomeLine(call);
+  const status = outcome
+    ? `${outcomeIcons[call.status]} *${escapedWithin(outcome, 300)}*`
+    : `Who may approve: ${escapedWithin(call.whoMayApprove, 120)}`;
+  const room = limit - heading.length - status.length - 3;
+  if (room <= 0) return truncateText(`${heading}\n${status}`, limit);
+  const argumentsWanted = codeBlock(call.argumentsJson)?.length ?? 0;
+  const summaryRoom = Math.min(summaryLimit, Math.max(Math.ceil(room / 2), room - argumentsWanted));
+  const summary = escapedWithin(call.summary, summaryRoom);
+  const code = codeBlock(call.argumentsJson, room - summary.length);
+  return [heading, summary, code, status].filter((line) => line).join('\n');
+}
+
+/**
+ * Splits `total` characters between calls: a call needing less than an even share takes only what it
+ * needs, and the rest goes to the others.
+ */
+function shareBudget(needs: readonly number[], total: number): number[] {
+  const shares = needs.map(() => 0);
+  const order = needs.map((need, index) => ({ need, index })).sort((left, right) => left.need - right.need);
+  let remaining = Math.max(0, total);
+  order.forEach(({ need, index }, position) => {
+    const share = Math.min(need, Math.floor(remaining / (order.length - position)));
+    shares[index] = share;
+    remaining -= share;
+  });
+  return shares;
+}
+
+function header(card: ApprovalCard, pendingCount: number): SlackBlock {
+  const total = card.calls.length;
+  const title =
+    pendingCount === 0
+      ? `*${plural(total, 'tool call')}*`
+      : pendingCount === total
+        ? `:lock: *${plural(total, 'action')} need approval*`
+        : `:lock: *${pendingCount} of ${plural(total, 'action')} still need approval*`;
+  const deadline = `${pendingCount > 0 ? 'Expires' : 'Expiry'} ${slackDate(card.expiresAt)}`;
+  const lines = [title, `Requested by <@${card.requester.id}> · ${deadline}`];
+  const mentions = approverMentions(card.approverIds);
+  if (mentions) lines.push(`Approvers: ${mentions}`);
+  return section(lines.join('\n'));
+}
+
+function fallbackText(card: ApprovalCard, pending: readonly ApprovalCardCall[]): string {
+  if (pending.length > 0) {
+    const tools = [...new Set(pending.map(toolLabel))].join(', ');
+    return `Approval needed for ${plural(pending.length, 'action')}: ${tools}`;
+  }
+  const counts = new Map<string, number>();
+  for (const call of card.calls) counts.set(call.status, (counts.get(call.status) ?? 0) + 1);
+  const outcomes = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
+  return `${plural(card.calls.length, 'tool call')}: ${outcomes}`;
+}
+
+/** Why some calls have no buttons, or are not on the card at all. */
+function footnote(hiddenCalls: readonly ApprovalCardCall[], buttonless: number): string | undefined {
+  const lines: string[] = [];
+  if (buttonless > 0)
+    lines.push(
+      `Calls after the first ${callsWithOwnButtons} have no buttons of their own: Approve all and Reject all decide them.`,
+    );
+  if (hiddenCalls.length > 0) {
+    const pendingHidden = hiddenCalls.filter((call) => call.status === 'pending').length;
+    const tools = [...new Set(hiddenCalls.map((call) => `\`${call.toolName}\``))].join(', ');
+    const decideThem = pendingHidden > 0 ? '; Approve all and Reject all decide them too' : '';
+    lines.push(
+      `${plural(hiddenCalls.length, 'more call')} (${pendingHidden} pending) did not fit on this Slack message${decideThem}: ${tools}`,
+    );
+  }
+  return lines.length > 0 ? truncateText(lines.join('\n'), 600) : undefined;
+}
+
+export function renderBatchCard(card: ApprovalCard): RenderedMessage {
+  const pending = pendingCalls(card);
+  const ownButtons = card.calls.map((call, index) =>
+    call.status === 'pending' && index < callsWithOwnButtons
+      ? callActions(card, call, { blockId: `butler_call_${index}`, confirmTextLimit: callConfirmTextLimit })
+      : undefined,
+  );
+  const ownButtonBlocks = ownButtons.filter((block) => block).length;
+  const buttonless = pending.length - ownButtonBlocks;
+  // With one call left and its own buttons, "all" would be a second way to say the same thing.
+  const allButtons = pending.length >= 2 || buttonless > 0 ? batchActions(card) : undefined;
+
+  // Blocks left for the calls' sections once the header and every actions block are counted, keeping
+  // one for the footnote whenever some calls do not fit.
+  let room = blockLimits.blocks - 1 - ownButtonBlocks - (allButtons ? 1 : 0);
+  if (buttonless > 0 || card.calls.length > room) room -= 1;
+  const shown = card.calls.slice(0, room);
+  const note = footnote(card.calls.slice(room), buttonless);
+
+  const head = header(card, pending.length);
+  const fixedText = textLength([head, ownButtons, allButtons]) + (note?.length ?? 0);
+  const needs = shown.map((call, index) => callText(call, index + 1, blockLimits.sectionText).length);
+  const shares = shareBudget(needs, blockLimits.messageText - fixedText);
+
+  const blocks: SlackBlock[] = [head];
+  shown.forEach((call, index) => {
+    blocks.push(section(callText(call, index + 1, shares[index] ?? 0)));
+    const actions = ownButtons[index];
+    if (actions) blocks.push(actions);
+  });
+  if (note) blocks.push(section(note));
+  if (allButtons) blocks.push(allButtons);
+  return { text: truncateText(fallbackText(card, pending), blockLimits.notificationText), blocks };
+}

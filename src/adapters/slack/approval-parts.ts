@@ -1,0 +1,169 @@
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  type ApprovalStatus,
+  pendingCalls,
+} from '../../core/approval-card.js';
+import type { Risk } from '../../core/tools/tool.js';
+import { blockLimits, escapedWithin, mrkdwn, plain, type SlackBlock } from './block-kit.js';
+import { escapeMrkdwn } from './mrkdwn.js';
+
+/** Pieces every approval card shares, one call or several: button ids, labels, the buttons themselves. */
+
+/** Per-call buttons: the value is the call's approvalId. */
+export const approveActionId = 'butler_approve';
+export const rejectActionId = 'butler_reject';
+export const approveForConversationActionId = 'butler_approve_conversation';
+/** "Approve all" / "Reject all": the value is the card's batchId. */
+export const approveAllActionId = 'butler_approve_all';
+export const rejectAllActionId = 'butler_reject_all';
+
+export const riskLabels: Record<Risk, string> = {
+  low: 'Low',
+  medium: 'Medium',
+  high: ':warning: High',
+};
+
+export const outcomeIcons: Record<ApprovalStatus, string> = {
+  pending: '',
+  approved: ':white_check_mark:',
+  rejected: ':no_entry_sign:',
+  expired: ':hourglass:',
+};
+
+/**
+ * "`records__delete_record` — delete_record on MCP server records", or the tool's name in code. The server
+ * names its own tools, so their length is capped here.
+ */
+export function toolHeading(call: Pick<ApprovalCardCall, 'toolName' | 'origin'>): string {
+  const name = `\`${call.toolName}\``;
+  if (call.origin?.kind !== 'mcp') return name;
+  const { tool, server } = call.origin;
+  return `${name} — ${escapedWithin(tool, 100)} on MCP server ${escapedWithin(server, 100)}`;
+}
+
+/** Mentions of the configured approvers; a long list is cut so the card stays readable. */
+export function approverMentions(approverIds: readonly string[], shown = 20): string {
+  const mentions = approverIds.slice(0, shown).map((id) => `<@${id}>`);
+  const more =
+    approverIds.length > mentions.length ? ` and ${approverIds.length - mentions.length} more` : '';
+  return `${mentions.join(', ')}${more}`;
+}
+
+function hours(value: number): string {
+  return `${Math.round(value * 100) / 100} h`;
+}
+
+/** Whether "Approve for this conversation" is offered: standing approvals are on for this card. */
+function offersStandingApproval(
+  card: ApprovalCard,
+): card is ApprovalCard & { standingApprovalHours: number } {
+  return card.standingApprovalHours !== undefined && card.standingApprovalHours > 0;
+}
+
+interface ButtonSpec {
+  actionId: string;
+  text: string;
+  value: string;
+  style?: 'primary' | 'danger';
+  confirm?: { title: string; text: string; confirm: string };
+}
+
+function button(spec: ButtonSpec, confirmTextLimit: number): SlackBlock {
+  const element: SlackBlock = {
+    type: 'button',
+    action_id: spec.actionId,
+    text: plain(spec.text, blockLimits.buttonText),
+    ...(spec.style ? { style: spec.style } : {}),
+    value: spec.value,
+  };
+  if (spec.confirm) {
+    element.confirm = {
+      title: plain(spec.confirm.title, blockLimits.confirmTitle),
+      text: mrkdwn(spec.confirm.text, Math.min(confirmTextLimit, blockLimits.confirmText)),
+      confirm: plain(spec.confirm.confirm, blockLimits.confirmButton),
+      deny: plain('Cancel', blockLimits.confirmButton),
+      style: 'primary',
+    };
+  }
+  return element;
+}
+
+/**
+ * Approve, Reject and (when standing approvals are on) "Approve for this conversation" for one pending
+ * call. High risk asks for confirmation on both approve buttons: a slip of the thumb would run it.
+ */
+export function callActions(
+  card: ApprovalCard,
+  call: ApprovalCardCall,
+  options: { blockId: string; confirmTextLimit: number },
+): SlackBlock {
+  const high = call.risk === 'high';
+  const what = `Butler will run \`${call.toolName}\`: ${escapeMrkdwn(call.summary)}`;
+  const elements = [
+    button(
+      {
+        actionId: approveActionId,
+        text: 'Approve',
+        style: 'primary',
+        value: call.approvalId,
+        ...(high
+          ? { confirm: { title: 'Approve a high-risk action?', text: what, confirm: 'Approve' } }
+          : {}),
+      },
+      options.confirmTextLimit,
+    ),
+    button(
+      { actionId: rejectActionId, text: 'Reject', style: 'danger', value: call.approvalId },
+      options.confirmTextLimit,
+    ),
+  ];
+  if (offersStandingApproval(card)) {
+    const duration = hours(card.standingApprovalHours);
+    const standing = `Butler will run \`${call.toolName}\` now, and its later calls in this conversation for the next ${duration} without asking.`;
+    elements.push(
+      button(
+        {
+          actionId: approveForConversationActionId,
+          text: `Approve for this conversation (${duration})`,
+          value: call.approvalId,
+          ...(high
+            ? { confirm: { title: 'Approve for this conversation?', text: standing, confirm: 'Approve' } }
+            : {}),
+        },
+        options.confirmTextLimit,
+      ),
+    );
+  }
+  return { type: 'actions', block_id: options.blockId, elements };
+}
+
+/** "Approve all" / "Reject all": they act on every call of the card still pending. */
+export function batchActions(card: ApprovalCard): SlackBlock {
+  const pending = pendingCalls(card);
+  const highRisk = pending.filter((call) => call.risk === 'high');
+  const names = [...new Set(highRisk.map((call) => `\`${call.toolName}\``))].join(', ');
+  const approveAll = button(
+    {
+      actionId: approveAllActionId,
+      text: 'Approve all',
+      style: 'primary',
+      value: card.batchId,
+      ...(highRisk.length > 0
+        ? {
+            confirm: {
+              title: 'Approve every pending action?',
+              text: `Butler will run ${pending.length} actions, ${highRisk.length} of them high risk: ${names}`,
+              confirm: 'Approve all',
+            },
+          }
+        : {}),
+    },
+    blockLimits.confirmText,
+  );
+  const rejectAll = button(
+    { actionId: rejectAllActionId, text: 'Reject all', style: 'danger', value: card.batchId },
+    blockLimits.confirmText,
+  );
+  return { type: 'actions', block_id: 'butler_batch', elements: [approveAll, rejectAll] };
+}
