@@ -1,4 +1,3 @@
-export { includeFilter } from './include-filter.js';
 export type { McpTransportKind } from './mcp-connection.js';
 export { McpConnectionError, McpToolCallError, type McpToolCallErrorCode } from './mcp-errors.js';
 export {

@@ -1,5 +1,5 @@
+import { includeFilter } from '../name-patterns.js';
 import type { Tool } from '../tool.js';
-import { includeFilter } from './include-filter.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import { createMcpTool, type McpToolCaller, type McpToolDefinition } from './mcp-tool.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { includeFilter } from '../../../src/core/tools/mcp/index.js';
+import { includeFilter } from '../../../src/core/tools/name-patterns.js';
 
 describe('includeFilter', () => {
   const names = ['get_issue', 'get_user', 'search_code', 'create_issue', 'forget_me', 'get.dotted'];

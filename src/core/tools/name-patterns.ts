@@ -3,9 +3,9 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * A predicate over MCP tool names from the `include` list: exact names or globs where `*` matches any run
- * of characters (`get_*`, `*_issue`). Absent = every tool; an empty list = none. Case-sensitive, like tool
- * names.
+ * A predicate over tool names from a list of patterns (an MCP server's `include`, an agent's `tools`): exact
+ * names or globs where `*` matches any run of characters (`get_*`, `*_issue`). Absent = every tool; an empty
+ * list = none. Case-sensitive, like tool names.
  */
 export function includeFilter(include: readonly string[] | undefined): (toolName: string) => boolean {
   if (include === undefined) return () => true;
