@@ -1,5 +1,11 @@
 import type { Logger } from './logger.js';
-import type { Observer, TurnObserver } from './observer.js';
+import { noopAgentObserver, noopTurnObserver, type Observer } from './observer.js';
+
+/** Methods whose result is itself an observer: guarded too, or a no-op stand-in when the call throws. */
+const nestedObservers = new Map<PropertyKey, object>([
+  ['startTurn', noopTurnObserver],
+  ['agent', noopAgentObserver],
+]);
 
 /** Wraps every observer method so a failing tracer is logged and otherwise ignored: replies never wait on it. */
 function guardMethods<T extends object>(target: T, logger: Logger): T {
@@ -7,6 +13,7 @@ function guardMethods<T extends object>(target: T, logger: Logger): T {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver);
       if (typeof value !== 'function') return value;
+      const fallback = nestedObservers.get(property);
       return (...args: unknown[]) => {
         try {
           const result = value.apply(object, args);
@@ -15,24 +22,15 @@ function guardMethods<T extends object>(target: T, logger: Logger): T {
               logger.warn({ err: error, observer: String(property) }, 'observer failed'),
             );
           }
-          if (property === 'startTurn') return guardMethods(result as TurnObserver, logger);
-          return result;
+          return fallback ? guardMethods(result as object, logger) : result;
         } catch (error) {
           logger.warn({ err: error, observer: String(property) }, 'observer failed');
-          return property === 'startTurn' ? guardMethods(noopTurnObserver, logger) : undefined;
+          return fallback ? guardMethods(fallback, logger) : undefined;
         }
       };
     },
   });
 }
-
-const noopTurnObserver: TurnObserver = {
-  generation: () => {},
-  toolCall: () => {},
-  approvalRequested: () => {},
-  compaction: () => {},
-  end: () => {},
-};
 
 export function guardObserver(observer: Observer, logger: Logger): Observer {
   return guardMethods(observer, logger);

@@ -20,7 +20,7 @@ export interface TokenUsage {
 }
 
 export interface GenerationRecord {
-  name: 'chat' | 'compaction';
+  name: 'chat' | 'compaction' | 'routing';
   model: string;
   startTime: Date;
   endTime: Date;
@@ -61,11 +61,41 @@ export interface ApprovalRecordInfo {
   risk: string;
 }
 
-export interface TurnObserver {
+/** A sub-agent Butler delegated to within a turn. */
+export interface AgentInfo {
+  agent: string;
+  /** Butler's `delegate` tool call this run answers. */
+  delegateCallId: string;
+  task: string;
+  /** Continuing after an approval decision (the run parked before). */
+  resumed: boolean;
+}
+
+export interface AgentOutcome {
+  status: 'done' | 'parked' | 'failed';
+  steps: number;
+  usage: TokenUsage;
+  /** The result handed back to Butler (done, failed). */
+  output?: string;
+  error?: string;
+}
+
+/** What a model loop reports step by step: Butler's own turn, or a sub-agent inside it. */
+export interface StepObserver {
   generation(record: GenerationRecord): void;
   toolCall(record: ToolCallRecord): void;
+}
+
+/** A sub-agent's run, nested under its turn: its generations and tool calls are its children. */
+export interface AgentObserver extends StepObserver {
+  end(outcome: AgentOutcome): void;
+}
+
+export interface TurnObserver extends StepObserver {
   approvalRequested(approval: ApprovalRecordInfo): void;
   compaction(record: CompactionRecord): void;
+  /** Starts a sub-agent's span under the turn. */
+  agent(info: AgentInfo): AgentObserver;
   end(outcome: { status: 'replied' | 'parked' | 'failed'; error?: string }): void;
 }
 
@@ -77,16 +107,23 @@ export interface Observer {
   shutdown(): Promise<void>;
 }
 
-const noopTurn: TurnObserver = {
+export const noopAgentObserver: AgentObserver = {
+  generation: () => {},
+  toolCall: () => {},
+  end: () => {},
+};
+
+export const noopTurnObserver: TurnObserver = {
   generation: () => {},
   toolCall: () => {},
   approvalRequested: () => {},
   compaction: () => {},
+  agent: () => noopAgentObserver,
   end: () => {},
 };
 
 export const noopObserver: Observer = {
-  startTurn: () => noopTurn,
+  startTurn: () => noopTurnObserver,
   approvalDecided: () => {},
   approvalExpired: () => {},
   flush: async () => {},

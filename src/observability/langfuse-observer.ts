@@ -1,9 +1,18 @@
 import { LangfuseOtelSpanAttributes } from '@langfuse/core';
 import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { type LangfuseSpan, setLangfuseTracerProvider, startObservation } from '@langfuse/tracing';
+import {
+  type LangfuseAgent,
+  type LangfuseSpan,
+  setLangfuseTracerProvider,
+  startObservation,
+} from '@langfuse/tracing';
+import type { SpanContext } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from '../core/logger.js';
 import type {
+  AgentInfo,
+  AgentObserver,
+  AgentOutcome,
   ApprovalRecordInfo,
   CompactionRecord,
   GenerationRecord,
@@ -15,7 +24,8 @@ import type {
 
 /**
  * Langfuse over OpenTelemetry: one trace per turn (session = conversation key, user = platform user),
- * generations with token usage, spans for tools, approvals and compaction. The provider is private to
+ * generations with token usage, spans for tools, approvals and compaction, and an `agent` observation
+ * per delegated sub-agent run with its own generations and tools beneath it. The provider is private to
  * Butler (no global registration); children attach to the turn through explicit parent contexts.
  */
 
@@ -34,6 +44,86 @@ function traceAttributes(span: LangfuseSpan, sessionId: string, userId: string) 
   span.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_USER_ID, userId);
 }
 
+/** Where a child observation attaches: the turn's root span or a sub-agent's span. */
+interface Parent {
+  parentSpanContext: SpanContext;
+}
+
+function recordGeneration(record: GenerationRecord, parent: Parent): void {
+  const generation = startObservation(
+    `llm.${record.name}`,
+    {
+      model: record.model,
+      input: record.input,
+      output: record.output,
+      ...(record.firstTokenTime ? { completionStartTime: record.firstTokenTime } : {}),
+      ...(record.usage
+        ? {
+            usageDetails: {
+              input: record.usage.promptTokens,
+              output: record.usage.completionTokens,
+              total: record.usage.promptTokens + record.usage.completionTokens,
+            },
+          }
+        : {}),
+      ...(record.error ? { level: 'ERROR' as const, statusMessage: record.error } : {}),
+    },
+    { asType: 'generation', startTime: record.startTime, ...parent },
+  );
+  generation.end(record.endTime);
+}
+
+function recordToolCall(record: ToolCallRecord, parent: Parent): void {
+  const tool = startObservation(
+    `tool.${record.toolName}`,
+    {
+      input: record.input,
+      output: record.output,
+      metadata: { callId: record.callId, risk: record.risk, decision: record.decision },
+      ...(record.error ? { level: 'ERROR' as const, statusMessage: record.error } : {}),
+    },
+    { asType: 'tool', startTime: record.startTime, ...parent },
+  );
+  tool.end(record.endTime);
+}
+
+/** A sub-agent's run as an `agent` observation under the turn; its steps nest under it. */
+class LangfuseAgentRun implements AgentObserver {
+  private readonly span: LangfuseAgent;
+
+  constructor(info: AgentInfo, parent: Parent) {
+    this.span = startObservation(
+      `agent.${info.agent}`,
+      { input: info.task, metadata: { delegateCallId: info.delegateCallId, resumed: info.resumed } },
+      { asType: 'agent', ...parent },
+    );
+  }
+
+  private get parent(): Parent {
+    return { parentSpanContext: this.span.otelSpan.spanContext() };
+  }
+
+  generation(record: GenerationRecord): void {
+    recordGeneration(record, this.parent);
+  }
+
+  toolCall(record: ToolCallRecord): void {
+    recordToolCall(record, this.parent);
+  }
+
+  end(outcome: AgentOutcome): void {
+    this.span.update({
+      output: { status: outcome.status, steps: outcome.steps, output: outcome.output },
+      metadata: {
+        promptTokens: outcome.usage.promptTokens,
+        completionTokens: outcome.usage.completionTokens,
+      },
+      ...(outcome.error ? { level: 'ERROR' as const, statusMessage: outcome.error } : {}),
+    });
+    this.span.end();
+  }
+}
+
 class LangfuseTurn implements TurnObserver {
   private readonly root: LangfuseSpan;
 
@@ -46,46 +136,20 @@ class LangfuseTurn implements TurnObserver {
     this.root.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_NAME, `butler.turn.${turn.trigger}`);
   }
 
-  private get parent() {
+  private get parent(): Parent {
     return { parentSpanContext: this.root.otelSpan.spanContext() };
   }
 
   generation(record: GenerationRecord): void {
-    const generation = startObservation(
-      `llm.${record.name}`,
-      {
-        model: record.model,
-        input: record.input,
-        output: record.output,
-        ...(record.firstTokenTime ? { completionStartTime: record.firstTokenTime } : {}),
-        ...(record.usage
-          ? {
-              usageDetails: {
-                input: record.usage.promptTokens,
-                output: record.usage.completionTokens,
-                total: record.usage.promptTokens + record.usage.completionTokens,
-              },
-            }
-          : {}),
-        ...(record.error ? { level: 'ERROR' as const, statusMessage: record.error } : {}),
-      },
-      { asType: 'generation', startTime: record.startTime, ...this.parent },
-    );
-    generation.end(record.endTime);
+    recordGeneration(record, this.parent);
   }
 
   toolCall(record: ToolCallRecord): void {
-    const tool = startObservation(
-      `tool.${record.toolName}`,
-      {
-        input: record.input,
-        output: record.output,
-        metadata: { callId: record.callId, risk: record.risk, decision: record.decision },
-        ...(record.error ? { level: 'ERROR' as const, statusMessage: record.error } : {}),
-      },
-      { asType: 'tool', startTime: record.startTime, ...this.parent },
-    );
-    tool.end(record.endTime);
+    recordToolCall(record, this.parent);
+  }
+
+  agent(info: AgentInfo): AgentObserver {
+    return new LangfuseAgentRun(info, this.parent);
   }
 
   approvalRequested(approval: ApprovalRecordInfo): void {

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 export interface ReceivedSpan {
   name: string;
   traceId: string;
+  spanId: string;
   parentSpanId: string | undefined;
   attributes: Record<string, unknown>;
 }
@@ -52,6 +53,7 @@ export async function startFakeLangfuse(): Promise<FakeLangfuse> {
           spans: Array<{
             name: string;
             traceId: string;
+            spanId: string;
             parentSpanId?: string;
             attributes: Array<{ key: string; value: OtlpValue }>;
           }>;
@@ -65,6 +67,7 @@ export async function startFakeLangfuse(): Promise<FakeLangfuse> {
             fake.spans.push({
               name: span.name,
               traceId: span.traceId,
+              spanId: span.spanId,
               parentSpanId: span.parentSpanId || undefined,
               attributes: Object.fromEntries(span.attributes.map((entry) => [entry.key, value(entry.value)])),
             });
