@@ -9,7 +9,7 @@ export function startupBanner(
   facts: { port: number; databaseLocation: string; tools: string[]; mcp: Record<string, string> },
 ): string {
   const line = (name: string, state: string, hint?: string) =>
-    `  ${name.padEnd(11)}${state}${hint ? `  (${hint})` : ''}`;
+    `  ${name.padEnd(10)} ${state}${hint ? `  (${hint})` : ''}`;
   const lines = [`Butler is up on http://localhost:${facts.port} (GET /healthz, /readyz)`];
 
   lines.push(
@@ -68,5 +68,18 @@ export function startupBanner(
     ),
   );
   for (const [server, state] of Object.entries(facts.mcp)) lines.push(line(`mcp ${server}`, state));
+  for (const agent of config.agents) {
+    const tools =
+      agent.tools.length === 0
+        ? 'no tools'
+        : `${agent.tools.length} tool pattern${agent.tools.length === 1 ? '' : 's'}`;
+    const model = agent.endpoint ? `model ${agent.endpoint.model}` : "Butler's model";
+    lines.push(line(`agent ${agent.name}`, `${tools}, ${model}`));
+  }
+  if (config.routing.enabled) {
+    lines.push(line('routing', `on (${config.routing.endpoint?.model ?? 'the Butler model'})`));
+  } else if (config.agents.length > 0) {
+    lines.push(line('routing', 'off: Butler delegates when it decides to', 'routing.enabled: true'));
+  }
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
+import { agentsSchema, delegationSchema, routingSchema } from './agents.js';
 import { mcpServersSchema } from './mcp-servers.js';
 
 /** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
@@ -49,6 +50,11 @@ export const fileConfigSchema = z
     tools: z.array(tool).default([]),
     /** MCP servers whose tools Butler offers (`{name}__{tool}`), gated like HTTP tools. */
     mcpServers: mcpServersSchema,
+    /** Specialist agents Butler may delegate to, each with its own prompt, tools and possibly model. */
+    agents: agentsSchema,
+    delegation: delegationSchema,
+    /** An optional classification before each turn that may hand the message straight to an agent. */
+    routing: routingSchema,
     /** How long "Approve for this conversation" lets later calls of that tool run there; 0 hides the button. */
     standingApprovalHours: z.number().min(0).max(720).default(8),
     /** Messages a user may send per minute before Butler answers politely instead of with the model. */

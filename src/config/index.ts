@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import type { Platform } from '../core/events.js';
 import type { McpServerSettings } from '../core/tools/mcp/index.js';
+import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -37,6 +38,22 @@ export interface FeishuConfig {
   connection: 'webhook' | 'websocket';
 }
 
+export interface AgentConfig {
+  name: string;
+  description: string;
+  instructions: string;
+  /** Tool names or `*` globs over every tool Butler has (MCP included); empty = no tools. */
+  tools: string[];
+  /** The agent's own model endpoint; undefined = Butler's model. */
+  endpoint: ModelEndpoint | undefined;
+  maxSteps: number;
+  timeoutMs: number;
+}
+
+export type RoutingConfig =
+  | { enabled: false }
+  | { enabled: true; endpoint: ModelEndpoint | undefined; timeoutMs: number; minConfidence: number };
+
 export type LangfuseConfig =
   | { enabled: false }
   | { enabled: true; publicKey: string; secretKey: string; baseUrl: string };
@@ -58,6 +75,9 @@ export interface AppConfig {
   langfuse: LangfuseConfig;
   /** The config file's `mcpServers`, with `${VAR}` resolved. */
   mcpServers: McpServerSettings[];
+  /** The config file's `agents`, with `${VAR}` resolved and endpoints filled in from Butler's. */
+  agents: AgentConfig[];
+  routing: RoutingConfig;
   serviceName: string;
   logLevel: Env['LOG_LEVEL'];
   file: FileConfig;
@@ -68,9 +88,6 @@ export interface LoadedConfig {
   /** Problems that turn a feature off rather than stop the service (logged once at start-up). */
   warnings: string[];
 }
-
-/** Local endpoints (Ollama, vLLM) need no key, but the openai SDK insists on one. */
-const placeholderApiKey = 'not-needed';
 
 const feishuDomains: Record<string, string> = {
   feishu: 'https://open.feishu.cn',
@@ -172,10 +189,6 @@ function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: Conf
   return { path, file };
 }
 
-function endpoint(baseUrl: string | undefined, apiKey: string | undefined, model: string): ModelEndpoint {
-  return { baseUrl, apiKey: apiKey ?? placeholderApiKey, model };
-}
-
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedConfig {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
@@ -196,7 +209,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     });
   }
   const model = env.BUTLER_MODEL
-    ? endpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL)
+    ? modelEndpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL)
     : undefined;
 
   const compactionEndpointSet =
@@ -208,14 +221,14 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     });
   }
   // A compaction model name alone means "same endpoint, cheaper model".
-  const compactionModel = env.BUTLER_CONTEXT_COMPACTION_MODEL
-    ? endpoint(
-        env.BUTLER_CONTEXT_COMPACTION_BASE_URL ?? model?.baseUrl,
-        env.BUTLER_CONTEXT_COMPACTION_API_TOKEN ??
-          (env.BUTLER_CONTEXT_COMPACTION_BASE_URL ? undefined : model?.apiKey),
-        env.BUTLER_CONTEXT_COMPACTION_MODEL,
-      )
-    : undefined;
+  const compactionModel = overrideEndpoint(
+    {
+      model: env.BUTLER_CONTEXT_COMPACTION_MODEL,
+      baseUrl: env.BUTLER_CONTEXT_COMPACTION_BASE_URL,
+      apiKey: env.BUTLER_CONTEXT_COMPACTION_API_TOKEN,
+    },
+    model,
+  );
 
   let slack: SlackConfig | undefined;
   if (env.SLACK_BOT_TOKEN) {
@@ -269,13 +282,12 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push({ variable: 'FEISHU_APP_ID', message: 'required when FEISHU_APP_SECRET is set' });
   }
 
-  const mcpServers = file
-    ? resolveMcpServers(
-        file.mcpServers,
-        (text, missing, secrets) => interpolate(text, rawEnv, missing, secrets),
-        issues,
-      )
-    : [];
+  const fromEnv = (text: string, missing: string[], secrets: string[]) =>
+    interpolate(text, rawEnv, missing, secrets);
+  const mcpServers = file ? resolveMcpServers(file.mcpServers, fromEnv, issues) : [];
+  const agentContext = { butlerModel: model, interpolate: fromEnv, issues };
+  const agents = file ? resolveAgents(file.agents, agentContext) : [];
+  const routing = file ? resolveRouting(file.routing, agents, agentContext) : { enabled: false as const };
   if (file) {
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu }), highRisk));
@@ -314,6 +326,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       feishu,
       langfuse,
       mcpServers,
+      agents,
+      routing,
       serviceName: env.OBSERVABILITY_SERVICE_NAME,
       logLevel: env.LOG_LEVEL,
       file,

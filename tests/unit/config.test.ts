@@ -324,6 +324,165 @@ tools:
     expect(error.message).toContain('used by MCP server lark');
   });
 
+  describe('agents and routing', () => {
+    const ops = {
+      name: 'ops',
+      description: 'Deploys, restarts and checks production services.',
+      instructions: 'You operate production services.',
+    };
+    const butler = { BUTLER_BASE_URL: 'http://models/v1', BUTLER_API_TOKEN: 'sk-1', BUTLER_MODEL: 'big' };
+
+    it('defaults to no agents, no routing and three delegations at once', () => {
+      const { config } = loadConfig({ BUTLER_CONFIG: writeConfig({}) });
+      expect(config.agents).toEqual([]);
+      expect(config.routing).toEqual({ enabled: false });
+      expect(config.file.delegation.maxParallel).toBe(3);
+
+      const { config: withAgent } = loadConfig({ BUTLER_CONFIG: writeConfig({ agents: [ops] }) });
+      expect(withAgent.agents).toEqual([
+        { ...ops, tools: [], endpoint: undefined, maxSteps: 6, timeoutMs: 120_000 },
+      ]);
+    });
+
+    it("gives a model named alone Butler's endpoint and key, and lists agents in the banner", () => {
+      const { config } = loadConfig({
+        ...butler,
+        BUTLER_CONFIG: writeConfig({
+          agents: [{ ...ops, model: 'small', tools: ['restart_service', 'github__*'] }],
+          routing: { enabled: true, model: 'tiny' },
+        }),
+      });
+      expect(config.agents[0]?.endpoint).toEqual({
+        baseUrl: 'http://models/v1',
+        apiKey: 'sk-1',
+        model: 'small',
+      });
+      expect(config.routing).toEqual({
+        enabled: true,
+        endpoint: { baseUrl: 'http://models/v1', apiKey: 'sk-1', model: 'tiny' },
+        timeoutMs: 5000,
+        minConfidence: 0.7,
+      });
+      const banner = startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {} });
+      expect(banner).toContain('agent ops  2 tool patterns, model small');
+      expect(banner).toContain('routing    on (tiny)');
+    });
+
+    it(`reads an endpoint of its own, resolving ${ref('VAR')} in baseUrl and apiKey`, () => {
+      const { config } = loadConfig({
+        ...butler,
+        BUTLER_CONFIG: writeConfig({
+          agents: [
+            { ...ops, model: 'm', baseUrl: `${ref('OPS_HOST')}/v1`, apiKey: ref('OPS_KEY') },
+            { ...ops, name: 'local', model: 'qwen', baseUrl: 'http://localhost:11434/v1' },
+          ],
+        }),
+        OPS_HOST: 'https://ops-models.example.com',
+        OPS_KEY: 'sk-ops',
+      });
+      expect(config.agents.map((agent) => agent.endpoint)).toEqual([
+        { baseUrl: 'https://ops-models.example.com/v1', apiKey: 'sk-ops', model: 'm' },
+        { baseUrl: 'http://localhost:11434/v1', apiKey: 'not-needed', model: 'qwen' },
+      ]);
+    });
+
+    it('names unset variables with the key that uses them', () => {
+      const error = configError(
+        {},
+        {
+          agents: [
+            { ...ops, model: 'm', baseUrl: 'https://models.example.com', apiKey: ref('UNSET_OPS_KEY') },
+          ],
+          routing: { enabled: true, model: 'm', baseUrl: `${ref('UNSET_ROUTER_HOST')}/v1` },
+        },
+      );
+      expect(variables(error)).toEqual(expect.arrayContaining(['UNSET_OPS_KEY', 'UNSET_ROUTER_HOST']));
+      expect(error.message).toContain('used by agent ops (config file: agents.0.apiKey) but not set');
+      expect(error.message).toContain('used by routing (config file: routing.baseUrl) but not set');
+    });
+
+    it('names a baseUrl or apiKey without a model, and an apiKey without a baseUrl', () => {
+      const error = configError(
+        {},
+        {
+          agents: [
+            { ...ops, baseUrl: 'https://models.example.com' },
+            { ...ops, name: 'docs', model: 'm', apiKey: 'sk' },
+          ],
+          routing: { apiKey: 'sk' },
+        },
+      );
+      expect(variables(error).sort()).toEqual([
+        'config file: agents.0.baseUrl',
+        'config file: agents.1.apiKey',
+        'config file: routing.apiKey',
+      ]);
+      expect(error.message).toContain('needs `model`');
+    });
+
+    it('names both agents sharing a name, and a name that is not an identifier', () => {
+      const duplicate = configError({}, { agents: [ops, { ...ops, name: 'docs' }, ops] });
+      expect(variables(duplicate)).toEqual(['config file: agents.2.name']);
+      expect(duplicate.message).toContain('agents 0 and 2 are both named ops');
+
+      const bad = configError(
+        {},
+        {
+          agents: [
+            { ...ops, name: 'ops-team' },
+            { ...ops, name: 'a'.repeat(33) },
+            { ...ops, extra: 1 },
+          ],
+        },
+      );
+      expect(variables(bad)).toEqual([
+        'config file: agents.0.name',
+        'config file: agents.1.name',
+        'config file: agents.2',
+      ]);
+      expect(
+        loadConfig({ BUTLER_CONFIG: writeConfig({ agents: [{ ...ops, name: 'delegate' }] }) }).config.agents,
+      ).toHaveLength(1);
+    });
+
+    it('refuses routing without agents, and bad limits', () => {
+      const error = configError({}, { routing: { enabled: true } });
+      expect(variables(error)).toEqual(['config file: routing.enabled']);
+      expect(error.message).toContain('routing needs at least one agent');
+
+      const limits = configError(
+        {},
+        {
+          agents: [{ ...ops, maxSteps: 0 }],
+          delegation: { maxParallel: 9 },
+          routing: { minConfidence: 1.5 },
+        },
+      );
+      expect(variables(limits)).toEqual([
+        'config file: agents.0.maxSteps',
+        'config file: delegation.maxParallel',
+        'config file: routing.minConfidence',
+      ]);
+    });
+
+    it("routes with Butler's model and default limits when only enabled", () => {
+      const { config } = loadConfig({
+        ...butler,
+        BUTLER_CONFIG: writeConfig({ agents: [ops], routing: { enabled: true }, delegation: {} }),
+      });
+      expect(config.routing).toEqual({
+        enabled: true,
+        endpoint: undefined,
+        timeoutMs: 5000,
+        minConfidence: 0.7,
+      });
+      expect(config.file.delegation).toEqual({ maxParallel: 3 });
+      const banner = startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {} });
+      expect(banner).toContain("agent ops  no tools, Butler's model");
+      expect(banner).toContain('routing    on (the Butler model)');
+    });
+  });
+
   it('names a config file that cannot be read', () => {
     expect(variables(configError({ BUTLER_CONFIG: 'missing.yaml' }))).toContain('BUTLER_CONFIG');
     expect(variables(configError({}, 'tools: [unclosed'))).toContain('BUTLER_CONFIG');
