@@ -1,6 +1,8 @@
 import type { PlatformConnector } from './adapters/connector.js';
 import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
 import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
+import { Delegator } from './core/agents/delegator.js';
+import { Router } from './core/agents/router.js';
 import { ApprovalService } from './core/approvals/approval-service.js';
 import { Compactor } from './core/brain/compactor.js';
 import { SessionBrain } from './core/brain/session-brain.js';
@@ -63,15 +65,37 @@ export interface Butler {
 /** /readyz answers within about this long even when the database hangs. */
 const readinessPingMs = 1000;
 
-function modelClient(endpoint: ModelEndpoint, config: AppConfig): OpenAIModel {
+function modelClient(
+  endpoint: ModelEndpoint,
+  config: AppConfig,
+  limits: { timeoutMs: number; maxRetries: number } = config.file.model,
+): OpenAIModel {
   return new OpenAIModel({
     baseUrl: endpoint.baseUrl,
     apiKey: endpoint.apiKey,
     model: endpoint.model,
-    timeoutMs: config.file.model.timeoutMs,
-    maxRetries: config.file.model.maxRetries,
+    timeoutMs: limits.timeoutMs,
+    maxRetries: limits.maxRetries,
     temperature: config.file.model.temperature,
   });
+}
+
+/** Specialists and the routing step, when agents are configured and Butler has a model. */
+function createAgents(config: AppConfig, model: OpenAIModel | undefined, tools: ToolRegistry, store: Store) {
+  if (!model || !config.model || config.agents.length === 0) return {};
+  const specs = config.agents.map((agent) => ({
+    ...agent,
+    model: agent.endpoint ? modelClient(agent.endpoint, config) : model,
+  }));
+  const delegator = new Delegator(specs, tools, store, config.file.delegation);
+  const { routing } = config;
+  if (!routing.enabled) return { delegator };
+  // One quick attempt: a slow or failing routing step only costs the turn its shortcut.
+  const routingModel = modelClient(routing.endpoint ?? config.model, config, {
+    timeoutMs: routing.timeoutMs,
+    maxRetries: 0,
+  });
+  return { delegator, router: new Router(routingModel, specs, store, routing) };
 }
 
 async function createObserver(config: AppConfig, logger: Logger): Promise<Observer> {
@@ -151,6 +175,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       }
     });
   const policy = new ApprovalPolicy(file.approvers);
+  const { delegator, router } = createAgents(config, model, tools, store);
 
   let worker: Worker | undefined;
   const wake = () => worker?.wake();
@@ -174,6 +199,8 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     adapters,
     observer,
     logger,
+    ...(delegator ? { delegator } : {}),
+    ...(router ? { router } : {}),
     options: {
       systemPrompt: file.systemPrompt,
       maxSteps: file.model.maxSteps,

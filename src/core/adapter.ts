@@ -56,6 +56,12 @@ export interface ChatAdapter {
    */
   showWorking(target: ReplyTarget): Promise<() => Promise<void>>;
   /**
+   * Optional: puts `status` ("is asking ops…") in the working indicator where the platform shows text
+   * there (Slack's assistant status). Same rules as `showWorking`: never throws, never blocks a reply; the
+   * function `showWorking` returned clears it.
+   */
+  showProgress?(target: ReplyTarget, status: string): Promise<void>;
+  /**
    * Optional crash recovery: Butler's messages in the conversation after `after` (a platform message
    * id) that are not in `known`, oldest first. A retried turn overwrites them instead of leaving a
    * half-written reply that a crash kept from being recorded beside the new one. Platforms whose

@@ -11,6 +11,8 @@ export interface ApprovalCardCall {
   toolName: string;
   /** Where the tool comes from (an MCP server and its own name for the tool); absent for built-in tools. */
   origin?: ToolOrigin;
+  /** The specialist agent whose call this is (Butler delegated to it); absent for Butler's own calls. */
+  agent?: string;
   /** One line a person can read: what will happen. */
   summary: string;
   /** Tool arguments, pretty-printed JSON, already truncated to a card-friendly size. */

@@ -158,6 +158,27 @@ export interface ResumeState {
   replyMessageIds?: string[];
   /** Whether the conversation is a direct message (for the continuation's system prompt). */
   isDirect?: boolean;
+  /** Sub-agents whose runs wait on this card, each answering one of `assistant`'s `delegate` calls. */
+  agents?: AgentFrame[];
+}
+
+/**
+ * A sub-agent's run parked on an approval: enough to continue it after the decision, in any process. Its
+ * system prompt is rebuilt from the configuration; everything it said and was told so far is here.
+ */
+export interface AgentFrame {
+  agent: string;
+  /** Butler's `delegate` call that this run answers. */
+  delegateCallId: string;
+  task: string;
+  /** The run's messages before the step that waits (the task first). */
+  messages: ConversationMessage[];
+  /** The step whose calls wait. */
+  assistant: { content: string; toolCalls: ToolCall[] };
+  /** Results of that step's calls that needed no decision. */
+  results: Array<{ toolCallId: string; content: string }>;
+  /** Model calls made so far (the step budget spans the park). */
+  steps: number;
 }
 
 export interface NewApproval {
@@ -167,6 +188,8 @@ export interface NewApproval {
   platform: Platform;
   toolName: string;
   origin?: ToolOrigin;
+  /** A sub-agent's call: which agent, and the `delegate` call (in `resume.agents`) whose run asked. */
+  agent?: { name: string; delegateCallId: string };
   toolCallId: string;
   arguments: unknown;
   risk: Risk;
@@ -233,6 +256,8 @@ export interface AuditEntry {
   approvalId: string | null;
   /** The standing approval a call ran under, without a card. */
   grantId?: string | null;
+  /** The sub-agent that made the call. */
+  agent?: string | null;
   toolName: string;
   toolCallId: string;
   arguments: unknown;
@@ -269,6 +294,57 @@ export interface GrantRepository {
   revokeActive(conversationKey: string, revokedBy: ChatUser, now: Date): Promise<ApprovalGrant[]>;
 }
 
+// ── sub-agents and routing ──────────────────────────────────────────────────────────────────────
+
+/** One run of a sub-agent, up to its result or to the approval it parked on. */
+export interface AgentRun {
+  conversationKey: string;
+  turnId: string;
+  agent: string;
+  delegateCallId: string;
+  status: 'done' | 'parked' | 'failed';
+  steps: number;
+  promptTokens: number;
+  completionTokens: number;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface AgentUsage {
+  agent: string;
+  runs: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface AgentRunRepository {
+  record(run: AgentRun): Promise<void>;
+  /** Token usage per agent over runs since `since` (optionally in one conversation), busiest first. */
+  usageByAgent(since: Date, conversationKey?: string): Promise<AgentUsage[]>;
+}
+
+export type RoutingIntent = 'direct_answer' | 'delegate' | 'clarify' | 'cannot_help';
+
+/** The routing model's decision for a turn and what Butler did with it. */
+export interface RoutingRecord {
+  conversationKey: string;
+  turnId: string;
+  intent: RoutingIntent | null;
+  agent: string | null;
+  confidence: number | null;
+  reasoning: string | null;
+  action: 'delegated' | 'clarify' | 'answer' | 'fallback';
+  error: string | null;
+  model: string;
+  durationMs: number;
+}
+
+export interface RoutingRepository {
+  record(decision: RoutingRecord): Promise<void>;
+  /** The conversation's decisions, oldest first. */
+  list(conversationKey: string): Promise<Array<RoutingRecord & { createdAt: Date }>>;
+}
+
 export interface Memory {
   id: string;
   content: string;
@@ -299,6 +375,8 @@ export interface Store {
   grants: GrantRepository;
   audit: AuditRepository;
   memories: MemoryRepository;
+  agentRuns: AgentRunRepository;
+  routing: RoutingRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
 }

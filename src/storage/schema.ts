@@ -15,7 +15,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import type { ChatUser, Platform } from '../core/events.js';
 import type { ToolCall } from '../core/messages.js';
-import type { InboxPayload, InflightTurn, ResumeState } from '../core/store.js';
+import type { InboxPayload, InflightTurn, ResumeState, RoutingIntent, RoutingRecord } from '../core/store.js';
 import type { ToolOrigin } from '../core/tools/tool.js';
 
 /**
@@ -134,6 +134,9 @@ export const approvals = pgTable(
     toolName: text('tool_name').notNull(),
     /** Where the tool came from (an MCP server), for the card even while that server is down. */
     origin: jsonb('origin').$type<ToolOrigin>(),
+    /** A sub-agent's call: the agent, and Butler's `delegate` call whose run asked for it. */
+    agent: text('agent'),
+    delegateCallId: text('delegate_call_id'),
     toolCallId: text('tool_call_id').notNull(),
     arguments: jsonb('arguments').$type<unknown>().notNull(),
     risk: text('risk').$type<'low' | 'medium' | 'high'>().notNull(),
@@ -204,11 +207,62 @@ export const auditLog = pgTable(
     decidedBy: text('decided_by'),
     /** The standing approval that let it run without a card. */
     grantId: uuid('grant_id'),
+    /** The sub-agent that made the call; null for Butler's own calls. */
+    agent: text('agent'),
     error: text('error'),
     durationMs: integer('duration_ms').notNull(),
     createdAt: createdAt(),
   },
   (table) => [index('audit_log_conversation_idx').on(table.conversationKey, table.createdAt)],
+);
+
+/**
+ * One run of a sub-agent inside a turn, up to its result or to the approval it parked on (a run continued
+ * after a decision is a second row): what it cost, per agent.
+ */
+export const agentRuns = pgTable(
+  'agent_runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    conversationKey: text('conversation_key').notNull(),
+    turnId: uuid('turn_id').notNull(),
+    agent: text('agent').notNull(),
+    delegateCallId: text('delegate_call_id').notNull(),
+    /** done | parked | failed */
+    status: text('status').$type<'done' | 'parked' | 'failed'>().notNull(),
+    steps: integer('steps').notNull(),
+    promptTokens: integer('prompt_tokens').notNull(),
+    completionTokens: integer('completion_tokens').notNull(),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    index('agent_runs_agent_idx').on(table.agent, table.createdAt),
+    index('agent_runs_conversation_idx').on(table.conversationKey, table.createdAt),
+  ],
+);
+
+/** Why a turn went the way it did: the routing model's decision and what Butler made of it. */
+export const routingDecisions = pgTable(
+  'routing_decisions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    conversationKey: text('conversation_key').notNull(),
+    turnId: uuid('turn_id').notNull(),
+    /** The validated decision; null when there was none (invalid, slow, failing). */
+    intent: text('intent').$type<RoutingIntent>(),
+    agent: text('agent'),
+    confidence: real('confidence'),
+    reasoning: text('reasoning'),
+    /** What Butler did: delegated, clarified, answered itself, or fell back to a normal turn. */
+    action: text('action').$type<RoutingRecord['action']>().notNull(),
+    error: text('error'),
+    model: text('model').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('routing_decisions_conversation_idx').on(table.conversationKey, table.createdAt)],
 );
 
 export const memories = pgTable(

@@ -1,5 +1,6 @@
 import type { Store } from '../core/store.js';
 import type { Database } from './database.js';
+import { agentRunRepository, routingRepository } from './repositories/agent-runs.js';
 import { approvalRepository } from './repositories/approvals.js';
 import { auditRepository } from './repositories/audit.js';
 import { conversationRepository } from './repositories/conversations.js';
@@ -20,6 +21,8 @@ export function createStore(db: Database): Store {
     grants: guardRepository('grants', grantRepository(db)),
     audit: guardRepository('audit', auditRepository(db)),
     memories: guardRepository('memories', memoryRepository(db)),
+    agentRuns: guardRepository('agentRuns', agentRunRepository(db)),
+    routing: guardRepository('routing', routingRepository(db)),
     async transaction(work) {
       try {
         return await db.transaction((tx) => work(createStore(tx as unknown as Database)));

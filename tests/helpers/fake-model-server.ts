@@ -37,6 +37,11 @@ export interface FakeModelServer {
   baseUrl: string;
   requests: RecordedRequest[];
   enqueue(...replies: ReplyScript[]): void;
+  /**
+   * Replies for the requests `match` picks, in order, ahead of the shared queue: scripts for callers that
+   * run at the same time (sub-agents in parallel), whose requests arrive in no fixed order.
+   */
+  enqueueFor(match: (request: RecordedRequest) => boolean, ...replies: ReplyScript[]): void;
   setFallback(reply: ReplyScript): void;
   waitForRequests(count: number, timeoutMs?: number): Promise<void>;
   reset(): void;
@@ -60,6 +65,7 @@ const defaultFallback: ScriptedReply = { text: 'ok' };
 
 export async function startFakeModelServer(options: { port?: number } = {}): Promise<FakeModelServer> {
   const queue: ReplyScript[] = [];
+  const routed: Array<{ match: (request: RecordedRequest) => boolean; replies: ReplyScript[] }> = [];
   const requests: RecordedRequest[] = [];
   let fallback: ReplyScript = defaultFallback;
   let completionCount = 0;
@@ -78,7 +84,10 @@ export async function startFakeModelServer(options: { port?: number } = {}): Pro
     };
     requests.push(recorded);
 
-    const script = queue.shift() ?? fallback;
+    const script =
+      routed.find((entry) => entry.replies.length > 0 && entry.match(recorded))?.replies.shift() ??
+      queue.shift() ??
+      fallback;
     let reply: ScriptedReply;
     try {
       reply = typeof script === 'function' ? await script(recorded) : script;
@@ -128,6 +137,9 @@ export async function startFakeModelServer(options: { port?: number } = {}): Pro
     enqueue: (...replies) => {
       queue.push(...replies);
     },
+    enqueueFor: (match, ...replies) => {
+      routed.push({ match, replies });
+    },
     setFallback: (reply) => {
       fallback = reply;
     },
@@ -142,6 +154,7 @@ export async function startFakeModelServer(options: { port?: number } = {}): Pro
     },
     reset: () => {
       queue.length = 0;
+      routed.length = 0;
       requests.length = 0;
       fallback = defaultFallback;
     },

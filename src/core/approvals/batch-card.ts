@@ -12,10 +12,28 @@ export function isPastDeadline(approval: ApprovalRecord, now = new Date()): bool
   return approval.status === 'pending' && approval.expiresAt <= now;
 }
 
-/** The position of the approval's call in the step that asked for it (cards list calls in that order). */
-function callIndex(approval: ApprovalRecord): number {
-  const index = approval.resume.assistant.toolCalls.findIndex((call) => call.id === approval.toolCallId);
-  return index === -1 ? Number.MAX_SAFE_INTEGER : index;
+/**
+ * Where the approval's call comes in the turn (cards list calls in that order): Butler's step orders its
+ * calls, a sub-agent's calls come at the place of the `delegate` call whose run asked for them.
+ */
+function callOrder(approval: ApprovalRecord): [number, number] {
+  const { assistant, agents } = approval.resume;
+  const position = (calls: readonly { id: string }[], id: string) => {
+    const index = calls.findIndex((call) => call.id === id);
+    return index === -1 ? Number.MAX_SAFE_INTEGER : index;
+  };
+  if (!approval.agent) return [position(assistant.toolCalls, approval.toolCallId), -1];
+  const frame = agents?.find((candidate) => candidate.delegateCallId === approval.agent?.delegateCallId);
+  return [
+    position(assistant.toolCalls, approval.agent.delegateCallId),
+    position(frame?.assistant.toolCalls ?? [], approval.toolCallId),
+  ];
+}
+
+function byCallOrder(left: ApprovalRecord, right: ApprovalRecord): number {
+  const [leftStep, leftAgent] = callOrder(left);
+  const [rightStep, rightAgent] = callOrder(right);
+  return leftStep - rightStep || leftAgent - rightAgent;
 }
 
 function cardCall(
@@ -28,6 +46,7 @@ function cardCall(
     status: isPastDeadline(approval) ? 'expired' : approval.status,
     toolName: approval.toolName,
     ...(approval.origin ? { origin: approval.origin } : {}),
+    ...(approval.agent ? { agent: approval.agent.name } : {}),
     summary: approval.summary,
     argumentsJson: truncateText(JSON.stringify(approval.arguments, null, 2), argumentsLimit),
     risk: approval.risk,
@@ -47,7 +66,7 @@ export function batchCard(
 ): ApprovalCard {
   const [first] = batch;
   if (!first) throw new Error('an approval card needs at least one approval');
-  const ordered = [...batch].sort((left, right) => callIndex(left) - callIndex(right));
+  const ordered = [...batch].sort(byCallOrder);
   // Several calls share the room one call's arguments would have.
   const argumentsLimit = Math.max(200, Math.floor(cardArgumentsLimit / ordered.length));
   return {

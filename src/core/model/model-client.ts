@@ -19,6 +19,8 @@ export interface ModelRequest {
   /** Streamed text as it arrives. */
   onText?: (delta: string) => void | Promise<void>;
   maxOutputTokens?: number;
+  /** Ask for structured output: a JSON object matching `schema` (OpenAI `response_format: json_schema`). */
+  responseSchema?: { name: string; schema: JsonSchema };
 }
 
 export interface ModelResult {

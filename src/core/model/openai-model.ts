@@ -243,6 +243,18 @@ export class OpenAIModel implements ModelClient {
         ...(tools ? { tools } : {}),
         ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
         ...(request.maxOutputTokens ? { max_tokens: request.maxOutputTokens } : {}),
+        ...(request.responseSchema
+          ? {
+              response_format: {
+                type: 'json_schema' as const,
+                json_schema: {
+                  name: request.responseSchema.name,
+                  schema: request.responseSchema.schema,
+                  strict: true,
+                },
+              },
+            }
+          : {}),
       },
       { signal, timeout: Math.max(1, deadline - Date.now()) },
     );

@@ -12,6 +12,15 @@ export interface ToolSource {
   whenSettled(): Promise<void>;
 }
 
+/** The tools one model loop may call: all of them for Butler, a sub-agent's subset for it. */
+export interface ToolSet {
+  get(name: string): Tool | undefined;
+  names(): string[];
+  definitions(): ToolDefinition[];
+  /** Waits for sources still connecting (right after a start), so that their tools can be found. */
+  settled(): Promise<void>;
+}
+
 /** Two tools that would reach the model under one name; the second is left out. */
 export interface ToolClash {
   name: string;
@@ -29,7 +38,7 @@ const describe = (tool: Tool) =>
  * sources offer right now. The set is rebuilt when a source's list changes, not per turn, so a turn reads
  * a ready-made list of definitions.
  */
-export class ToolRegistry {
+export class ToolRegistry implements ToolSet {
   private byName = new Map<string, Tool>();
   private toolDefinitions: ToolDefinition[] = [];
   private currentClashes: ToolClash[] = [];
@@ -71,7 +80,6 @@ export class ToolRegistry {
     return this.currentClashes;
   }
 
-  /** Waits for sources still connecting (right after a start), so that their tools can be found. */
   async settled(): Promise<void> {
     await Promise.all(this.sources.map((source) => source.whenSettled()));
   }

@@ -1,13 +1,23 @@
+import type { ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
 import { recordNotRun, runTool, type ToolResult, type ToolScope, validateCall } from './tool-calls.js';
 
+/** The call an approval is about, in the model step that asked for it (Butler's, or a sub-agent's). */
+export function approvedCall(approval: ApprovalRecord, step: { toolCalls: readonly ToolCall[] }): ToolCall {
+  const call = step.toolCalls.find((candidate) => candidate.id === approval.toolCallId);
+  if (!call) throw new Error(`approval ${approval.id} points at a missing tool call`);
+  return call;
+}
+
 /**
- * The result of the call an approval was about, for the model: the tool's output when approved
+ * The result of `call`, which `approval` was about, for the model: the tool's output when approved
  * (run at most once, even across restarts and racing workers), or why it did not run.
  */
-export async function resolveApprovedCall(scope: ToolScope, approval: ApprovalRecord): Promise<ToolResult> {
-  const call = approval.resume.assistant.toolCalls.find((candidate) => candidate.id === approval.toolCallId);
-  if (!call) throw new Error(`approval ${approval.id} points at a missing tool call`);
+export async function resolveApprovedCall(
+  scope: ToolScope,
+  approval: ApprovalRecord,
+  call: ToolCall,
+): Promise<ToolResult> {
   const decidedBy = approval.decidedBy ? (approval.decidedBy.name ?? approval.decidedBy.id) : null;
   const notRun = {
     call,

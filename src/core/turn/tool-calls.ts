@@ -2,11 +2,11 @@ import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ChatUser, ConversationAddress } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { ToolCall } from '../messages.js';
-import type { TurnObserver } from '../observer.js';
-import type { AuditEntry, Store } from '../store.js';
+import type { StepObserver } from '../observer.js';
+import type { AgentFrame, AuditEntry, Store } from '../store.js';
 import { cleanJson, cleanText } from '../text.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolSet } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
 
 /**
@@ -21,27 +21,47 @@ export interface ToolResult {
 
 export interface ToolScope {
   store: Store;
-  tools: ToolRegistry;
+  tools: ToolSet;
   policy: ApprovalPolicy;
   approvals: ApprovalService;
   conversationKey: string;
   address: ConversationAddress;
   requester: ChatUser;
-  observer: TurnObserver;
+  observer: StepObserver;
   logger: Logger;
   signal: AbortSignal;
+  /** Runs `delegate` calls; absent where delegation is not allowed (inside a sub-agent). */
+  delegation?: Delegation;
+  /** The sub-agent whose calls these are; absent for Butler's own. */
+  agent?: string;
 }
 
-/** A validated call that needs a person's decision. */
+/** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */
 export interface PendingCall {
   call: ToolCall;
   tool: Tool;
   input: unknown;
+  agent?: { name: string; delegateCallId: string };
+}
+
+/** A sub-agent's run waiting on decisions: its state and the calls it waits for. */
+export interface ParkedRun {
+  frame: AgentFrame;
+  pending: PendingCall[];
+}
+
+export type DelegationOutcome = { status: 'done'; result: ToolResult } | { status: 'parked'; run: ParkedRun };
+
+/** Butler's `delegate` calls in one turn, run by the agents room (`core/agents`). */
+export interface Delegation {
+  handles(call: ToolCall): boolean;
+  /** Runs the calls' sub-agents (in parallel, bounded); one outcome per call, in order. */
+  run(scope: ToolScope, calls: readonly ToolCall[]): Promise<DelegationOutcome[]>;
 }
 
 export type Resolution =
   | { status: 'complete'; results: ToolResult[] }
-  | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[] };
+  | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[]; agents: AgentFrame[] };
 
 type Decision = AuditEntry['decision'];
 
@@ -55,6 +75,7 @@ async function audit(scope: ToolScope, entry: Omit<AuditEntry, 'conversationKey'
       ...entry,
       conversationKey: scope.conversationKey,
       actor: scope.requester.id,
+      agent: scope.agent ?? null,
     });
   } catch (error) {
     scope.logger.error({ err: error, tool: entry.toolName }, 'audit write failed');
@@ -235,20 +256,31 @@ export function inCallOrder(calls: readonly ToolCall[], results: readonly ToolRe
 }
 
 /**
- * Resolves every call of `calls` that `previous` has no result for. Calls are independent (models ask for
- * several at once only for independent work), so those that need no decision run now, even when an
- * earlier one waits for a card.
+ * Resolves every call of `calls` that `previous` has no result for and no run in `parked` answers. Calls
+ * are independent (models ask for several at once only for independent work), so those that need no
+ * decision run now, even when an earlier one waits for a card; `delegate` calls run their sub-agents
+ * last, together.
  */
 export async function resolveToolCalls(
   scope: ToolScope,
   calls: readonly ToolCall[],
   previous: readonly ToolResult[],
+  parked: readonly ParkedRun[] = [],
 ): Promise<Resolution> {
   const results = [...previous];
-  const resolved = new Set(previous.map((result) => result.toolCallId));
+  const resolved = new Set([
+    ...previous.map((result) => result.toolCallId),
+    ...parked.map((run) => run.frame.delegateCallId),
+  ]);
   const pending: PendingCall[] = [];
+  const delegations: ToolCall[] = [];
+  const waiting = [...parked];
   for (const call of calls) {
     if (resolved.has(call.id)) continue;
+    if (scope.delegation?.handles(call)) {
+      delegations.push(call);
+      continue;
+    }
     const checked = await validateCall(scope, call);
     if (!checked.ok) {
       results.push(checked.result);
@@ -273,7 +305,14 @@ export async function resolveToolCalls(
     });
     results.push({ toolCallId: call.id, content: outcome.content });
   }
+  if (scope.delegation && delegations.length > 0) {
+    for (const outcome of await scope.delegation.run(scope, delegations)) {
+      if (outcome.status === 'done') results.push(outcome.result);
+      else waiting.push(outcome.run);
+    }
+  }
+  pending.push(...waiting.flatMap((run) => run.pending));
   return pending.length > 0
-    ? { status: 'needs_approval', results, pending }
+    ? { status: 'needs_approval', results, pending, agents: waiting.map((run) => run.frame) }
     : { status: 'complete', results };
 }

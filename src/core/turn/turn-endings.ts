@@ -108,10 +108,11 @@ export async function parkTurn(
     isDirect: turn.isDirect,
     replyMessageIds: await turn.reply.messageIds(),
     ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
+    ...(resolution.agents.length > 0 ? { agents: resolution.agents } : {}),
   };
   const batch = await store.transaction(async (tx) => {
     const created = [];
-    for (const { call, tool, input } of resolution.pending) {
+    for (const { call, tool, input, agent } of resolution.pending) {
       created.push(
         await tx.approvals.create(
           approvals.newApproval({
@@ -120,6 +121,7 @@ export async function parkTurn(
             platform: turn.target.address.platform,
             toolName: tool.name,
             ...(tool.origin ? { origin: tool.origin } : {}),
+            ...(agent ? { agent } : {}),
             toolCallId: call.id,
             arguments: input,
             risk: tool.risk,
@@ -136,7 +138,13 @@ export async function parkTurn(
   });
   for (const approval of batch) {
     turn.log.info(
-      { approvalId: approval.id, batchId, tool: approval.toolName, risk: approval.risk },
+      {
+        approvalId: approval.id,
+        batchId,
+        tool: approval.toolName,
+        risk: approval.risk,
+        ...(approval.agent ? { agent: approval.agent.name } : {}),
+      },
       'turn parked for approval',
     );
     turn.observer.approvalRequested({

@@ -1,3 +1,4 @@
+import { routedStep } from '../agents/router.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
 import { decodeConversationKey } from '../conversation-key.js';
 import type { InboundMessage } from '../events.js';
@@ -5,7 +6,8 @@ import type { ConversationMessage, StoredMessage, ToolCall } from '../messages.j
 import type { ApprovalRecord } from '../store.js';
 import { cleanJson } from '../text.js';
 import { isRevokeCommand, revokeStandingApprovals } from './commands.js';
-import { resolveApprovedCall } from './resume.js';
+import { resumeAgents, turnBinding } from './delegation.js';
+import { approvedCall, resolveApprovedCall } from './resume.js';
 import { inCallOrder, resolveToolCalls, type ToolResult, type ToolScope } from './tool-calls.js';
 import { adapterFor, beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } from './turn-endings.js';
@@ -20,6 +22,8 @@ import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } fro
 /** The tool messages of a step, in the order of its calls. */
 const toolMessages = (calls: readonly ToolCall[], results: readonly ToolResult[]): ConversationMessage[] =>
   inCallOrder(calls, results).map((result) => ({ role: 'tool', ...result }));
+
+type AssistantStep = { content: string; toolCalls: ToolCall[] };
 
 const noModelMessage =
   'Butler has no model configured yet. An admin can set BUTLER_MODEL (and BUTLER_BASE_URL, BUTLER_API_TOKEN) to turn on answers.';
@@ -62,7 +66,7 @@ export class TurnRunner {
         await turn.reply.append(answer);
         return await completeTurn(this.deps, turn, pending, answer);
       }
-      await this.converse(turn, pending, window);
+      await this.converse(turn, pending, window, { route: true });
     } finally {
       await clearStatus().catch(() => {});
     }
@@ -103,11 +107,18 @@ export class TurnRunner {
     const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
     try {
       const scope = this.toolScope(turn);
-      const decided = [];
-      for (const approval of batch) decided.push(await resolveApprovedCall(scope, approval));
       const { assistant } = resume;
+      const decided: ToolResult[] = [];
+      for (const approval of batch.filter((entry) => !entry.agent))
+        decided.push(await resolveApprovedCall(scope, approval, approvedCall(approval, assistant)));
+      const parked = await resumeAgents(this.deps, turn, scope, batch, decided);
       // Batches leave nothing else; a turn parked before batches still has the calls after its one.
-      const resolution = await resolveToolCalls(scope, assistant.toolCalls, [...resume.results, ...decided]);
+      const resolution = await resolveToolCalls(
+        scope,
+        assistant.toolCalls,
+        [...resume.results, ...decided],
+        parked,
+      );
       if (resolution.status === 'needs_approval')
         return await parkTurn(this.deps, turn, [], assistant, resolution);
       await this.converse(turn, [
@@ -143,7 +154,9 @@ export class TurnRunner {
   }
 
   private toolScope(turn: Turn): ToolScope {
+    const { delegator } = this.deps;
     return {
+      ...(delegator ? { delegation: delegator.forTurn(turnBinding(turn)) } : {}),
       store: this.deps.store,
       tools: this.deps.tools,
       policy: this.deps.policy,
@@ -197,7 +210,7 @@ export class TurnRunner {
     return pending;
   }
 
-  private async systemPrompt(turn: Turn): Promise<string> {
+  private async systemPrompt(turn: Turn, note?: string): Promise<string> {
     const { store, options } = this.deps;
     const address = turn.target.address;
     const [memories, pending] = await Promise.all([
@@ -211,7 +224,7 @@ export class TurnRunner {
       (approval) =>
         `- ${approval.toolName}: ${approval.summary} (requested by ${approval.requestedBy.name ?? approval.requestedBy.id})`,
     );
-    return buildSystemPrompt({
+    const prompt = buildSystemPrompt({
       operatorPrompt: options.systemPrompt,
       address,
       isDirect: turn.isDirect,
@@ -219,6 +232,38 @@ export class TurnRunner {
       memories,
       pendingApprovals,
     });
+    return note ? `${prompt}\n\n${note}` : prompt;
+  }
+
+  /** Runs or parks a step's tool calls: true when the turn parked, else the step joins `pending`. */
+  private async resolveStep(turn: Turn, pending: ConversationMessage[], assistant: AssistantStep) {
+    const resolution = await resolveToolCalls(this.toolScope(turn), assistant.toolCalls, []);
+    if (resolution.status === 'needs_approval') {
+      await parkTurn(this.deps, turn, pending, assistant, resolution);
+      return true;
+    }
+    pending.push(
+      { role: 'assistant', ...assistant },
+      ...toolMessages(assistant.toolCalls, resolution.results),
+    );
+    return false;
+  }
+
+  /** With routing on, the decision for a new turn: a delegation done first, or a note for the prompt. */
+  private async route(turn: Turn, pending: ConversationMessage[], window: readonly StoredMessage[]) {
+    const { router } = this.deps;
+    if (!router) return { parked: false };
+    const route = await router.route({
+      conversationKey: turn.conversation.key,
+      turnId: turn.id,
+      messages: [...window, ...pending],
+      signal: turn.signal,
+      observer: turn.observer,
+      logger: turn.log,
+    });
+    if (route.action === 'delegated')
+      return { parked: await this.resolveStep(turn, pending, routedStep(route)) };
+    return { parked: false, ...(route.action !== 'fallback' && route.note ? { note: route.note } : {}) };
   }
 
   /**
@@ -229,16 +274,25 @@ export class TurnRunner {
     turn: Turn,
     pending: ConversationMessage[],
     window?: StoredMessage[],
+    options: { route?: boolean } = {},
   ): Promise<void> {
-    const { model, brain, tools, options } = this.deps;
+    const { model, brain } = this.deps;
+    const { maxSteps } = this.deps.options;
     if (!model) {
       await turn.reply.append(noModelMessage);
       return completeTurn(this.deps, turn, pending, undefined);
     }
     try {
-      const systemPrompt = await this.systemPrompt(turn);
+      const routed = options.route ? await this.route(turn, pending, window ?? []) : { parked: false };
+      if (routed.parked) return;
+      const systemPrompt = await this.systemPrompt(turn, routed.note);
+      const { delegator } = this.deps;
+      const tools = () => {
+        const definitions = this.deps.tools.definitions();
+        return delegator ? [...definitions, delegator.definition] : definitions;
+      };
       let history = window;
-      for (let step = 0; step < options.maxSteps; step++) {
+      for (let step = 0; step < maxSteps; step++) {
         const prompt = await brain.prepare({
           conversation: turn.conversation,
           systemPrompt,
@@ -250,7 +304,7 @@ export class TurnRunner {
         history = prompt.window;
         const result = await model.complete({
           messages: prompt.messages,
-          tools: tools.definitions(),
+          tools: tools(),
           signal: turn.signal,
           onText: (delta) => turn.reply.append(delta),
         });
@@ -274,17 +328,11 @@ export class TurnRunner {
           return await completeTurn(this.deps, turn, pending, result.content);
 
         turn.reply.endStep();
-        const assistant = { content: result.content, toolCalls: result.toolCalls };
-        const resolution = await resolveToolCalls(this.toolScope(turn), result.toolCalls, []);
-        if (resolution.status === 'needs_approval')
-          return await parkTurn(this.deps, turn, pending, assistant, resolution);
-        pending.push(
-          { role: 'assistant', ...assistant },
-          ...toolMessages(result.toolCalls, resolution.results),
-        );
+        if (await this.resolveStep(turn, pending, { content: result.content, toolCalls: result.toolCalls }))
+          return;
       }
       await turn.reply.append(
-        `I stopped after ${options.maxSteps} steps without finishing. Tell me to continue if you want me to keep going.`,
+        `I stopped after ${maxSteps} steps without finishing. Tell me to continue if you want me to keep going.`,
       );
       await completeTurn(this.deps, turn, pending, undefined);
     } catch (error) {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatAdapter, ReplyTarget } from '../adapter.js';
+import type { Delegator } from '../agents/delegator.js';
+import type { Router } from '../agents/router.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { SessionBrain } from '../brain/session-brain.js';
 import type { ChatUser, Platform } from '../events.js';
@@ -33,6 +35,10 @@ export interface TurnRunnerDeps {
   observer: Observer;
   logger: Logger;
   options: TurnRunnerOptions;
+  /** Specialist agents Butler may delegate to; absent when none are configured. */
+  delegator?: Delegator;
+  /** The pre-turn routing decision; absent unless routing is on. */
+  router?: Router;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */

@@ -13,6 +13,9 @@ function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
     platform: row.platform,
     toolName: row.toolName,
     ...(row.origin ? { origin: row.origin } : {}),
+    ...(row.agent && row.delegateCallId
+      ? { agent: { name: row.agent, delegateCallId: row.delegateCallId } }
+      : {}),
     toolCallId: row.toolCallId,
     arguments: row.arguments,
     risk: row.risk,
@@ -57,7 +60,11 @@ export function approvalRepository(db: Database): ApprovalRepository {
   );
   return {
     async create(approval) {
-      const [row] = await db.insert(approvals).values(cleanJson(approval)).returning();
+      const { agent, ...rest } = cleanJson(approval);
+      const [row] = await db
+        .insert(approvals)
+        .values({ ...rest, agent: agent?.name ?? null, delegateCallId: agent?.delegateCallId ?? null })
+        .returning();
       if (!row) throw new Error('Could not create approval');
       return toApproval(row);
     },

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../../src/core/logger.js';
+import { createLangfuseObserver } from '../../../src/observability/langfuse-observer.js';
 import { startTestButler } from '../../helpers/butler-app.js';
 import { type FakeLangfuse, startFakeLangfuse } from '../../helpers/fake-langfuse.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -80,5 +82,132 @@ describe('Langfuse tracing', () => {
     await app.settle();
     await app.close();
     expect(langfuse.authorizations.length).toBe(before);
+  });
+
+  it('nests a sub-agent run under the turn, with its own generations and tools beneath it', async () => {
+    const observer = createLangfuseObserver({
+      publicKey: 'pk-lf-test',
+      secretKey: 'sk-lf-test',
+      baseUrl: langfuse.baseUrl,
+      serviceName: 'butler-test',
+      logger: silentLogger,
+      exportMode: 'immediate',
+    });
+    const at = (second: number) => new Date(Date.UTC(2025, 0, 1, 9, 0, second));
+    const turn = observer.startTurn({
+      turnId: 'turn-agent',
+      conversationKey: 'console:local:general:agents',
+      platform: 'console',
+      userId: 'U-delegating',
+      trigger: 'message',
+    });
+    const ops = turn.agent({
+      agent: 'ops',
+      delegateCallId: 'call_delegate',
+      task: 'Check the last deploy.',
+      resumed: false,
+    });
+    ops.generation({
+      name: 'chat',
+      model: 'ops-model',
+      startTime: at(1),
+      endTime: at(2),
+      input: [{ role: 'user', content: 'Check the last deploy.' }],
+      output: 'calling deploys',
+      usage: { promptTokens: 40, completionTokens: 5 },
+    });
+    ops.toolCall({
+      toolName: 'deploys',
+      callId: 'call_deploys',
+      risk: 'read',
+      decision: 'auto',
+      startTime: at(2),
+      endTime: at(3),
+      input: { limit: 1 },
+      output: 'v42 at 08:55',
+    });
+    ops.end({
+      status: 'failed',
+      steps: 2,
+      usage: { promptTokens: 40, completionTokens: 5 },
+      output: 'Could not confirm the deploy.',
+      error: 'step limit reached',
+    });
+    turn.end({ status: 'replied' });
+    await observer.flush();
+    await observer.shutdown();
+
+    const root = langfuse.spans.find(
+      (span) =>
+        span.name === 'butler.turn' &&
+        span.attributes['langfuse.observation.metadata.turnId'] === 'turn-agent',
+    );
+    expect(root).toBeDefined();
+    const inTrace = langfuse.spans.filter((span) => span.traceId === root?.traceId);
+    expect(inTrace.map((span) => span.name).sort()).toEqual([
+      'agent.ops',
+      'butler.turn',
+      'llm.chat',
+      'tool.deploys',
+    ]);
+    const agent = inTrace.find((span) => span.name === 'agent.ops');
+    expect(agent?.attributes['langfuse.observation.type']).toBe('agent');
+    expect(root?.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(agent?.parentSpanId).toBe(root?.spanId);
+    expect(agent?.attributes['langfuse.observation.input']).toBe('Check the last deploy.');
+    expect(agent?.attributes['langfuse.observation.metadata.delegateCallId']).toBe('call_delegate');
+    expect(agent?.attributes['langfuse.observation.metadata.resumed']).toBe('false');
+    expect(agent?.attributes['langfuse.observation.metadata.promptTokens']).toBe('40');
+    expect(JSON.parse(String(agent?.attributes['langfuse.observation.output']))).toEqual({
+      status: 'failed',
+      steps: 2,
+      output: 'Could not confirm the deploy.',
+    });
+    expect(agent?.attributes['langfuse.observation.level']).toBe('ERROR');
+    expect(agent?.attributes['langfuse.observation.status_message']).toBe('step limit reached');
+    const generation = inTrace.find((span) => span.name === 'llm.chat');
+    expect(generation?.attributes['langfuse.observation.type']).toBe('generation');
+    expect(generation?.parentSpanId).toBe(agent?.spanId);
+    const tool = inTrace.find((span) => span.name === 'tool.deploys');
+    expect(tool?.attributes['langfuse.observation.type']).toBe('tool');
+    expect(tool?.parentSpanId).toBe(agent?.spanId);
+  });
+
+  it('traces a delegation through the running Butler: the agent span under the turn, its generation inside', async () => {
+    const app = await startTestButler({
+      env: tracing(),
+      adapters: [new RecordingAdapter()],
+      config: {
+        agents: [
+          { name: 'docs', description: 'Answers from the handbook.', instructions: 'Handbook expert.' },
+        ],
+      },
+    });
+    // One agent, so requests come in order: Butler delegates, docs answers, Butler replies.
+    model.enqueue(
+      {
+        toolCalls: [{ id: 'call_docs', name: 'delegate', arguments: '{"agent":"docs","task":"Find RB-7."}' }],
+      },
+      { text: 'RB-7: roll back.', usage: { promptTokens: 30, completionTokens: 4 } },
+      { text: 'RB-7 says roll back.' },
+    );
+    await app.butler.service.accept(
+      inboundMessage({ text: 'what does RB-7 say?', user: { id: 'U-agents' } }),
+    );
+    await app.settle();
+    await app.close();
+
+    const turn = langfuse.spans.find(
+      (span) => span.name === 'butler.turn' && span.attributes['user.id'] === 'U-agents',
+    );
+    const inTurn = langfuse.spans.filter((span) => span.traceId === turn?.traceId);
+    const agent = inTurn.find((span) => span.name === 'agent.docs');
+    expect(agent?.parentSpanId).toBe(turn?.spanId);
+    expect(agent?.attributes['langfuse.observation.metadata.delegateCallId']).toBe('call_docs');
+    const nested = inTurn.filter((span) => span.parentSpanId === agent?.spanId);
+    expect(nested.map((span) => span.name)).toEqual(['llm.chat']);
+    expect(
+      inTurn.filter((span) => span.name === 'llm.chat' && span.parentSpanId === turn?.spanId),
+    ).toHaveLength(2);
   });
 });

@@ -1,0 +1,55 @@
+import { joinNames } from '../agents/agent-spec.js';
+import type { TurnBinding } from '../agents/delegator.js';
+import type { ApprovalRecord } from '../store.js';
+import type { ParkedRun, ToolResult, ToolScope } from './tool-calls.js';
+import type { Turn, TurnRunnerDeps } from './turn.js';
+
+/** Where a turn meets its sub-agents: what it lends their runs, and their continuation after a card. */
+
+/** What a turn lends the sub-agent runs it starts; progress shows in the reply and the status line. */
+export function turnBinding(turn: Turn): TurnBinding {
+  return {
+    turnId: turn.id,
+    observer: turn.observer,
+    onDelegating: async (agents) => {
+      const names = joinNames(agents);
+      await turn.reply.append(`_Asking ${names}…_`);
+      turn.reply.endStep();
+      await turn.adapter.showProgress?.(turn.target, `is asking ${names}…`).catch(() => {});
+    },
+    addUsage: (usage) => {
+      turn.usage.promptTokens += usage.promptTokens;
+      turn.usage.completionTokens += usage.completionTokens;
+    },
+  };
+}
+
+/**
+ * Continues the sub-agent runs that waited on the batch: their results join `decided`; runs that wait
+ * again are returned.
+ */
+export async function resumeAgents(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  scope: ToolScope,
+  batch: readonly ApprovalRecord[],
+  decided: ToolResult[],
+): Promise<ParkedRun[]> {
+  const frames = batch[0]?.resume.agents ?? [];
+  if (frames.length === 0) return [];
+  const { delegator } = deps;
+  if (!delegator) {
+    for (const frame of frames)
+      decided.push({
+        toolCallId: frame.delegateCallId,
+        content: `Error: agents are no longer configured; nothing the ${frame.agent} agent asked for was run.`,
+      });
+    return [];
+  }
+  const parked: ParkedRun[] = [];
+  for (const outcome of await delegator.resume(turnBinding(turn), scope, frames, batch)) {
+    if (outcome.status === 'done') decided.push(outcome.result);
+    else parked.push(outcome.run);
+  }
+  return parked;
+}
