@@ -24,6 +24,11 @@ function callLines(call: ApprovalCardCall, indent: string, showWho: boolean): st
   return lines;
 }
 
+/** "asked by the ops agent for Alice" for a call Butler delegated to a specialist agent. */
+function agentLines(call: ApprovalCardCall, requester: string, indent: string): string[] {
+  return call.agent ? [`${indent}asked by the ${call.agent} agent for ${requester}`] : [];
+}
+
 function outcomeLines(call: ApprovalCardCall, indent: string): string[] {
   const outcome = outcomeLine(call);
   return outcome ? [bold(`${indent}${outcome}`)] : [];
@@ -35,6 +40,7 @@ export function renderCard(card: ApprovalCard): string {
   if (card.calls.length === 1 && only) {
     return [
       bold(`⚠ Approval needed: ${toolLabel(only)} (${only.risk} risk)`),
+      ...agentLines(only, requester, '  '),
       ...callLines(only, '  ', false),
       `  requested by ${requester}; may approve: ${only.whoMayApprove}`,
       `  expires ${card.expiresAt.toLocaleString()}   id ${only.approvalId}`,
@@ -45,7 +51,10 @@ export function renderCard(card: ApprovalCard): string {
   const sameWho = whoMayApprove.size === 1 ? [...whoMayApprove][0] : undefined;
   const lines = [bold(`⚠ ${card.calls.length} actions need approval`)];
   card.calls.forEach((call, index) => {
-    lines.push(`  ${index + 1}. ${toolLabel(call)} (${call.risk} risk)`);
+    lines.push(
+      `  ${index + 1}. ${toolLabel(call)} (${call.risk} risk)`,
+      ...agentLines(call, requester, '     '),
+    );
     lines.push(...callLines(call, '     ', sameWho === undefined), ...outcomeLines(call, '     '));
   });
   lines.push(

@@ -4,13 +4,21 @@ import {
   callsWithOwnButtons,
   cardArgumentsLimit,
   type Decision,
-  outcomeLine,
   pendingCalls,
   toolLabel,
   truncateText,
 } from '../../core/approval-card.js';
-import type { ChatUser } from '../../core/events.js';
 import type { Risk } from '../../core/tools/tool.js';
+import {
+  agentMarkdown,
+  argumentsMarkdown,
+  askedByAgents,
+  escapeMarkdown,
+  formatTime,
+  outcomeMarkdown,
+  toolMarkdown,
+  userMarkdown,
+} from './approval-markdown.js';
 import type { JsonRecord } from './fields.js';
 
 /**
@@ -63,51 +71,11 @@ function markdown(content: string): JsonRecord {
   return { tag: 'markdown', content };
 }
 
-/**
- * Escapes text for the markdown element with the numeric entities the card markdown documents, so names and
- * reasons cannot inject card tags (`<at id=all>`) or stray emphasis.
- */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/[<>*_~`[\]]/g, (character) => `&#${character.charCodeAt(0)};`);
-}
-
-/** `<at>` renders the user's current name; fall back to the escaped id when it is not an open_id. */
-function userMarkdown(user: ChatUser): string {
-  if (user.name) return escapeMarkdown(user.name);
-  return /^[A-Za-z0-9_-]+$/.test(user.id) ? `<at id=${user.id}></at>` : escapeMarkdown(user.id);
-}
-
-function formatTime(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-/** The tool's name as code, then where it comes from: `delete_record` (MCP server records). */
-function toolMarkdown(call: ApprovalCardCall): string {
-  const origin = call.origin?.kind === 'mcp' ? call.origin : undefined;
-  const name = `\`${(origin?.tool ?? call.toolName).replace(/`/g, "'")}\``;
-  return origin ? `${name} (MCP server ${escapeMarkdown(origin.server)})` : name;
-}
-
 function highestRisk(calls: readonly ApprovalCardCall[]): Risk {
   return calls.reduce<Risk>(
     (highest, call) => (riskOrder[call.risk] > riskOrder[highest] ? call.risk : highest),
     'low',
   );
-}
-
-function argumentsMarkdown(argumentsJson: string, limit: number): string {
-  // Break every run of backticks so the arguments cannot close the code block.
-  const text = truncateText(argumentsJson, limit).replace(/`(?=`)/g, '`\u200b');
-  return `\`\`\`json\n${text}\n\`\`\``;
-}
-
-/** The core's outcome line, with the decider as a mention and the reason unable to inject markdown. */
-function outcomeMarkdown(call: ApprovalCardCall): string | undefined {
-  return outcomeLine({
-    ...call,
-    ...(call.decidedBy ? { decidedBy: { id: call.decidedBy.id, name: userMarkdown(call.decidedBy) } } : {}),
-    ...(call.reason ? { reason: escapeMarkdown(call.reason) } : {}),
-  });
 }
 
 function confirm(title: string, text: string, textLimit = confirmTextLimit): JsonRecord {
@@ -223,10 +191,22 @@ function detailsMarkdown(card: ApprovalCard, leading: string[], whoMayApprove: s
   return lines.join('\n');
 }
 
-function cardShell(title: string, subtitle: string, template: string, elements: JsonRecord[]): JsonRecord {
+interface CardHeader {
+  title: string;
+  subtitle: string;
+  template: string;
+}
+
+/** The summary is what chat lists and notifications show: the title, and which agents asked, if any. */
+function cardShell(
+  { title, subtitle, template }: CardHeader,
+  calls: readonly ApprovalCardCall[],
+  elements: JsonRecord[],
+): JsonRecord {
+  const asked = askedByAgents(calls);
   return {
     schema: '2.0',
-    config: { update_multi: true, summary: { content: title } },
+    config: { update_multi: true, summary: { content: asked ? `${title} (${asked})` : title } },
     header: { title: plainText(title), subtitle: plainText(subtitle), template },
     body: { elements },
   };
@@ -239,7 +219,8 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall, layout: La
   ];
   if (layout.argumentsLimit > 0)
     elements.push(markdown(`**Arguments**\n${argumentsMarkdown(call.argumentsJson, layout.argumentsLimit)}`));
-  elements.push(markdown(detailsMarkdown(card, [`**Tool:** ${toolMarkdown(call)}`], call.whoMayApprove)));
+  const leading = [`**Tool:** ${toolMarkdown(call)}`, agentMarkdown(call, card.requester) ?? []].flat();
+  elements.push(markdown(detailsMarkdown(card, leading, call.whoMayApprove)));
   const outcome = outcomeMarkdown(call);
   if (outcome) {
     elements.push({ tag: 'hr' }, { tag: 'markdown', element_id: 'outcome', content: `**${outcome}**` });
@@ -247,10 +228,10 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall, layout: La
     elements.push(callButtons(card, call, 0, layout));
   }
   const template = call.status === 'pending' ? pendingTemplate[call.risk] : decidedTemplate[call.status];
-  return cardShell(title, `${call.risk} risk`, template, elements);
+  return cardShell({ title, subtitle: `${call.risk} risk`, template }, [call], elements);
 }
 
-function batchHeader(card: ApprovalCard): { title: string; subtitle: string; template: string } {
+function batchHeader(card: ApprovalCard): CardHeader {
   const { calls } = card;
   const pending = pendingCalls(card);
   if (pending.length > 0) {
@@ -277,11 +258,18 @@ function batchHeader(card: ApprovalCard): { title: string; subtitle: string; tem
   return { title, subtitle: `${highestRisk(calls)} risk`, template: anyApproved ? 'green' : 'grey' };
 }
 
-function callMarkdown(call: ApprovalCardCall, index: number, layout: Layout, showWho: boolean): string {
+function callMarkdown(
+  card: ApprovalCard,
+  call: ApprovalCardCall,
+  index: number,
+  layout: Layout,
+  showWho: boolean,
+): string {
   const lines = [
     `**${index + 1}.** ${toolMarkdown(call)} · ${call.risk} risk`,
+    agentMarkdown(call, card.requester) ?? [],
     escapeMarkdown(truncateText(call.summary, layout.summaryLimit)),
-  ];
+  ].flat();
   if (layout.argumentsLimit > 0) lines.push(argumentsMarkdown(call.argumentsJson, layout.argumentsLimit));
   else lines.push('*Arguments not shown: the card has no room for them.*');
   if (showWho && call.status === 'pending')
@@ -299,7 +287,7 @@ function renderBatch(card: ApprovalCard, layout: Layout): JsonRecord {
   const elements: JsonRecord[] = [];
   shown.forEach((call, index) => {
     if (index > 0) elements.push({ tag: 'hr' });
-    elements.push(markdown(callMarkdown(call, index, layout, sameWho === undefined)));
+    elements.push(markdown(callMarkdown(card, call, index, layout, sameWho === undefined)));
     if (call.status === 'pending' && index < callsWithOwnButtons)
       elements.push(callButtons(card, call, index, layout));
   });
@@ -318,8 +306,7 @@ function renderBatch(card: ApprovalCard, layout: Layout): JsonRecord {
     (call) => card.calls.indexOf(call) >= Math.min(callsWithOwnButtons, shown.length),
   );
   if (pending.length >= 2 || withoutButtons) elements.push(batchButtons(card, pending));
-  const header = batchHeader(card);
-  return cardShell(header.title, header.subtitle, header.template, elements);
+  return cardShell(batchHeader(card), card.calls, elements);
 }
 
 /** Shares out the text budget among the calls, then shrinks text and the list until the card fits. */

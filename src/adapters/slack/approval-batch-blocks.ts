@@ -8,7 +8,10 @@ import {
   truncateText,
 } from '../../core/approval-card.js';
 import {
+  agentLine,
   approverMentions,
+  askedByAgents,
+  askedBySuffix,
   batchActions,
   callActions,
   outcomeIcons,
@@ -43,8 +46,10 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
  * One call's section text, at most `limit` characters. Heading and status (who may approve, or the
  * outcome) come first; the summary and then the arguments get what room is left.
  */
-function callText(call: ApprovalCardCall, number: number, limit: number): string {
-  const heading = `*${number}.* ${toolHeading(call)} · ${riskLabels[call.risk]}`;
+function callText(card: ApprovalCard, call: ApprovalCardCall, number: number, limit: number): string {
+  const heading = [`*${number}.* ${toolHeading(call)} · ${riskLabels[call.risk]}`, agentLine(card, call)]
+    .filter((line) => line)
+    .join('\n');
   const outcome = outcomeLine(call);
   const status = outcome
     ? `${outcomeIcons[call.status]} *${escapedWithin(outcome, 300)}*`
@@ -91,13 +96,14 @@ function header(card: ApprovalCard, pendingCount: number): SlackBlock {
 
 function fallbackText(card: ApprovalCard, pending: readonly ApprovalCardCall[]): string {
   if (pending.length > 0) {
-    const tools = [...new Set(pending.map(toolLabel))].join(', ');
+    const tools = [...new Set(pending.map((call) => `${toolLabel(call)}${askedBySuffix(call)}`))].join(', ');
     return `Approval needed for ${plural(pending.length, 'action')}: ${tools}`;
   }
   const counts = new Map<string, number>();
   for (const call of card.calls) counts.set(call.status, (counts.get(call.status) ?? 0) + 1);
   const outcomes = [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
-  return `${plural(card.calls.length, 'tool call')}: ${outcomes}`;
+  const asked = askedByAgents(card.calls);
+  return `${plural(card.calls.length, 'tool call')}${asked ? ` (${asked})` : ''}: ${outcomes}`;
 }
 
 /** Why some calls have no buttons, or are not on the card at all. */
@@ -139,12 +145,12 @@ export function renderBatchCard(card: ApprovalCard): RenderedMessage {
 
   const head = header(card, pending.length);
   const fixedText = textLength([head, ownButtons, allButtons]) + (note?.length ?? 0);
-  const needs = shown.map((call, index) => callText(call, index + 1, blockLimits.sectionText).length);
+  const needs = shown.map((call, index) => callText(card, call, index + 1, blockLimits.sectionText).length);
   const shares = shareBudget(needs, blockLimits.messageText - fixedText);
 
   const blocks: SlackBlock[] = [head];
   shown.forEach((call, index) => {
-    blocks.push(section(callText(call, index + 1, shares[index] ?? 0)));
+    blocks.push(section(callText(card, call, index + 1, shares[index] ?? 0)));
     const actions = ownButtons[index];
     if (actions) blocks.push(actions);
   });

@@ -5,7 +5,15 @@ import {
   truncateText,
 } from '../../core/approval-card.js';
 import { renderBatchCard } from './approval-batch-blocks.js';
-import { approverMentions, callActions, outcomeIcons, riskLabels, toolHeading } from './approval-parts.js';
+import {
+  agentLine,
+  approverMentions,
+  askedBySuffix,
+  callActions,
+  outcomeIcons,
+  riskLabels,
+  toolHeading,
+} from './approval-parts.js';
 import {
   blockLimits,
   codeBlock,
@@ -47,8 +55,10 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
   const headline = pending
     ? `:lock: *Approval needed:* ${toolHeading(call)}`
     : `*Tool call:* ${toolHeading(call)}`;
+  const asked = agentLine(card, call);
   const blocks: SlackBlock[] = [
     section(`${headline}\n${escapeMrkdwn(call.summary)}`),
+    ...(asked ? [{ type: 'context', elements: [mrkdwn(asked, blockLimits.sectionText)] }] : []),
     section(codeBlock(call.argumentsJson) ?? ''),
     {
       type: 'section',
@@ -70,9 +80,8 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
       section(`${outcomeIcons[call.status]} *${escapedWithin(outcome, blockLimits.sectionText - 40)}*`),
     );
   }
-  const text = pending
-    ? `Approval needed: ${call.toolName}: ${call.summary}`
-    : `${call.toolName}: ${outcome ?? call.status}`;
+  const name = `${call.toolName}${askedBySuffix(call)}`;
+  const text = pending ? `Approval needed: ${name}: ${call.summary}` : `${name}: ${outcome ?? call.status}`;
   return { text: truncateText(text, blockLimits.notificationText), blocks };
 }
 

@@ -42,6 +42,37 @@ export function toolHeading(call: Pick<ApprovalCardCall, 'toolName' | 'origin'>)
   return `${name} — ${escapedWithin(tool, 100)} on MCP server ${escapedWithin(server, 100)}`;
 }
 
+/** Agent names are short identifiers from configuration; a long one is cut so every call keeps its room. */
+const agentNameLimit = 40;
+
+/**
+ * "Asked by the *ops* agent for @Alice" when Butler delegated the call to a specialist agent; undefined for
+ * Butler's own calls. Agent names come from configuration, but are escaped like any other card text.
+ */
+export function agentLine(card: ApprovalCard, call: ApprovalCardCall): string | undefined {
+  if (!call.agent) return undefined;
+  return `:robot_face: Asked by the *${escapedWithin(call.agent, agentNameLimit)}* agent for <@${card.requester.id}>`;
+}
+
+/** " (asked by the ops agent)" after a tool's name in notification text; empty for Butler's own calls. */
+export function askedBySuffix(call: Pick<ApprovalCardCall, 'agent'>): string {
+  return call.agent ? ` (asked by the ${escapedWithin(call.agent, agentNameLimit)} agent)` : '';
+}
+
+/**
+ * "asked by the ops and docs agents" for the notification text of a card of several calls; "some asked by…"
+ * when Butler asked for others itself; undefined when every call is Butler's own.
+ */
+export function askedByAgents(calls: readonly ApprovalCardCall[]): string | undefined {
+  const agents = [
+    ...new Set(calls.flatMap((call) => (call.agent ? [escapedWithin(call.agent, agentNameLimit)] : []))),
+  ];
+  const last = agents.pop();
+  if (last === undefined) return undefined;
+  const names = agents.length > 0 ? `${agents.join(', ')} and ${last} agents` : `${last} agent`;
+  return `${calls.some((call) => !call.agent) ? 'some ' : ''}asked by the ${names}`;
+}
+
 /** Mentions of the configured approvers; a long list is cut so the card stays readable. */
 export function approverMentions(approverIds: readonly string[], shown = 20): string {
   const mentions = approverIds.slice(0, shown).map((id) => `<@${id}>`);

@@ -43,19 +43,36 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
   const { api, logger, capabilities, tuning } = dependencies;
   const names = new UserNames(api, logger, dependencies.now);
 
-  async function showStatus(target: ReplyTarget): Promise<(() => Promise<void>) | undefined> {
+  /** The assistant thread whose status shows Butler at work, or undefined where a reaction does instead. */
+  function statusThread(target: ReplyTarget): { channel: string; threadTs: string } | undefined {
     const { channel, thread } = target.address;
     const threadTs = thread === mainThread ? target.replyTo : thread;
     // Assistant status exists for DMs (assistant threads); channels get a reaction instead.
     if (!channel.startsWith('D') || !threadTs || !capabilities.assistantStatus) return undefined;
+    return { channel, threadTs };
+  }
+
+  /** Sets the assistant status; false (logged, never thrown) when Slack refused it. */
+  async function setStatus(
+    target: ReplyTarget,
+    where: { channel: string; threadTs: string },
+    status: string,
+  ): Promise<boolean> {
     try {
-      await api.setAssistantStatus({ channel, threadTs, status: workingStatus });
+      await api.setAssistantStatus({ ...where, status });
+      return true;
     } catch (error) {
       if (error instanceof SlackApiError && isFeatureUnavailable(error.slackError))
         capabilities.assistantStatus = false;
       logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'assistant status unavailable');
-      return undefined;
+      return false;
     }
+  }
+
+  async function showStatus(target: ReplyTarget): Promise<(() => Promise<void>) | undefined> {
+    const where = statusThread(target);
+    if (!where || !(await setStatus(target, where, workingStatus))) return undefined;
+    const { channel, threadTs } = where;
     return async () => {
       await api.setAssistantStatus({ channel, threadTs, status: '' }).catch((error: unknown) => {
         logger.debug(
@@ -141,6 +158,12 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'working indicator failed');
         return async () => {};
       }
+    },
+
+    async showProgress(target: ReplyTarget, status: string): Promise<void> {
+      // Where the working indicator is a reaction there is no text to change.
+      const where = statusThread(target);
+      if (where) await setStatus(target, where, status);
     },
 
     async findUnrecordedReplies(target, { after, known }) {

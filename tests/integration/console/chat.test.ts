@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderCard } from '../../../src/adapters/console/console-adapter.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
 import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
@@ -214,4 +216,37 @@ describe('npm run chat', () => {
       await cleanUp();
     }
   }, 60_000);
+});
+
+describe('the terminal approval card', () => {
+  const call: ApprovalCardCall = {
+    approvalId: 'ap-1',
+    status: 'pending',
+    toolName: 'restart_service',
+    summary: 'Restart api',
+    argumentsJson: '{"service":"api"}',
+    risk: 'high',
+    whoMayApprove: 'an approver other than the requester',
+  };
+  const card = (calls: ApprovalCardCall[]): ApprovalCard => ({
+    batchId: 'batch-1',
+    calls,
+    requester: { id: 'ana', name: 'Ana' },
+    approverIds: ['olga'],
+    expiresAt: new Date('2026-11-20T13:00:00Z'),
+  });
+
+  it('says which specialist agent asks, and for whom, on cards of one call and of several', () => {
+    const one = renderCard(card([{ ...call, agent: 'ops' }]));
+    expect(one).toContain(
+      'Approval needed: restart_service (high risk)\u001b[22m\n  asked by the ops agent for Ana\n',
+    );
+    const several = renderCard(
+      card([{ ...call, agent: 'ops' }, { ...call, approvalId: 'ap-2', agent: 'docs' }, call]),
+    );
+    expect(several).toContain('  1. restart_service (high risk)\n     asked by the ops agent for Ana\n');
+    expect(several).toContain('  2. restart_service (high risk)\n     asked by the docs agent for Ana\n');
+    expect(several.match(/asked by/g)).toHaveLength(2);
+    expect(renderCard(card([call]))).not.toContain('asked by');
+  });
 });

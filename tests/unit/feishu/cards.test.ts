@@ -107,6 +107,27 @@ describe('Feishu approval card of one call', () => {
     expect(expectValidElementIds(card)).toEqual(['approve_0', 'reject_0']);
   });
 
+  it('says which specialist agent asks, and for whom, in the card and its summary', () => {
+    const card = renderApprovalCard(single({ agent: 'ops' }));
+    expect(markdownText(card)).toContain(
+      '**Tool:** `restart_service`\nAsked by the **ops** agent for <at id=ou_alice></at>\n**Requested by:**',
+    );
+    expect(card).toMatchObject({
+      config: { summary: { content: 'Approval needed: restart_service (asked by the ops agent)' } },
+      header: { title: { content: 'Approval needed: restart_service' } },
+    });
+    const named = renderApprovalCard(
+      single({ agent: 'o*p*s <at id=all>' }, { requester: { id: 'x', name: 'Alice' } }),
+    );
+    expect(markdownText(named)).toContain(
+      'Asked by the **o&#42;p&#42;s &#60;at id=all&#62;** agent for Alice',
+    );
+    // Butler's own calls say nothing of agents.
+    const own = renderApprovalCard(baseCard);
+    expect(JSON.stringify(own)).not.toContain('agent');
+    expect(own).toMatchObject({ config: { summary: { content: 'Approval needed: restart_service' } } });
+  });
+
   it('colours by risk and confirms only high risk', () => {
     const medium = renderApprovalCard(single({ risk: 'medium' }, { standingApprovalHours: 8 }));
     expect(medium).toMatchObject({ header: { template: 'orange' } });
@@ -244,6 +265,31 @@ describe('Feishu approval card of several calls', () => {
     ).toBeUndefined();
   });
 
+  it('says which specialist agent asks for each call, and for whom', () => {
+    const agents = ['ops', 'docs', undefined];
+    const card = renderApprovalCard(
+      several(3, (index) => {
+        const agent = agents[index];
+        return agent ? { agent } : {};
+      }),
+    );
+    const calls = elements(card)
+      .filter((element) => element.tag === 'markdown')
+      .map((element) => String(element.content));
+    expect(calls[0]).toMatch(
+      /^\*\*1\.\*\* `delete_record` \(MCP server records\) · high risk\nAsked by the \*\*ops\*\* agent for <at id=ou_alice><\/at>\nDelete record 0/,
+    );
+    expect(calls[1]).toContain('Asked by the **docs** agent for <at id=ou_alice></at>');
+    expect(calls[2]).not.toContain('Asked by');
+    expect(card).toMatchObject({
+      config: { summary: { content: '3 actions need approval (some asked by the ops and docs agents)' } },
+      header: { title: { content: '3 actions need approval' } },
+    });
+    expect(renderApprovalCard(several(2, () => ({ agent: 'ops' })))).toMatchObject({
+      config: { summary: { content: '2 actions need approval (asked by the ops agent)' } },
+    });
+  });
+
   it('shows decided calls with their outcome and drops the all buttons below two pending', () => {
     const decided = {
       decidedBy: { id: 'ou_approver1', name: 'Olga' },
@@ -296,6 +342,7 @@ describe('Feishu approval card of several calls', () => {
       const card = renderApprovalCard(
         several(count, (index) => ({
           summary: `Delete record ${index}: ${'长'.repeat(3_000)}`,
+          agent: `ops ${'长'.repeat(500)}`,
           argumentsJson: `{"text":"${'<b>"长"</b>`'.repeat(400)}"}`,
           whoMayApprove:
             index % 2 === 0 ? 'an approver other than the requester' : 'the requester or an approver',

@@ -84,6 +84,33 @@ describe('renderApprovalCard: several calls of one model step', () => {
     expect(rejectAll?.confirm).toBeUndefined();
   });
 
+  it('says which specialist agent asks for each call, and for whom', () => {
+    const card = approvalCard([
+      { ...restartCall, agent: 'ops' },
+      { ...deleteRecordCall, agent: 'docs' },
+      deleteRecordCall,
+    ]);
+    const { text, blocks } = renderApprovalCard(card);
+    const [, first, second, third] = sectionTexts(blocks);
+    expect(first).toMatch(
+      /^\*1\.\* `restart_service` · :warning: High\n:robot_face: Asked by the \*ops\* agent for <@U0ALICE>\n/,
+    );
+    expect(second).toContain('Asked by the *docs* agent for <@U0ALICE>');
+    expect(third).not.toContain('Asked by');
+    expect(text).toBe(
+      'Approval needed for 3 actions: restart_service (asked by the ops agent), ' +
+        'delete_record (MCP server records) (asked by the docs agent), delete_record (MCP server records)',
+    );
+    const done = renderApprovalCard(
+      approvalCard(card.calls.map((call) => ({ ...call, status: 'expired' as const }))),
+    );
+    expect(done.text).toBe('3 tool calls (some asked by the ops and docs agents): 3 expired');
+    const allOps = card.calls.map((call) => ({ ...call, agent: 'ops', status: 'expired' as const }));
+    expect(renderApprovalCard(approvalCard(allOps)).text).toBe(
+      '3 tool calls (asked by the ops agent): 3 expired',
+    );
+  });
+
   it('asks before "Approve all" only when a pending call is high risk', () => {
     const card = approvalCard([{ ...restartCall, status: 'rejected' }, ...numberedCalls(2)]);
     const all = actionsBlocks(renderApprovalCard(card).blocks).at(-1);
@@ -142,6 +169,7 @@ describe('renderApprovalCard: Slack limits on large cards', () => {
       summary: `Run a query on the warehouse ${'and more '.repeat(120)}`,
       argumentsJson: longArguments,
       whoMayApprove: 'an approver other than the requester '.repeat(10),
+      agent: `ops <&> ${'o'.repeat(300)}`,
     }).map((call, index) =>
       index % 3 === 2
         ? {

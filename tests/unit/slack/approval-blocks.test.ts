@@ -80,6 +80,45 @@ describe('renderApprovalCard: one call', () => {
     expect(heading?.length).toBeLessThan(400);
   });
 
+  it('says which specialist agent asks, and for whom', () => {
+    const { text, blocks } = renderApprovalCard(approvalCard([{ ...restartCall, agent: 'ops' }]));
+    expect(blocks.map((block: Block) => block.type)).toEqual([
+      'section',
+      'context',
+      'section',
+      'section',
+      'actions',
+    ]);
+    expect(blocks[1]).toEqual({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: ':robot_face: Asked by the *ops* agent for <@U0ALICE>' }],
+    });
+    expect(text).toBe(
+      'Approval needed: restart_service (asked by the ops agent): Restart the payments-api service in production',
+    );
+    const decided = renderApprovalCard(
+      approvalCard([
+        { ...restartCall, agent: 'ops', status: 'rejected', decidedBy: { id: 'U0B', name: 'Bo' } },
+      ]),
+    );
+    expect(JSON.stringify(decided.blocks)).toContain('Asked by the *ops* agent for <@U0ALICE>');
+    expect(decided.text).toBe('restart_service (asked by the ops agent): Rejected by Bo');
+    // Butler's own calls say nothing of agents.
+    expect(JSON.stringify(renderApprovalCard(card))).not.toContain('agent');
+  });
+
+  it('escapes the agent name', () => {
+    const { text, blocks } = renderApprovalCard(
+      approvalCard([{ ...restartCall, agent: `<!channel> <@U0BOSS>${'x'.repeat(500)}` }]),
+    );
+    const context = JSON.stringify(blocks[1]);
+    expect(context).toContain('Asked by the *&lt;!channel&gt; &lt;@U0BOSS&gt;');
+    expect(context).not.toContain('<!channel>');
+    expect(context.length).toBeLessThan(400);
+    expect(text).not.toContain('<!channel>');
+    expect(blockKitViolations(blocks)).toEqual([]);
+  });
+
   it('offers "Approve for this conversation" while standing approvals are on', () => {
     const standing = approvalCard([restartCall], { standingApprovalHours: 8 });
     const [actions] = actionsBlocks(renderApprovalCard(standing).blocks);
@@ -145,6 +184,7 @@ describe('renderApprovalCard: one call', () => {
       summary: 'word '.repeat(2000),
       argumentsJson: `{"a":"${'<&>'.repeat(3000)}\`\`\`"}`,
       whoMayApprove: 'x'.repeat(5000),
+      agent: 'a'.repeat(5000),
     };
     const approverIds = Array.from({ length: 200 }, (_, index) => `U${index}`);
     for (const status of ['pending', 'approved', 'rejected'] as const) {
@@ -158,6 +198,7 @@ describe('renderApprovalCard: one call', () => {
       expect(text.length).toBeLessThanOrEqual(blockLimits.notificationText);
     }
     const code = sectionTexts(renderApprovalCard(approvalCard([huge])).blocks)[1] ?? '';
+    expect(JSON.stringify(renderApprovalCard(approvalCard([huge])).blocks[1]).length).toBeLessThan(300);
     expect(code.startsWith('```\n')).toBe(true);
     expect(code.endsWith('\n```')).toBe(true);
     expect(code.slice(4, -4)).not.toContain('```');

@@ -102,6 +102,34 @@ describe('working indicator', () => {
   });
 });
 
+describe('progress in the working indicator', () => {
+  it('puts the status text in a DM assistant thread; clearing the indicator clears it', async () => {
+    const clear = await slack.showWorking(dmTarget);
+    await slack.showProgress?.(dmTarget, 'is asking ops…');
+    expect(fake.callsTo('assistant.threads.setStatus').map((call) => call.args)).toEqual([
+      { channel_id: 'D0ALICE', thread_ts: '1700000100.000100', status: 'is thinking…' },
+      { channel_id: 'D0ALICE', thread_ts: '1700000100.000100', status: 'is asking ops…' },
+    ]);
+    await clear();
+    expect(fake.callsTo('assistant.threads.setStatus').at(-1)?.args.status).toBe('');
+  });
+
+  it('makes no call in a channel, nor where assistant status is refused, and never throws', async () => {
+    await slack.showProgress?.(channelTarget, 'is asking ops…');
+    expect(fake.calls).toHaveLength(0);
+
+    fake.failNext('assistant.threads.setStatus', { status: 500 });
+    await expect(slack.showProgress?.(dmTarget, 'is asking docs…')).resolves.toBeUndefined();
+
+    fake.assistantThreads = false;
+    await expect(slack.showProgress?.(dmTarget, 'is asking docs…')).resolves.toBeUndefined();
+    // Learnt once: later progress in DMs is not sent either.
+    const sent = fake.callsTo('assistant.threads.setStatus').length;
+    await slack.showProgress?.(dmTarget, 'is asking ops…');
+    expect(fake.callsTo('assistant.threads.setStatus')).toHaveLength(sent);
+  });
+});
+
 describe('notices and approval cards', () => {
   it('posts notices in the thread as mrkdwn', async () => {
     await slack.postNotice(channelTarget, 'The model is **unavailable**; try again.');

@@ -1,0 +1,68 @@
+import { type ApprovalCardCall, outcomeLine, truncateText } from '../../core/approval-card.js';
+import type { ChatUser } from '../../core/events.js';
+
+/** Text pieces of the Feishu approval card: card markdown that names users, tools, agents and outcomes safely. */
+
+/**
+ * Escapes text for the markdown element with the numeric entities the card markdown documents, so names and
+ * reasons cannot inject card tags (`<at id=all>`) or stray emphasis.
+ */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[<>*_~`[\]]/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/** `<at>` renders the user's current name; fall back to the escaped id when it is not an open_id. */
+export function userMarkdown(user: ChatUser): string {
+  if (user.name) return escapeMarkdown(user.name);
+  return /^[A-Za-z0-9_-]+$/.test(user.id) ? `<at id=${user.id}></at>` : escapeMarkdown(user.id);
+}
+
+export function formatTime(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** The tool's name as code, then where it comes from: `delete_record` (MCP server records). */
+export function toolMarkdown(call: ApprovalCardCall): string {
+  const origin = call.origin?.kind === 'mcp' ? call.origin : undefined;
+  const name = `\`${(origin?.tool ?? call.toolName).replace(/`/g, "'")}\``;
+  return origin ? `${name} (MCP server ${escapeMarkdown(origin.server)})` : name;
+}
+
+/** Agent names are short identifiers from configuration; a long one is cut so every call keeps its room. */
+const agentNameLimit = 40;
+
+/** "Asked by the **ops** agent for Alice" for a call Butler delegated; undefined for Butler's own calls. */
+export function agentMarkdown(call: ApprovalCardCall, requester: ChatUser): string | undefined {
+  if (!call.agent) return undefined;
+  const agent = escapeMarkdown(truncateText(call.agent, agentNameLimit));
+  return `Asked by the **${agent}** agent for ${userMarkdown(requester)}`;
+}
+
+/**
+ * Plain text for the card's summary (what chat lists and notifications show): "asked by the ops agent",
+ * "some asked by the ops and docs agents" when Butler asked for others itself; undefined for Butler's own.
+ */
+export function askedByAgents(calls: readonly ApprovalCardCall[]): string | undefined {
+  const agents = [
+    ...new Set(calls.flatMap((call) => (call.agent ? [truncateText(call.agent, agentNameLimit)] : []))),
+  ];
+  const last = agents.pop();
+  if (last === undefined) return undefined;
+  const names = agents.length > 0 ? `${agents.join(', ')} and ${last} agents` : `${last} agent`;
+  return `${calls.some((call) => !call.agent) ? 'some ' : ''}asked by the ${names}`;
+}
+
+export function argumentsMarkdown(argumentsJson: string, limit: number): string {
+  // Break every run of backticks so the arguments cannot close the code block.
+  const text = truncateText(argumentsJson, limit).replace(/`(?=`)/g, '`\u200b');
+  return `\`\`\`json\n${text}\n\`\`\``;
+}
+
+/** The core's outcome line, with the decider as a mention and the reason unable to inject markdown. */
+export function outcomeMarkdown(call: ApprovalCardCall): string | undefined {
+  return outcomeLine({
+    ...call,
+    ...(call.decidedBy ? { decidedBy: { id: call.decidedBy.id, name: userMarkdown(call.decidedBy) } } : {}),
+    ...(call.reason ? { reason: escapeMarkdown(call.reason) } : {}),
+  });
+}
