@@ -22,6 +22,8 @@ export interface OpenDatabase {
   location: string;
   /** Resolves when the database answers `select 1` within the timeout; rejects with the reason otherwise. */
   ping(timeoutMs: number): Promise<void>;
+  /** The postgres.js client (Postgres only): LISTEN needs a driver connection that drizzle does not expose. */
+  postgresClient?: postgres.Sql;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     kind: 'postgres',
     location: redactUrl(url),
     ping: (timeoutMs) => pingWithin(() => db.execute(sql`select 1`), timeoutMs),
+    postgresClient: client,
     close: () => client.end({ timeout: 5 }),
   };
 }
