@@ -1,3 +1,4 @@
+import { createApi } from './adapters/api/index.js';
 import type { PlatformConnector } from './adapters/connector.js';
 import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
 import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
@@ -7,11 +8,14 @@ import { ApprovalService } from './core/approvals/approval-service.js';
 import { Compactor } from './core/brain/compactor.js';
 import { SessionBrain } from './core/brain/session-brain.js';
 import { ButlerService } from './core/butler-service.js';
+import { decodeConversationKey } from './core/conversation-key.js';
 import { ConfigError, type ConfigIssue } from './core/errors.js';
+import type { EventBus } from './core/event-bus.js';
 import type { Platform } from './core/events.js';
 import type { Logger } from './core/logger.js';
 import { OpenAIModel } from './core/model/openai-model.js';
-import { noopObserver, type Observer } from './core/observer.js';
+import type { Observer } from './core/observer.js';
+import { combineObservers } from './core/observer-fanout.js';
 import { guardObserver } from './core/observer-guard.js';
 import type { Store } from './core/store.js';
 import { createHttpTool } from './core/tools/http-tool.js';
@@ -22,7 +26,9 @@ import { ToolRegistry } from './core/tools/registry.js';
 import { TurnRunner } from './core/turn/turn-runner.js';
 import { Worker } from './core/worker.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from './http/server.js';
+import { createEventsObserver } from './observability/events-observer.js';
 import { type OpenDatabase, openDatabase } from './storage/database.js';
+import { createEventBus } from './storage/event-bus.js';
 import { createStore } from './storage/store.js';
 
 /**
@@ -98,20 +104,20 @@ function createAgents(config: AppConfig, model: OpenAIModel | undefined, tools: 
   return { delegator, router: new Router(routingModel, specs, store, routing) };
 }
 
-async function createObserver(config: AppConfig, logger: Logger): Promise<Observer> {
-  if (!config.langfuse.enabled) return noopObserver;
+/** Tracing when it is on, and the live event stream; both behind the guard that keeps replies safe. */
+async function createObserver(config: AppConfig, bus: EventBus, logger: Logger): Promise<Observer> {
+  const events = createEventsObserver(bus);
+  if (!config.langfuse.enabled) return guardObserver(events, logger);
   // Loaded only when tracing is on: OpenTelemetry and the Langfuse packages add about 30 MB of memory.
   const { createLangfuseObserver } = await import('./observability/langfuse-observer.js');
-  return guardObserver(
-    createLangfuseObserver({
-      publicKey: config.langfuse.publicKey,
-      secretKey: config.langfuse.secretKey,
-      baseUrl: config.langfuse.baseUrl,
-      serviceName: config.serviceName,
-      logger,
-    }),
+  const langfuse = createLangfuseObserver({
+    publicKey: config.langfuse.publicKey,
+    secretKey: config.langfuse.secretKey,
+    baseUrl: config.langfuse.baseUrl,
+    serviceName: config.serviceName,
     logger,
-  );
+  });
+  return combineObservers(guardObserver(langfuse, logger), guardObserver(events, logger));
 }
 
 export async function createButler(config: AppConfig, options: CreateButlerOptions): Promise<Butler> {
@@ -126,7 +132,8 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // An embedded database belongs to this process alone (lockfile): leases left by a crash are stale.
   if (database.kind === 'pglite') await store.inbox.releaseAllLeases();
 
-  const observer = await createObserver(config, logger);
+  const bus = createEventBus(database, logger);
+  const observer = await createObserver(config, bus, logger);
   const model = config.model ? modelClient(config.model, config) : undefined;
   const compactionEndpoint = config.compaction.model ?? config.model;
   const compactor = compactionEndpoint
@@ -179,14 +186,29 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
 
   let worker: Worker | undefined;
   const wake = () => worker?.wake();
+  const adapters = new Map<Platform, ChatAdapter>();
   const approvals = new ApprovalService(store, policy, observer, logger, wake, {
     standingApprovalHours: file.standingApprovalHours,
+    // A decision taken over the API shows on the card where the request was asked.
+    showDecision: async (batch, card) => {
+      const [first] = batch;
+      if (!first?.cardMessageId) return;
+      const address = decodeConversationKey(first.conversationKey);
+      await adapters.get(address.platform)?.updateApprovalCard(address, first.cardMessageId, card);
+    },
   });
   const service = new ButlerService(store, approvals, file.access, logger, wake);
 
   const connectors = (await options.connectors?.(service)) ?? [];
-  const adapters = new Map<Platform, ChatAdapter>();
-  for (const adapter of [...connectors.map((connector) => connector.adapter), ...(options.adapters ?? [])]) {
+  const api =
+    config.apiKeys.length > 0
+      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger })
+      : undefined;
+  for (const adapter of [
+    ...connectors.map((connector) => connector.adapter),
+    ...(options.adapters ?? []),
+    ...(api ? [api.adapter] : []),
+  ]) {
     adapters.set(adapter.platform, adapter);
   }
   const runner = new TurnRunner({
@@ -207,6 +229,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       approvalTtlMs: file.approvalTtlMinutes * 60_000,
       memoriesInPrompt: 10,
       deliveryRetryMs: file.worker.deliveryRetrySeconds * 1000,
+      pricing: file.pricing,
     },
   });
   worker = new Worker(
@@ -235,6 +258,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         port: config.port,
         logger,
         routes,
+        prefixRoutes: new Map(api?.prefixRoutes),
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
           try {
@@ -276,6 +300,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       started = true;
     },
     async stop(deadlineMs = 10_000) {
+      api?.close();
       await http?.close();
       await Promise.all(
         connectors.map((connector) =>
@@ -285,6 +310,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await worker?.stop(deadlineMs);
       await mcp.stop();
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
+      await bus.close();
       await database.close();
     },
   };

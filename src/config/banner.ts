@@ -56,6 +56,11 @@ export function startupBanner(
     lines.push(line('feishu', 'off', 'set FEISHU_APP_ID, FEISHU_APP_SECRET and FEISHU_ENCRYPT_KEY'));
   }
   lines.push(
+    config.apiKeys.length > 0
+      ? line('api', `on at /api/v1, keys: ${config.apiKeys.map((key) => key.name).join(', ')}`)
+      : line('api', 'off', 'add api.keys in butler.config.yaml'),
+  );
+  lines.push(
     config.langfuse.enabled
       ? line('langfuse', `on, ${config.langfuse.baseUrl}`)
       : line('langfuse', 'off', 'set LANGFUSE_ENABLED=true, LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY'),

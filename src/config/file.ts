@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
 import { agentsSchema, delegationSchema, routingSchema } from './agents.js';
+import { apiSchema } from './api-keys.js';
 import { mcpServersSchema } from './mcp-servers.js';
 
 /** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
@@ -43,11 +44,13 @@ export const fileConfigSchema = z
   .object({
     systemPrompt: z.string().default(''),
     approvers: z
-      .object({ slack: userIds, feishu: userIds, console: userIds })
+      .object({ slack: userIds, feishu: userIds, console: userIds, api: userIds })
       .strict()
-      .default({ slack: [], feishu: [], console: [] }),
+      .default({ slack: [], feishu: [], console: [], api: [] }),
     approvalTtlMinutes: z.number().positive().default(60),
     tools: z.array(tool).default([]),
+    /** The HTTP API's keys: who may talk to Butler over HTTP, and with which scopes. */
+    api: apiSchema,
     /** MCP servers whose tools Butler offers (`{name}__{tool}`), gated like HTTP tools. */
     mcpServers: mcpServersSchema,
     /** Specialist agents Butler may delegate to, each with its own prompt, tools and possibly model. */
@@ -55,6 +58,10 @@ export const fileConfigSchema = z
     delegation: delegationSchema,
     /** An optional classification before each turn that may hand the message straight to an agent. */
     routing: routingSchema,
+    /** USD per million tokens by model name, to put a cost on usage; an unlisted model's cost is unknown. */
+    pricing: z
+      .record(z.string().min(1), z.object({ input: z.number().min(0), output: z.number().min(0) }).strict())
+      .default({}),
     /** How long "Approve for this conversation" lets later calls of that tool run there; 0 hides the button. */
     standingApprovalHours: z.number().min(0).max(720).default(8),
     /** Messages a user may send per minute before Butler answers politely instead of with the model. */

@@ -6,6 +6,7 @@ import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import type { Platform } from '../core/events.js';
 import type { McpServerSettings } from '../core/tools/mcp/index.js';
 import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
+import { type ApiKey, resolveApiKeys } from './api-keys.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -73,6 +74,8 @@ export interface AppConfig {
   slack: SlackConfig | undefined;
   feishu: FeishuConfig | undefined;
   langfuse: LangfuseConfig;
+  /** The HTTP API's keys, with `${VAR}` resolved (secrets: never log them). */
+  apiKeys: ApiKey[];
   /** The config file's `mcpServers`, with `${VAR}` resolved. */
   mcpServers: McpServerSettings[];
   /** The config file's `agents`, with `${VAR}` resolved and endpoints filled in from Butler's. */
@@ -122,13 +125,17 @@ function interpolate(text: string, env: NodeJS.ProcessEnv, missing: string[], se
   });
 }
 
-/** The platforms answering in this configuration: the terminal only when no chat platform is on. */
-export function enabledPlatforms(config: Pick<AppConfig, 'slack' | 'feishu'>): Platform[] {
+/**
+ * The platforms answering in this configuration: the terminal only when no chat platform is on; the HTTP
+ * API as well when a key may chat.
+ */
+export function enabledPlatforms(config: Pick<AppConfig, 'slack' | 'feishu' | 'apiKeys'>): Platform[] {
   const chat: Platform[] = [
     ...(config.slack ? (['slack'] as const) : []),
     ...(config.feishu ? (['feishu'] as const) : []),
   ];
-  return chat.length > 0 ? chat : ['console'];
+  const api: Platform[] = config.apiKeys.some((key) => key.scopes.includes('chat')) ? ['api'] : [];
+  return [...(chat.length > 0 ? chat : (['console'] as const)), ...api];
 }
 
 /** High-risk tools need someone who may approve them on every platform that answers. */
@@ -285,12 +292,13 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   const fromEnv = (text: string, missing: string[], secrets: string[]) =>
     interpolate(text, rawEnv, missing, secrets);
   const mcpServers = file ? resolveMcpServers(file.mcpServers, fromEnv, issues) : [];
+  const apiKeys = file ? resolveApiKeys(file.api, fromEnv, issues) : [];
   const agentContext = { butlerModel: model, interpolate: fromEnv, issues };
   const agents = file ? resolveAgents(file.agents, agentContext) : [];
   const routing = file ? resolveRouting(file.routing, agents, agentContext) : { enabled: false as const };
   if (file) {
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
-    issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu }), highRisk));
+    issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
   }
 
   let langfuse: LangfuseConfig = { enabled: false };
@@ -326,6 +334,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       feishu,
       langfuse,
       mcpServers,
+      apiKeys,
       agents,
       routing,
       serviceName: env.OBSERVABILITY_SERVICE_NAME,

@@ -40,6 +40,16 @@ export interface ReplyStream {
   finish(text: string): Promise<void>;
 }
 
+/**
+ * What happened in a turn besides its text, for adapters that show more than a chat message does (the HTTP
+ * API's event stream). Approval requests reach adapters as cards.
+ */
+export type TurnEvent =
+  | { type: 'tool_call'; id: string; name: string; args: unknown }
+  | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
+  | { type: 'done'; usage: { promptTokens: number; completionTokens: number } }
+  | { type: 'error'; error: string };
+
 /** What the core needs from a platform to answer. Implemented by each adapter. */
 export interface ChatAdapter {
   readonly platform: Platform;
@@ -61,6 +71,8 @@ export interface ChatAdapter {
    * function `showWorking` returned clears it.
    */
   showProgress?(target: ReplyTarget, status: string): Promise<void>;
+  /** Optional: tool calls, results and the turn's end as they happen. A failure here never stops a turn. */
+  onTurnEvent?(target: ReplyTarget, event: TurnEvent): Promise<void>;
   /**
    * Optional crash recovery: Butler's messages in the conversation after `after` (a platform message
    * id) that are not in `known`, oldest first. A retried turn overwrites them instead of leaving a

@@ -2,7 +2,7 @@ import type { Decision } from './approval-card.js';
 
 /** Normalized inbound events: what every platform adapter turns its payloads into. */
 
-export const platforms = ['slack', 'feishu', 'console'] as const;
+export const platforms = ['slack', 'feishu', 'console', 'api'] as const;
 export type Platform = (typeof platforms)[number];
 
 /** Where a conversation lives. Encoded as a conversation key by `conversation-key.ts`. */

@@ -1,6 +1,8 @@
 import type { ApprovalStatus } from './approval-card.js';
+import type { ConversationEventRepository } from './conversation-events.js';
 import type { ChatUser, ConversationAddress, InboundMessage, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
+import type { ReadRepository } from './read-models.js';
 import type { Risk, ToolOrigin } from './tools/tool.js';
 
 /**
@@ -345,6 +347,69 @@ export interface RoutingRepository {
   list(conversationKey: string): Promise<Array<RoutingRecord & { createdAt: Date }>>;
 }
 
+// ── usage ───────────────────────────────────────────────────────────────────────────────────────
+
+/** One finished turn's tokens and cost (replied, failed or parked; a continuation is a turn of its own). */
+export interface TurnUsageRecord {
+  turnId: string;
+  conversationKey: string;
+  platform: Platform;
+  workspace: string;
+  channel: string;
+  /** The person the turn answered (for a continuation: who asked before the card). */
+  userId: string;
+  /** Butler's model; null when none is configured. */
+  model: string | null;
+  /** The compaction model, when the turn folded history into the summary. */
+  compactionModel: string | null;
+  /** Butler's model and its sub-agents', as reported by the models. */
+  promptTokens: number;
+  completionTokens: number;
+  /** The compaction model's prompt and completion tokens. */
+  compactionTokens: number;
+  /** USD; null when a model the turn used has no price. */
+  costUsd: number | null;
+  /** When the turn ended; the database's clock when absent. */
+  at?: Date;
+}
+
+export type UsageGroup = 'conversation' | 'workspace' | 'channel' | 'user' | 'day';
+
+export interface UsageTotals {
+  turns: number;
+  promptTokens: number;
+  completionTokens: number;
+  compactionTokens: number;
+  /** The sum over the turns that were priced; null when none was. */
+  costUsd: number | null;
+}
+
+/**
+ * One group of a roll-up. `key`: the conversation key, the workspace, `workspace/channel`,
+ * `platform:user_id`, or the UTC day `YYYY-MM-DD`.
+ */
+export interface UsageRollup extends UsageTotals {
+  key: string;
+}
+
+export interface UsageRepository {
+  record(row: TurnUsageRecord): Promise<void>;
+  /**
+   * Usage per group over turns from `since` (inclusive) to `until` (exclusive): days newest first, other
+   * groups the most tokens first.
+   */
+  rollup(input: { groupBy: UsageGroup; since?: Date; until?: Date; limit?: number }): Promise<UsageRollup[]>;
+  /** Usage since `since` of one conversation, one person (`platform` and `userId`), or both. */
+  totals(input: {
+    conversationKey?: string;
+    platform?: string;
+    userId?: string;
+    since: Date;
+  }): Promise<UsageTotals>;
+  /** All-time usage of each of these conversations that has any. */
+  byConversation(keys: readonly string[]): Promise<Map<string, UsageTotals>>;
+}
+
 export interface Memory {
   id: string;
   content: string;
@@ -377,6 +442,9 @@ export interface Store {
   memories: MemoryRepository;
   agentRuns: AgentRunRepository;
   routing: RoutingRepository;
+  usage: UsageRepository;
+  conversationEvents: ConversationEventRepository;
+  reads: ReadRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
 }

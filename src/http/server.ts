@@ -19,6 +19,11 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Exact paths (no query) to POST handlers, e.g. `/slack/events`. */
   routes: ReadonlyMap<string, RouteHandler>;
+  /**
+   * Path prefixes (`/api/v1/`, `/console`) to handlers that route methods and sub-paths themselves and
+   * may answer for long (server-sent events): no webhook deadline applies.
+   */
+  prefixRoutes?: ReadonlyMap<string, RouteHandler>;
   readiness: () => Promise<ReadinessReport>;
   /**
    * A route that has not answered by then gets a 503, so that the platform retries: Slack and Feishu
@@ -62,6 +67,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     if (path === '/readyz') {
       const report = await options.readiness();
       return sendJson(response, report.ready ? 200 : 503, report);
+    }
+    for (const [prefix, handler] of options.prefixRoutes ?? []) {
+      if (path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
+        return await handler(request, response);
     }
     const route = routes.get(path);
     if (!route) return sendJson(response, 404, { error: 'not_found' });

@@ -3,6 +3,8 @@ import {
   bigint,
   bigserial,
   boolean,
+  date,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -13,6 +15,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import type { ConversationEvent } from '../core/conversation-events.js';
 import type { ChatUser, Platform } from '../core/events.js';
 import type { ToolCall } from '../core/messages.js';
 import type { InboxPayload, InflightTurn, ResumeState, RoutingIntent, RoutingRecord } from '../core/store.js';
@@ -263,6 +266,52 @@ export const routingDecisions = pgTable(
     createdAt: createdAt(),
   },
   (table) => [index('routing_decisions_conversation_idx').on(table.conversationKey, table.createdAt)],
+);
+
+/** What the HTTP API streams per conversation, kept so a client can resume from any event or read later. */
+export const conversationEvents = pgTable(
+  'conversation_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    conversationKey: text('conversation_key').notNull(),
+    event: jsonb('event').$type<ConversationEvent>().notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index('conversation_events_key_idx').on(table.conversationKey, table.id)],
+);
+
+/**
+ * One finished turn's tokens and cost, with the dimensions usage is rolled up by (denormalized from the
+ * conversation key so that roll-ups read this table alone). `day` is the UTC day the turn ended.
+ */
+export const turnUsage = pgTable(
+  'turn_usage',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** Text, not uuid: turn ids are opaque to the core, and a usage row must never fail a turn's commit. */
+    turnId: text('turn_id').notNull(),
+    conversationKey: text('conversation_key').notNull(),
+    platform: text('platform').$type<Platform>().notNull(),
+    workspace: text('workspace').notNull(),
+    channel: text('channel').notNull(),
+    userId: text('user_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull().default(sql`(now() at time zone 'utc')::date`),
+    /** Butler's model (null: none configured) and the compaction model when the turn compacted. */
+    model: text('model'),
+    compactionModel: text('compaction_model'),
+    promptTokens: integer('prompt_tokens').notNull(),
+    completionTokens: integer('completion_tokens').notNull(),
+    compactionTokens: integer('compaction_tokens').notNull(),
+    /** USD; null when a model the turn used had no price. */
+    costUsd: doublePrecision('cost_usd'),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    index('turn_usage_day_idx').on(table.day),
+    index('turn_usage_conversation_idx').on(table.conversationKey, table.day),
+    index('turn_usage_channel_idx').on(table.workspace, table.channel, table.day),
+    index('turn_usage_user_idx').on(table.platform, table.userId, table.day),
+  ],
 );
 
 export const memories = pgTable(

@@ -3,10 +3,13 @@ import type { Database } from './database.js';
 import { agentRunRepository, routingRepository } from './repositories/agent-runs.js';
 import { approvalRepository } from './repositories/approvals.js';
 import { auditRepository } from './repositories/audit.js';
+import { conversationEventRepository } from './repositories/conversation-events.js';
 import { conversationRepository } from './repositories/conversations.js';
 import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
+import { readRepository } from './repositories/reads.js';
+import { usageRepository } from './repositories/usage.js';
 import { guardRepository, toStorageError } from './storage-errors.js';
 
 /**
@@ -23,6 +26,9 @@ export function createStore(db: Database): Store {
     memories: guardRepository('memories', memoryRepository(db)),
     agentRuns: guardRepository('agentRuns', agentRunRepository(db)),
     routing: guardRepository('routing', routingRepository(db)),
+    usage: guardRepository('usage', usageRepository(db)),
+    conversationEvents: guardRepository('conversationEvents', conversationEventRepository(db)),
+    reads: guardRepository('reads', readRepository(db)),
     async transaction(work) {
       try {
         return await db.transaction((tx) => work(createStore(tx as unknown as Database)));

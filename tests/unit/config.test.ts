@@ -483,6 +483,43 @@ tools:
     });
   });
 
+  describe('pricing', () => {
+    it('is empty unless configured, and reads USD per million tokens by model', () => {
+      const empty = loadConfig({}, mkdtempSync(join(tmpdir(), 'butler-empty-')));
+      expect(empty.config.file.pricing).toEqual({});
+      const { config } = loadConfig({
+        BUTLER_CONFIG: writeConfig({
+          pricing: { 'gpt-4o-mini': { input: 0.15, output: 0.6 }, 'local-llama': { input: 0, output: 0 } },
+        }),
+      });
+      expect(config.file.pricing).toEqual({
+        'gpt-4o-mini': { input: 0.15, output: 0.6 },
+        'local-llama': { input: 0, output: 0 },
+      });
+    });
+
+    it('names every bad price', () => {
+      const error = configError(
+        {},
+        {
+          pricing: {
+            'gpt-4o': { input: -1, output: 10 },
+            'gpt-4o-mini': { input: 0.15 },
+            cheap: { input: '0.1', output: 0.4, currency: 'EUR' },
+            free: 0,
+          },
+        },
+      );
+      expect(variables(error).sort()).toEqual([
+        'config file: pricing.cheap',
+        'config file: pricing.cheap.input',
+        'config file: pricing.free',
+        'config file: pricing.gpt-4o-mini.output',
+        'config file: pricing.gpt-4o.input',
+      ]);
+    });
+  });
+
   it('names a config file that cannot be read', () => {
     expect(variables(configError({ BUTLER_CONFIG: 'missing.yaml' }))).toContain('BUTLER_CONFIG');
     expect(variables(configError({}, 'tools: [unclosed'))).toContain('BUTLER_CONFIG');

@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
 import type { ToolCall } from '../messages.js';
 import type { ToolDefinition } from '../model/model-client.js';
-import type { AgentObserver, TokenUsage, TurnObserver } from '../observer.js';
+import type { TokenUsage, TurnObserver } from '../observer.js';
 import type { AgentFrame, ApprovalRecord, Store } from '../store.js';
 import type { ToolSet } from '../tools/registry.js';
 import { approvedCall, resolveApprovedCall } from '../turn/resume.js';

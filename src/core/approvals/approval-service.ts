@@ -36,7 +36,15 @@ const isComplete = (batch: readonly ApprovalRecord[]) =>
 export interface ApprovalServiceOptions {
   /** How long "Approve for this conversation" lasts; 0 turns it off. */
   standingApprovalHours: number;
+  /**
+   * Shows a decision taken on another channel (the HTTP API) on the card where the request was posted;
+   * absent, the card changes when the turn continues.
+   */
+  showDecision?: (batch: readonly ApprovalRecord[], card: ApprovalCard) => Promise<void>;
 }
+
+/** Channels that may decide requests asked elsewhere, by their own approvers (`approvers.api`). */
+const decidesEverywhere: readonly Platform[] = ['api'];
 
 /**
  * Approval decisions. A decision is checked against who clicked (from the platform's signed payload)
@@ -76,7 +84,10 @@ export class ApprovalService {
       input.batchId === undefined
         ? await this.batchOf(input.approvalId)
         : await this.store.approvals.listBatch(input.batchId);
-    if (batch.length === 0 || batch[0]?.platform !== input.platform) return notFound;
+    const origin = batch[0]?.platform;
+    if (!origin) return notFound;
+    const crossChannel = origin !== input.platform;
+    if (crossChannel && !decidesEverywhere.includes(input.platform)) return notFound;
     const targets = input.approvalId ? batch.filter((approval) => approval.id === input.approvalId) : batch;
     const open = targets.filter((approval) => approval.status === 'pending' && !isPastDeadline(approval));
     if (open.length === 0) return this.alreadyDecided(batch, input.approvalId);
@@ -89,7 +100,8 @@ export class ApprovalService {
       const check = {
         risk: approval.risk,
         requester: approval.requestedBy,
-        approverIds: approval.approverIds,
+        // Elsewhere, only that channel's own approvers decide (an API key listed in approvers.api).
+        approverIds: crossChannel ? this.policy.approversOn(input.platform) : approval.approverIds,
         user: input.user,
       };
       const permission = standing ? this.policy.mayGrant(check) : this.policy.mayDecide(check);
@@ -120,10 +132,15 @@ export class ApprovalService {
       });
     }
     this.onWork();
+    const card = this.card(after);
+    if (crossChannel && after[0]?.cardMessageId)
+      await this.options
+        .showDecision?.(after, card)
+        .catch((error: unknown) => log.warn({ err: error }, 'could not show the decision on the card'));
     const skipped = open.length - changed.length;
     return {
       ok: true,
-      card: this.card(after),
+      card,
       ...(skipped > 0 ? { message: this.partialMessage(changed.length, skipped, refusals[0]) } : {}),
     };
   }

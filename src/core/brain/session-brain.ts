@@ -4,6 +4,7 @@ import type { PromptMessage } from '../model/model-client.js';
 import type { TokenUsage, TurnObserver } from '../observer.js';
 import type { ConversationRecord, Store } from '../store.js';
 import { countMessageTokens, countTextTokens } from '../tokens.js';
+import type { ModelTokens } from '../usage/pricing.js';
 import type { Compactor } from './compactor.js';
 import { splitForCompaction, trimToFit } from './history-window.js';
 import { summaryMessage } from './prompt.js';
@@ -34,6 +35,8 @@ export interface PreparedPrompt {
   rawTokens: number;
   /** The history window used (after any compaction or trimming); pass it back for later steps of the turn. */
   window: StoredMessage[];
+  /** What compacting cost, when this call compacted (the turn's usage counts it). */
+  compaction: ModelTokens | null;
 }
 
 export interface PrepareInput {
@@ -63,6 +66,7 @@ export class SessionBrain {
     const { conversation } = input;
     let summary = conversation.summary;
     let window: StoredMessage[] = input.window ?? (await this.store.conversations.window(conversation.id));
+    let compaction: ModelTokens | null = null;
     const fixedTokens =
       countTextTokens(input.systemPrompt) +
       input.pending.reduce((total, message) => total + countMessageTokens(message), 0);
@@ -76,7 +80,7 @@ export class SessionBrain {
       const deferred = conversation.compactionRetryAt && conversation.compactionRetryAt > new Date();
       if (input.allowCompaction && !deferred && this.compactor) {
         const compacted = await this.compact(conversation, summary, window, rawSize(), input.observer);
-        if (compacted) ({ summary, window } = compacted);
+        if (compacted) ({ summary, window, usage: compaction } = compacted);
       }
       if (scaled(rawSize()) > threshold) {
         // Still too big (compaction failed, deferred, or the recent window alone is large): send what fits.
@@ -96,7 +100,7 @@ export class SessionBrain {
     if (summary) messages.push({ role: 'system', content: summaryMessage(summary) });
     messages.push(...window.map(stripStorage), ...input.pending);
     const rawTokens = rawSize();
-    return { messages, rawTokens, estimatedTokens: scaled(rawTokens), window };
+    return { messages, rawTokens, estimatedTokens: scaled(rawTokens), window, compaction };
   }
 
   /** Moves `tokenScale` toward the model's reported prompt size (smoothed, bounded). */
@@ -161,7 +165,12 @@ export class SessionBrain {
         { conversation: conversation.key, tokensBefore, tokensAfter, messagesFolded: fold.length },
         'conversation compacted',
       );
-      return { summary: newSummary, window: keep };
+      const usage: ModelTokens = {
+        model: compactor.model.model,
+        promptTokens: result.usage?.promptTokens ?? 0,
+        completionTokens: result.usage?.completionTokens ?? 0,
+      };
+      return { summary: newSummary, window: keep, usage };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.logger.warn(

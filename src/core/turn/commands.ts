@@ -1,13 +1,27 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { ApprovalGrant } from '../store.js';
-import type { Turn } from './turn.js';
+import type { ApprovalGrant, Store } from '../store.js';
+import { formatUsageReport, startOfUtcDay, startOfUtcMonth } from '../usage/usage-report.js';
+import type { Turn, TurnRunnerDeps } from './turn.js';
 
 /**
  * Messages Butler answers itself instead of asking the model. `revoke` ends every standing approval
- * ("Approve for this conversation") in the conversation; only an approver may.
+ * ("Approve for this conversation") in the conversation; only an approver may. `usage` tells the
+ * conversation's and the asker's token usage (and cost, when priced) today and this month.
  */
 
 const revokePattern = /^\s*revoke\s*[.!]?\s*$/i;
+const usagePattern = /^\s*usage\s*[.!?]?\s*$/i;
+
+/** The answer to a message that is a command; undefined when it is not one. */
+export async function answerCommand(
+  deps: Pick<TurnRunnerDeps, 'approvals' | 'store'>,
+  turn: Turn,
+  text: string,
+): Promise<string | undefined> {
+  if (isRevokeCommand(text)) return revokeStandingApprovals(deps.approvals, turn);
+  if (usagePattern.test(text)) return describeUsage(deps.store, turn);
+  return undefined;
+}
 
 export function isRevokeCommand(text: string): boolean {
   return revokePattern.test(text);
@@ -36,4 +50,23 @@ export async function revokeStandingApprovals(approvals: ApprovalService, turn: 
     `Revoked ${outcome.revoked.length === 1 ? 'the standing approval' : `${outcome.revoked.length} standing approvals`} here; these tools ask again:`,
     ...outcome.revoked.map(describeGrant),
   ].join('\n');
+}
+
+/** This conversation's and the requester's usage today and this month (UTC); the turn asking is not in it yet. */
+export async function describeUsage(store: Store, turn: Turn, now = new Date()): Promise<string> {
+  const today = startOfUtcDay(now);
+  const month = startOfUtcMonth(now);
+  const conversationKey = turn.conversation.key;
+  const person = { platform: turn.target.address.platform, userId: turn.requester.id };
+  const [conversationToday, conversationMonth, personToday, personMonth] = await Promise.all([
+    store.usage.totals({ conversationKey, since: today }),
+    store.usage.totals({ conversationKey, since: month }),
+    store.usage.totals({ ...person, since: today }),
+    store.usage.totals({ ...person, since: month }),
+  ]);
+  return formatUsageReport({
+    conversation: { today: conversationToday, month: conversationMonth },
+    person: { today: personToday, month: personMonth },
+    personName: turn.requester.name ?? turn.requester.id,
+  });
 }

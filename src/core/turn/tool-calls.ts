@@ -1,3 +1,4 @@
+import type { TurnEvent } from '../adapter.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ChatUser, ConversationAddress } from '../events.js';
 import type { Logger } from '../logger.js';
@@ -34,6 +35,8 @@ export interface ToolScope {
   delegation?: Delegation;
   /** The sub-agent whose calls these are; absent for Butler's own. */
   agent?: string;
+  /** Tells the platform about each call and its result (the HTTP API streams them); never throws. */
+  report?: (event: TurnEvent) => Promise<void>;
 }
 
 /** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */
@@ -171,6 +174,7 @@ export async function runTool(
   },
 ): Promise<{ content: string; ok: boolean }> {
   const { tool, call } = input;
+  await scope.report?.({ type: 'tool_call', id: call.id, name: tool.name, args: input.arguments });
   const startTime = new Date();
   let content: string;
   let error: string | null = null;
@@ -189,6 +193,7 @@ export async function runTool(
     content = `Error: the tool failed: ${error}`;
   }
   const endTime = new Date();
+  await scope.report?.({ type: 'tool_result', id: call.id, name: tool.name, output: content, error });
   scope.observer.toolCall({
     toolName: tool.name,
     callId: call.id,

@@ -4,14 +4,15 @@ import type { ChatAdapter, ReplyTarget } from '../adapter.js';
 import { ModelError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ConversationMessage } from '../messages.js';
-import type { ApprovalRecord, InboxOutcome, Store } from '../store.js';
+import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../store.js';
 import { countMessageTokens } from '../tokens.js';
+import { costOf } from '../usage/pricing.js';
 import type { Resolution } from './tool-calls.js';
-import type { Turn, TurnRunnerDeps } from './turn.js';
+import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
 
 /**
  * How a turn ends: replied, parked for approval, or failed with a message to the user. Each ending
- * commits the turn's messages and marks its inbox events in one transaction.
+ * commits the turn's messages, its usage row and marks its inbox events in one transaction.
  */
 
 const failureMessage = 'Sorry, something went wrong on my side while answering. Please try again.';
@@ -75,7 +76,13 @@ export async function completeTurn(
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
   turn.observer.end({ status: 'replied' });
+  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
 }
+
+const usageOf = (turn: Turn) => ({
+  promptTokens: turn.usage.promptTokens,
+  completionTokens: turn.usage.completionTokens,
+});
 
 /** A restarted turn whose reply was complete: make sure it is fully shown, then commit it. */
 export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
@@ -84,6 +91,7 @@ export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
   await deliverReply(deps, turn, delivered.text);
   await commitTurn(deps, turn, await withReplyMessages(turn, delivered.messages), 'done');
   turn.observer.end({ status: 'replied' });
+  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
 }
 
 /** Stops the turn at the calls that need a person's decision: persist them as one batch, then show its card. */
@@ -133,7 +141,7 @@ export async function parkTurn(
         ),
       );
     }
-    await commitTurnWith(tx, turn, pending, 'done');
+    await commitTurnWith(deps, tx, turn, pending, 'done');
     return created;
   });
   for (const approval of batch) {
@@ -200,6 +208,7 @@ export async function failTurn(
   }
   await commitTurn(deps, turn, pending, 'failed', error instanceof Error ? error.message : String(error));
   turn.observer.end({ status: 'failed', error: userMessage });
+  await reportTurnEvent(turn, { type: 'error', error: userMessage });
 }
 
 function commitTurn(
@@ -209,10 +218,36 @@ function commitTurn(
   outcome: InboxOutcome,
   error?: string,
 ) {
-  return deps.store.transaction((tx) => commitTurnWith(tx, turn, messages, outcome, error));
+  return deps.store.transaction((tx) => commitTurnWith(deps, tx, turn, messages, outcome, error));
+}
+
+/** The turn's usage row: Butler's model prices its tokens (sub-agents' included), the compaction model its own. */
+function usageRecord(deps: TurnRunnerDeps, turn: Turn): TurnUsageRecord {
+  const { address } = turn.conversation;
+  const model = deps.model?.model ?? null;
+  const { promptTokens, completionTokens, compaction } = turn.usage;
+  const parts = [
+    ...(model ? [{ model, promptTokens, completionTokens }] : []),
+    ...(compaction ? [compaction] : []),
+  ];
+  return {
+    turnId: turn.id,
+    conversationKey: turn.conversation.key,
+    platform: address.platform,
+    workspace: address.workspace,
+    channel: address.channel,
+    userId: turn.requester.id,
+    model,
+    compactionModel: compaction?.model ?? null,
+    promptTokens,
+    completionTokens,
+    compactionTokens: compaction ? compaction.promptTokens + compaction.completionTokens : 0,
+    costUsd: costOf(parts, deps.options.pricing ?? {}),
+  };
 }
 
 async function commitTurnWith(
+  deps: TurnRunnerDeps,
   tx: Store,
   turn: Turn,
   messages: readonly ConversationMessage[],
@@ -222,7 +257,12 @@ async function commitTurnWith(
   // Independent writes: issued together, the driver pipelines them in one round trip.
   await Promise.all([
     tx.conversations.append(turn.conversation.id, withTokens(messages)),
-    tx.conversations.closeTurn(turn.conversation.id, turn.usage),
+    tx.conversations.closeTurn(turn.conversation.id, {
+      promptTokens: turn.usage.promptTokens,
+      completionTokens: turn.usage.completionTokens,
+      tokenScale: turn.usage.tokenScale,
+    }),
     tx.inbox.finish(turn.eventIds, outcome, error),
+    tx.usage.record(usageRecord(deps, turn)),
   ]);
 }

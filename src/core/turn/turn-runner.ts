@@ -5,11 +5,18 @@ import type { InboundMessage } from '../events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
 import { cleanJson } from '../text.js';
-import { isRevokeCommand, revokeStandingApprovals } from './commands.js';
+import { answerCommand } from './commands.js';
 import { resumeAgents, turnBinding } from './delegation.js';
 import { approvedCall, resolveApprovedCall } from './resume.js';
 import { inCallOrder, resolveToolCalls, type ToolResult, type ToolScope } from './tool-calls.js';
-import { adapterFor, beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
+import {
+  adapterFor,
+  beginTurn,
+  reportTurnEvent,
+  type Turn,
+  TurnInterruptedError,
+  type TurnRunnerDeps,
+} from './turn.js';
 import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } from './turn-endings.js';
 
 /**
@@ -61,8 +68,9 @@ export class TurnRunner {
     try {
       const window = await this.deps.store.conversations.window(turn.conversation.id);
       const pending = await this.newTurnMessages(turn, messages, window.length === 0);
-      if (isRevokeCommand(last.text)) {
-        const answer = await revokeStandingApprovals(this.deps.approvals, turn);
+      // Commands (`revoke`, `usage`) are answered without the model.
+      const answer = await answerCommand(this.deps, turn, last.text);
+      if (answer !== undefined) {
         await turn.reply.append(answer);
         return await completeTurn(this.deps, turn, pending, answer);
       }
@@ -167,6 +175,7 @@ export class TurnRunner {
       observer: turn.observer,
       logger: turn.log,
       signal: turn.signal,
+      report: (event) => reportTurnEvent(turn, event),
     };
   }
 
@@ -302,6 +311,7 @@ export class TurnRunner {
           ...(history ? { window: history } : {}),
         });
         history = prompt.window;
+        if (prompt.compaction) turn.usage.compaction = prompt.compaction;
         const result = await model.complete({
           messages: prompt.messages,
           tools: tools(),

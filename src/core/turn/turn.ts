@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatAdapter, ReplyTarget } from '../adapter.js';
+import type { ChatAdapter, ReplyTarget, TurnEvent } from '../adapter.js';
 import type { Delegator } from '../agents/delegator.js';
 import type { Router } from '../agents/router.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
@@ -11,6 +11,7 @@ import type { Observer, TurnObserver } from '../observer.js';
 import type { ConversationRecord, InflightTurn, Store } from '../store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import type { ModelTokens, PriceTable } from '../usage/pricing.js';
 import { TurnReply } from './turn-reply.js';
 
 /** One turn in progress, and how it starts: resuming an interrupted attempt when there was one. */
@@ -22,6 +23,8 @@ export interface TurnRunnerOptions {
   memoriesInPrompt: number;
   /** How long a finished reply the platform cannot take is retried before the turn fails. */
   deliveryRetryMs: number;
+  /** USD per million tokens by model name, for the cost of each turn; absent or `{}`: costs are unknown. */
+  pricing?: PriceTable;
 }
 
 export interface TurnRunnerDeps {
@@ -57,7 +60,23 @@ export interface Turn {
   observer: TurnObserver;
   log: Logger;
   signal: AbortSignal;
-  usage: { promptTokens: number; completionTokens: number; tokenScale: number };
+  usage: {
+    promptTokens: number;
+    completionTokens: number;
+    tokenScale: number;
+    /** The compaction model's tokens, when this turn folded history into the summary. */
+    compaction: ModelTokens | null;
+  };
+}
+
+/** Tells the turn's adapter what happened (tool calls, the end); a failing adapter is logged, never fatal. */
+export async function reportTurnEvent(turn: Turn, event: TurnEvent): Promise<void> {
+  if (!turn.adapter.onTurnEvent) return;
+  try {
+    await turn.adapter.onTurnEvent(turn.target, event);
+  } catch (error) {
+    turn.log.warn({ err: error, event: event.type }, 'the adapter could not take a turn event');
+  }
 }
 
 export function adapterFor(deps: TurnRunnerDeps, platform: Platform): ChatAdapter {
@@ -175,7 +194,7 @@ export async function beginTurn(
     }),
     log,
     signal: input.signal,
-    usage: { promptTokens: 0, completionTokens: 0, tokenScale: conversation.tokenScale },
+    usage: { promptTokens: 0, completionTokens: 0, tokenScale: conversation.tokenScale, compaction: null },
   };
   // Nothing is written yet: until the reply creates a message there is nothing a restart must not repeat.
   return turn;

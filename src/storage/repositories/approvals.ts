@@ -5,7 +5,7 @@ import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
+export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
   return {
     id: row.id,
     batchId: row.batchId ?? row.id,

@@ -1,0 +1,148 @@
+import type { ButlerIntake } from '../../core/adapter.js';
+import { encodeConversationKey } from '../../core/conversation-key.js';
+import type { EventBus } from '../../core/event-bus.js';
+import type { Store } from '../../core/store.js';
+import { apiAddress } from './conversation-routes.js';
+import { ApiError, readJson, sendJson } from './http-json.js';
+import type { Route } from './routes.js';
+import { approvalsQuery, auditQuery, decisionBody, pageQuery, parseQuery, usageQuery } from './schemas.js';
+import { SseStream } from './sse.js';
+
+/** Deciding approvals, and what admins read: conversations, approvals, the audit log, usage, live events. */
+
+export interface AdminRouteDependencies {
+  intake: ButlerIntake;
+  store: Store;
+  bus: EventBus | undefined;
+  /** A live-events client whose socket stays full for this long is dropped. */
+  slowConsumerMs: number;
+  streams: Set<SseStream>;
+}
+
+function query<T>(schema: Parameters<typeof parseQuery<T>>[0], params: URLSearchParams): T {
+  const parsed = parseQuery(schema, params);
+  if (parsed && typeof parsed === 'object' && 'issues' in parsed)
+    throw new ApiError(400, 'invalid_query', (parsed as { issues: string[] }).issues.join('; '));
+  return parsed as T;
+}
+
+const decisionStatus = { not_found: 404, not_authorized: 403, already_decided: 409, expired: 409 } as const;
+
+export function adminRoutes(deps: AdminRouteDependencies): Route[] {
+  const { store } = deps;
+  return [
+    {
+      method: 'POST',
+      pattern: /^\/approvals\/([^/]+)\/decision$/,
+      scope: 'approve',
+      async handle({ request, response, caller, params }) {
+        const parsed = decisionBody.safeParse(await readJson(request));
+        if (!parsed.success)
+          throw new ApiError(
+            400,
+            'invalid_body',
+            parsed.error.issues.map((issue) => issue.message).join('; '),
+          );
+        const result = await deps.intake.decide({
+          platform: 'api',
+          user: { id: caller.name, name: caller.name },
+          approvalId: params[0] ?? '',
+          decision: parsed.data.decision,
+          ...(parsed.data.reason ? { reason: parsed.data.reason } : {}),
+        });
+        if (!result.ok) throw new ApiError(decisionStatus[result.code] ?? 409, result.code, result.message);
+        const call = result.card.calls.find((candidate) => candidate.approvalId === params[0]);
+        sendJson(response, 200, {
+          ok: true,
+          status: call?.status,
+          ...(result.message ? { message: result.message } : {}),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/conversations$/,
+      scope: 'read',
+      async handle({ response, query: params }) {
+        sendJson(response, 200, await store.reads.conversations(query(pageQuery, params)));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/conversations\/([^/]+)$/,
+      scope: 'read',
+      async handle({ response, caller, params }) {
+        const raw = params[0] ?? '';
+        // A full conversation key, or the id of one of the caller's own API conversations.
+        const key = raw.includes(':') ? raw : encodeConversationKey(apiAddress(caller, raw));
+        const detail = await store.reads.conversation(key, 200);
+        if (!detail) throw new ApiError(404, 'not_found', 'No such conversation.');
+        sendJson(response, 200, detail);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/approvals$/,
+      scope: 'read',
+      async handle({ response, query: params }) {
+        sendJson(response, 200, await store.reads.approvals(query(approvalsQuery, params)));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/audit$/,
+      scope: 'read',
+      async handle({ response, query: params }) {
+        sendJson(response, 200, await store.reads.audit(query(auditQuery, params)));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/usage$/,
+      scope: 'read',
+      async handle({ response, query: params }) {
+        const { groupBy, since, until } = query(usageQuery, params);
+        const items = await store.usage.rollup({
+          groupBy,
+          ...(since ? { since } : {}),
+          ...(until ? { until } : {}),
+        });
+        sendJson(response, 200, { groupBy, items });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/events$/,
+      scope: 'read',
+      async handle({ response }) {
+        if (!deps.bus) throw new ApiError(503, 'unavailable', 'The live event stream is not running.');
+        const stream = new SseStream(response, deps.streams);
+        await followBus(deps.bus, stream, deps.slowConsumerMs);
+      },
+    },
+  ];
+}
+
+/** Relays the bus until the client leaves, or stops reading for too long (it is dropped; turns never wait). */
+function followBus(bus: EventBus, stream: SseStream, slowConsumerMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    let behindSince: number | undefined;
+    const stop = () => {
+      unsubscribe();
+      clearInterval(watch);
+      stream.end();
+      resolve();
+    };
+    const unsubscribe = bus.subscribe((event) => {
+      if (stream.keepingUp) behindSince = undefined;
+      else behindSince ??= Date.now();
+      // Its socket has been full for too long: what it would buffer next is dropped with it.
+      if (behindSince !== undefined && Date.now() - behindSince > slowConsumerMs) return stop();
+      stream.send(event);
+    });
+    const watch = setInterval(() => {
+      if (stream.closed) stop();
+    }, 1000);
+    watch.unref();
+  });
+}

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
+import { pendingCalls } from '../../core/approval-card.js';
+import { encodeConversationKey } from '../../core/conversation-key.js';
+import type { Logger } from '../../core/logger.js';
+import type { ConversationFeed } from './conversation-feed.js';
+
+/**
+ * The core's outbound port for the HTTP API: what other channels show as messages and cards becomes
+ * stored conversation events (`delta`, `message`, `confirm_required`, tool calls, `done`, `error`).
+ */
+
+const keyOf = (target: ReplyTarget) => encodeConversationKey(target.address);
+
+/** Streamed text is stored in slices of at most this long a wait, not one row per token. */
+const deltaFlushMs = 50;
+
+class ApiReply implements ReplyStream {
+  readonly messageIds: string[];
+  private pending = '';
+  private timer: NodeJS.Timeout | undefined;
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly feed: ConversationFeed,
+    private readonly conversationKey: string,
+    private readonly options: OpenReplyOptions,
+    private readonly logger: Logger,
+  ) {
+    this.messageIds = [...(options.resume ?? []).slice(0, 1)];
+  }
+
+  async append(delta: string): Promise<void> {
+    if (this.messageIds.length === 0) {
+      const id = `reply-${randomUUID()}`;
+      this.messageIds.push(id);
+      await this.options.onMessageCreated?.(id);
+    }
+    this.pending += delta;
+    this.timer ??= setTimeout(() => this.flush(), deltaFlushMs);
+  }
+
+  async finish(text: string): Promise<void> {
+    this.flush();
+    await this.writes;
+    await this.feed.append(this.conversationKey, [{ type: 'message', role: 'assistant', content: text }]);
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.pending) return;
+    const text = this.pending;
+    this.pending = '';
+    // Slices are written in order; a failed one is lost from the live stream only: `message` has it all.
+    this.writes = this.writes
+      .then(() => this.feed.append(this.conversationKey, [{ type: 'delta', text }]))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not store a reply delta'));
+  }
+}
+
+export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAdapter {
+  return {
+    platform: 'api',
+
+    async openReply(target, options = {}) {
+      return new ApiReply(feed, keyOf(target), options, logger);
+    },
+
+    async postNotice(target, text) {
+      await feed.append(keyOf(target), [{ type: 'message', role: 'assistant', content: text }]);
+    },
+
+    async postApprovalCard(target, card) {
+      await feed.append(
+        keyOf(target),
+        pendingCalls(card).map((call) => ({
+          type: 'confirm_required' as const,
+          approvalId: call.approvalId,
+          tool: call.toolName,
+          args: parseArguments(call.argumentsJson),
+          summary: call.summary,
+          risk: call.risk,
+          expiresAt: card.expiresAt.toISOString(),
+        })),
+      );
+      return `approval-${card.batchId}`;
+    },
+
+    // The API has no card to redraw: a client reads an approval's state from GET /api/v1/approvals.
+    async updateApprovalCard() {},
+
+    async showWorking() {
+      return async () => {};
+    },
+
+    async onTurnEvent(target, event) {
+      await feed.append(keyOf(target), [event]);
+    },
+  };
+}
+
+/** The card's arguments text back as JSON; a card cuts very long arguments, which then stay text. */
+function parseArguments(argumentsJson: string): unknown {
+  try {
+    return JSON.parse(argumentsJson);
+  } catch {
+    return argumentsJson;
+  }
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { ButlerIntake } from '../../core/adapter.js';
+import { encodeConversationKey } from '../../core/conversation-key.js';
+import type { ConversationAddress } from '../../core/events.js';
+import type { Logger } from '../../core/logger.js';
+import type { Caller } from './auth.js';
+import type { ConversationFeed } from './conversation-feed.js';
+import { ApiError, readJson } from './http-json.js';
+import type { Route } from './routes.js';
+import { conversationId, sendMessageBody } from './schemas.js';
+import { SseStream } from './sse.js';
+
+/**
+ * Talking to Butler over HTTP. A message goes through the durable inbox like any chat message; the response
+ * streams that turn's events. A client that disconnects does not cancel the turn: it finishes and is stored,
+ * and `GET …/events` with `Last-Event-ID` reads it, or the continuation after an approval.
+ */
+
+export interface ConversationRouteDependencies {
+  intake: ButlerIntake;
+  feed: ConversationFeed;
+  logger: Logger;
+  /** A stream with nothing new for this long ends (the turn is still read later with GET …/events). */
+  idleMs: number;
+  streams: Set<SseStream>;
+}
+
+/** A key's conversations are its own: the key's name is the workspace, the id the channel. */
+export function apiAddress(caller: Caller, id: string): ConversationAddress {
+  return { platform: 'api', workspace: caller.name, channel: id, thread: 'main' };
+}
+
+function checkedId(raw: string | undefined): string {
+  const parsed = conversationId.safeParse(raw);
+  if (!parsed.success)
+    throw new ApiError(400, 'invalid_conversation_id', parsed.error.issues[0]?.message ?? '');
+  return parsed.data;
+}
+
+/** `Last-Event-ID` (what EventSource sends on reconnect) or `?after=`; 0 = from the start. */
+function resumeFrom(header: string | string[] | undefined, query: URLSearchParams): number {
+  const raw = (Array.isArray(header) ? header[0] : header) ?? query.get('after') ?? '0';
+  const id = Number(raw);
+  if (!Number.isSafeInteger(id) || id < 0)
+    throw new ApiError(400, 'invalid_event_id', 'Last-Event-ID must be an event id.');
+  return id;
+}
+
+export function conversationRoutes(deps: ConversationRouteDependencies): Route[] {
+  const { intake, feed } = deps;
+  return [
+    {
+      method: 'POST',
+      pattern: /^\/conversations\/([^/]+)\/messages$/,
+      scope: 'chat',
+      async handle({ request, response, caller, params }) {
+        const id = checkedId(params[0]);
+        const parsed = sendMessageBody.safeParse(await readJson(request));
+        if (!parsed.success)
+          throw new ApiError(
+            400,
+            'invalid_body',
+            parsed.error.issues.map((issue) => issue.message).join('; '),
+          );
+        const address = apiAddress(caller, id);
+        const key = encodeConversationKey(address);
+        const idempotencyKey = request.headers['idempotency-key'];
+        const messageId = randomUUID();
+        const after = await feed.lastId(key);
+        // Before the turn can start, so that the stream shows the question first.
+        await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
+        const accepted = await intake.accept({
+          kind: 'message',
+          address,
+          messageId,
+          eventId: messageId,
+          dedupKey: typeof idempotencyKey === 'string' ? `${caller.name}:${idempotencyKey}` : messageId,
+          user: { id: caller.name, name: caller.name },
+          text: parsed.data.text,
+          isMention: true,
+          isDirect: true,
+          sentAt: new Date().toISOString(),
+        });
+        if (accepted.status === 'duplicate')
+          throw new ApiError(
+            409,
+            'duplicate',
+            'A message with this Idempotency-Key was already sent; read its events.',
+          );
+        if (accepted.status === 'ignored')
+          throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
+        await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
+        const stream = new SseStream(response, deps.streams);
+        await feed.follow(key, after, stream, deps.idleMs);
+        stream.end();
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/conversations\/([^/]+)\/events$/,
+      scope: 'chat',
+      async handle({ request, response, caller, params, query }) {
+        const key = encodeConversationKey(apiAddress(caller, checkedId(params[0])));
+        const after = resumeFrom(request.headers['last-event-id'], query);
+        const stream = new SseStream(response, deps.streams);
+        await feed.follow(key, after, stream, deps.idleMs);
+        stream.end();
+      },
+    },
+  ];
+}

@@ -1,0 +1,70 @@
+import type { ApiKey } from '../../config/api-keys.js';
+import type { ButlerIntake } from '../../core/adapter.js';
+import type { EventBus } from '../../core/event-bus.js';
+import type { Logger } from '../../core/logger.js';
+import type { Store } from '../../core/store.js';
+import { type RouteHandler, sendJson } from '../../http/server.js';
+import { adminRoutes } from './admin-routes.js';
+import { createApiAdapter } from './api-adapter.js';
+import { keyChecker } from './auth.js';
+import { ConversationFeed } from './conversation-feed.js';
+import { conversationRoutes } from './conversation-routes.js';
+import { openApiDocument } from './openapi.js';
+import { dispatcher } from './routes.js';
+import type { SseStream } from './sse.js';
+
+/**
+ * The HTTP API (`/api/v1`): a third channel beside Slack and Feishu (platform `api`) for other systems, and
+ * the read side admins use. Same durable core, same approvals; API keys from the config file.
+ */
+
+export const apiPrefix = '/api/v1';
+
+export interface ApiOptions {
+  keys: readonly ApiKey[];
+  intake: ButlerIntake;
+  store: Store;
+  bus: EventBus | undefined;
+  logger: Logger;
+  tuning?: { pollMs?: number; idleMs?: number; slowConsumerMs?: number };
+}
+
+export function createApi(options: ApiOptions) {
+  const { store, logger } = options;
+  const streams = new Set<SseStream>();
+  const feed = new ConversationFeed(store.conversationEvents, { pollMs: options.tuning?.pollMs ?? 250 });
+  const openApi: RouteHandler = (request, response) => {
+    const host = request.headers.host ?? 'localhost';
+    sendJson(response, 200, openApiDocument(`http://${host}${apiPrefix}`));
+  };
+  const handler = dispatcher({
+    prefix: apiPrefix,
+    authenticate: keyChecker(options.keys),
+    open: new Map([['/openapi.json', openApi]]),
+    logger,
+    routes: [
+      ...conversationRoutes({
+        intake: options.intake,
+        feed,
+        logger,
+        idleMs: options.tuning?.idleMs ?? 300_000,
+        streams,
+      }),
+      ...adminRoutes({
+        intake: options.intake,
+        store,
+        bus: options.bus,
+        slowConsumerMs: options.tuning?.slowConsumerMs ?? 5_000,
+        streams,
+      }),
+    ],
+  });
+  return {
+    adapter: createApiAdapter(feed, logger),
+    prefixRoutes: new Map([[`${apiPrefix}/`, handler]]),
+    /** Ends the open streams (clients reconnect with Last-Event-ID to another process or after the restart). */
+    close() {
+      for (const stream of [...streams]) stream.end();
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import {
+  approvalsQuery,
+  auditQuery,
+  conversationEvent,
+  decisionBody,
+  errorBody,
+  pageQuery,
+  sendMessageBody,
+  usageQuery,
+} from './schemas.js';
+
+/** The OpenAPI 3.1 document of `/api/v1`, generated from the same zod schemas the routes validate with. */
+
+const schema = (type: z.ZodType) => {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(type, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  return rest;
+};
+
+/** Query parameters of an object schema, one per property. */
+function parameters(type: z.ZodObject) {
+  const json = schema(type) as { properties?: Record<string, unknown>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: json.required?.includes(name) ?? false,
+    schema: property,
+  }));
+}
+
+const idParameter = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+
+const json = (body: z.ZodType) => ({ content: { 'application/json': { schema: schema(body) } } });
+const anyJson = (description: string) => ({ description, content: { 'application/json': { schema: {} } } });
+const errors = {
+  '400': { description: 'Bad request', ...json(errorBody) },
+  '401': { description: 'Missing or wrong API key', ...json(errorBody) },
+  '403': { description: 'The key lacks the scope', ...json(errorBody) },
+};
+const eventStream = {
+  description:
+    'Server-sent events: `data` holds one JSON object per event (discriminated by `type`), `id` the event id for Last-Event-ID.',
+  content: { 'text/event-stream': { schema: schema(conversationEvent) } },
+};
+
+export function openApiDocument(serverUrl: string) {
+  const read = (summary: string, query?: z.ZodObject) => ({
+    get: {
+      summary,
+      'x-scope': 'read',
+      ...(query ? { parameters: parameters(query) } : {}),
+      responses: { '200': anyJson(summary), ...errors },
+    },
+  });
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Butler API', version: '1' },
+    servers: [{ url: serverUrl }],
+    security: [{ apiKey: [] }],
+    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+    paths: {
+      '/conversations/{id}/messages': {
+        post: {
+          summary: 'Send a message and stream the turn that answers it',
+          'x-scope': 'chat',
+          parameters: [
+            idParameter('id', 'Your conversation id (letters, digits, . _ -)'),
+            { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' } },
+          ],
+          requestBody: { required: true, ...json(sendMessageBody) },
+          responses: {
+            '200': eventStream,
+            '409': { description: 'Duplicate Idempotency-Key', ...json(errorBody) },
+            ...errors,
+          },
+        },
+      },
+      '/conversations/{id}/events': {
+        get: {
+          summary: 'Resume a conversation stream after an event, up to the next end of a turn',
+          'x-scope': 'chat',
+          parameters: [
+            idParameter('id', 'Your conversation id'),
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+            { name: 'after', in: 'query', required: false, schema: { type: 'integer' } },
+          ],
+          responses: { '200': eventStream, ...errors },
+        },
+      },
+      '/approvals/{id}/decision': {
+        post: {
+          summary: 'Approve or reject a pending tool call',
+          'x-scope': 'approve',
+          parameters: [idParameter('id', 'The approval id (from confirm_required or GET /approvals)')],
+          requestBody: { required: true, ...json(decisionBody) },
+          responses: {
+            '200': anyJson('Decided'),
+            '404': { description: 'No such approval', ...json(errorBody) },
+            '409': { description: 'Already decided or expired', ...json(errorBody) },
+            ...errors,
+          },
+        },
+      },
+      '/conversations': read('Conversations, most recently active first', pageQuery),
+      '/conversations/{key}': {
+        get: {
+          summary: 'One conversation: summary, messages, compactions',
+          'x-scope': 'read',
+          parameters: [idParameter('key', 'A conversation key, or the id of your own API conversation')],
+          responses: {
+            '200': anyJson('The conversation'),
+            '404': { description: 'Not found', ...json(errorBody) },
+            ...errors,
+          },
+        },
+      },
+      '/approvals': read('Approvals, newest first', approvalsQuery),
+      '/audit': read('Audit log of tool calls, newest first', auditQuery),
+      '/usage': read('Token usage and cost, rolled up', usageQuery),
+      '/events': {
+        get: {
+          summary: 'Live events across all Butler processes (turns, approvals, compactions)',
+          'x-scope': 'read',
+          responses: {
+            '200': { description: 'Server-sent events', content: { 'text/event-stream': {} } },
+            ...errors,
+          },
+        },
+      },
+    },
+  };
+}

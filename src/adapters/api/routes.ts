@@ -1,0 +1,67 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiScope } from '../../config/api-keys.js';
+import type { Logger } from '../../core/logger.js';
+import type { RouteHandler } from '../../http/server.js';
+import type { Caller } from './auth.js';
+import { ApiError, sendError } from './http-json.js';
+
+/** The API's dispatcher: authentication, then method and path, then the scope the route needs. */
+
+export interface RouteContext {
+  request: IncomingMessage;
+  response: ServerResponse;
+  caller: Caller;
+  /** Path parameters, decoded. */
+  params: string[];
+  query: URLSearchParams;
+}
+
+export interface Route {
+  method: 'GET' | 'POST';
+  /** Matched against the path after `/api/v1`. */
+  pattern: RegExp;
+  scope: ApiScope;
+  handle(context: RouteContext): Promise<void>;
+}
+
+export function dispatcher(input: {
+  prefix: string;
+  routes: readonly Route[];
+  authenticate: (request: IncomingMessage) => Caller | undefined;
+  /** Paths answered without a key (the OpenAPI document). */
+  open: ReadonlyMap<string, RouteHandler>;
+  logger: Logger;
+}): RouteHandler {
+  return async (request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const path = url.pathname.slice(input.prefix.length) || '/';
+    try {
+      const open = input.open.get(path);
+      if (open && request.method === 'GET') return await open(request, response);
+      const caller = input.authenticate(request);
+      if (!caller) {
+        response.setHeader('www-authenticate', 'Bearer');
+        throw new ApiError(401, 'unauthorized', 'Send a valid API key: Authorization: Bearer <key>.');
+      }
+      const matching = input.routes.filter((route) => route.pattern.test(path));
+      if (matching.length === 0) throw new ApiError(404, 'not_found', `No endpoint at ${url.pathname}.`);
+      const route = matching.find((candidate) => candidate.method === request.method);
+      if (!route) {
+        response.setHeader('allow', [...new Set(matching.map((candidate) => candidate.method))].join(', '));
+        throw new ApiError(405, 'method_not_allowed', `${request.method} is not allowed here.`);
+      }
+      if (!caller.scopes.includes(route.scope))
+        throw new ApiError(403, 'forbidden', `The key ${caller.name} lacks the ${route.scope} scope.`);
+      const params = (route.pattern.exec(path) ?? []).slice(1).map((part) => decodeURIComponent(part));
+      await route.handle({ request, response, caller, params, query: url.searchParams });
+    } catch (error) {
+      if (error instanceof ApiError) return sendError(response, error);
+      if (response.headersSent) {
+        input.logger.error({ err: error, path: url.pathname }, 'API stream failed');
+        response.end();
+        return;
+      }
+      throw error;
+    }
+  };
+}

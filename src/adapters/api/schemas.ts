@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/** Request and response shapes of the API: validated here, and the source of `openapi.json`. */
+
+export const conversationId = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'letters, digits, . _ and - only, at most 128');
+
+export const sendMessageBody = z.strictObject({
+  text: z.string().trim().min(1, 'text must not be empty').max(20_000),
+});
+
+export const decisionBody = z.strictObject({
+  decision: z.enum(['approve', 'reject']),
+  reason: z.string().max(2000).optional(),
+});
+
+const usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() });
+
+/** The events of a conversation stream (`data` of each server-sent event). */
+export const conversationEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('delta'), text: z.string() }),
+  z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string(), args: z.unknown() }),
+  z.object({
+    type: z.literal('tool_result'),
+    id: z.string(),
+    name: z.string(),
+    output: z.string(),
+    error: z.string().nullable(),
+  }),
+  z.object({
+    type: z.literal('confirm_required'),
+    approvalId: z.string(),
+    tool: z.string(),
+    args: z.unknown(),
+    summary: z.string(),
+    risk: z.string(),
+    expiresAt: z.string(),
+  }),
+  z.object({ type: z.literal('message'), role: z.enum(['user', 'assistant']), content: z.string() }),
+  z.object({ type: z.literal('done'), usage }),
+  z.object({ type: z.literal('error'), error: z.string() }),
+]);
+
+export const errorBody = z.object({ error: z.string(), message: z.string() });
+
+export const pageQuery = z.object({
+  cursor: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+export const approvalsQuery = pageQuery.extend({
+  status: z.enum(['pending', 'approved', 'rejected', 'expired']).optional(),
+});
+
+export const auditQuery = pageQuery.extend({
+  tool: z.string().optional(),
+  actor: z.string().optional(),
+  since: z.coerce.date().optional(),
+  until: z.coerce.date().optional(),
+});
+
+export const usageQuery = z.object({
+  groupBy: z.enum(['conversation', 'workspace', 'channel', 'user', 'day']).default('day'),
+  since: z.coerce.date().optional(),
+  until: z.coerce.date().optional(),
+});
+
+/** Query parameters, or a 400 naming each bad one. */
+export function parseQuery<T>(schema: z.ZodType<T>, params: URLSearchParams): T | { issues: string[] } {
+  const parsed = schema.safeParse(Object.fromEntries(params));
+  if (parsed.success) return parsed.data;
+  return {
+    issues: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'query'}: ${issue.message}`),
+  };
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { ConfigIssue } from '../core/errors.js';
+import type { Interpolate } from './mcp-servers.js';
+
+/**
+ * The HTTP API's keys (`api.keys` in the config file). A key's name is the identity its requests act as,
+ * in conversations and for approvals (`approvers.api` lists key names); the key itself is a secret,
+ * read from `${VAR}` and never logged.
+ */
+
+export const apiScopes = ['chat', 'approve', 'read'] as const;
+export type ApiScope = (typeof apiScopes)[number];
+
+export interface ApiKey {
+  name: string;
+  key: string;
+  scopes: readonly ApiScope[];
+}
+
+/** Shorter keys are too easy to guess; generate one with `openssl rand -hex 32`. */
+const minimumKeyLength = 16;
+
+export const apiSchema = z
+  .object({
+    keys: z
+      .array(
+        z
+          .object({
+            name: z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/, 'letters, digits, _ . and - only, at most 64'),
+            key: z.string().min(1),
+            scopes: z.array(z.enum(apiScopes)).min(1, 'give at least one of chat, approve, read'),
+          })
+          .strict(),
+      )
+      .superRefine((keys, context) => {
+        const seen = new Map<string, number>();
+        keys.forEach((key, index) => {
+          const first = seen.get(key.name);
+          if (first !== undefined)
+            context.addIssue({
+              code: 'custom',
+              path: [index, 'name'],
+              message: `keys ${first} and ${index} are both named ${key.name}`,
+            });
+          seen.set(key.name, index);
+        });
+      })
+      .default([]),
+  })
+  .strict()
+  .default({ keys: [] });
+
+/** The keys with `${VAR}` resolved; too-short or duplicate keys are problems named by index. */
+export function resolveApiKeys(
+  api: z.infer<typeof apiSchema>,
+  interpolate: Interpolate,
+  issues: ConfigIssue[],
+): ApiKey[] {
+  const resolved = api.keys.map((entry, index) => {
+    const missing: string[] = [];
+    const key = interpolate(entry.key, missing, []);
+    for (const name of new Set(missing))
+      issues.push({
+        variable: name,
+        message: `used by API key ${entry.name} (config file: api.keys.${index}.key) but not set`,
+      });
+    if (missing.length === 0 && key.length < minimumKeyLength)
+      issues.push({
+        variable: `config file: api.keys.${index}.key`,
+        message: `shorter than ${minimumKeyLength} characters (try: openssl rand -hex 32)`,
+      });
+    return { name: entry.name, key, scopes: [...new Set(entry.scopes)] };
+  });
+  resolved.forEach((entry, index) => {
+    const earlier = resolved.findIndex((other) => other.key === entry.key && entry.key !== '');
+    if (earlier !== index)
+      issues.push({
+        variable: `config file: api.keys.${index}.key`,
+        message: `the same key as api.keys.${earlier}`,
+      });
+  });
+  return resolved;
+}

@@ -1,0 +1,41 @@
+import type { TokenUsage } from './observer.js';
+
+/**
+ * What the HTTP API streams about a conversation (one JSON object per event, discriminated by `type`). Each
+ * event is stored with an increasing id, so a client that lost its stream resumes from any event
+ * (`Last-Event-ID`), and a turn that finished while nobody listened can still be read.
+ */
+export type ConversationEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'tool_call'; id: string; name: string; args: unknown }
+  | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
+  | {
+      type: 'confirm_required';
+      approvalId: string;
+      tool: string;
+      args: unknown;
+      summary: string;
+      risk: string;
+      expiresAt: string;
+    }
+  | { type: 'message'; role: 'user' | 'assistant'; content: string }
+  | { type: 'done'; usage: TokenUsage }
+  | { type: 'error'; error: string };
+
+export interface StoredConversationEvent {
+  id: number;
+  event: ConversationEvent;
+}
+
+/** Events that end what a client waits for: the turn's end, its failure, or a request for approval. */
+export const isTurnEnd = (event: ConversationEvent) =>
+  event.type === 'done' || event.type === 'error' || event.type === 'confirm_required';
+
+export interface ConversationEventRepository {
+  /** Appends in order; returns their ids. */
+  append(conversationKey: string, events: readonly ConversationEvent[]): Promise<number[]>;
+  /** Events after `afterId`, oldest first. */
+  listAfter(conversationKey: string, afterId: number, limit: number): Promise<StoredConversationEvent[]>;
+  /** The newest event's id, 0 when there is none. */
+  lastId(conversationKey: string): Promise<number>;
+}

@@ -1,0 +1,90 @@
+import type { ConversationAddress } from './events.js';
+import type { ApprovalRecord, AuditEntry } from './store.js';
+
+/**
+ * What admins and other systems read (the HTTP API's read endpoints): newest first, in pages. A cursor is
+ * opaque to callers: it names the last row of the page before.
+ */
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface PageRequest {
+  cursor?: string | undefined;
+  limit: number;
+}
+
+export interface ConversationListItem {
+  key: string;
+  address: ConversationAddress;
+  lastActivity: Date;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface ConversationDetail extends ConversationListItem {
+  summary: string | null;
+  /** The newest messages (compacted ones included, marked), oldest first. */
+  messages: Array<{
+    id: number;
+    role: 'user' | 'assistant' | 'tool';
+    content: string;
+    author: string | null;
+    compacted: boolean;
+    createdAt: Date;
+  }>;
+  compactions: Array<{
+    at: Date;
+    model: string;
+    tokensBefore: number;
+    tokensAfter: number;
+    messagesFolded: number;
+  }>;
+}
+
+export type ApprovalListItem = Omit<ApprovalRecord, 'resume'>;
+
+export interface AuditListItem extends Omit<AuditEntry, 'grantId' | 'agent'> {
+  id: number;
+  grantId: string | null;
+  agent: string | null;
+  createdAt: Date;
+}
+
+export interface ReadRepository {
+  conversations(page: PageRequest): Promise<Page<ConversationListItem>>;
+  conversation(key: string, messageLimit: number): Promise<ConversationDetail | undefined>;
+  approvals(
+    filter: PageRequest & { status?: ApprovalRecord['status'] | undefined },
+  ): Promise<Page<ApprovalListItem>>;
+  audit(
+    filter: PageRequest & {
+      tool?: string | undefined;
+      actor?: string | undefined;
+      since?: Date | undefined;
+      until?: Date | undefined;
+    },
+  ): Promise<Page<AuditListItem>>;
+}
+
+/** Cursor of a row in a newest-first list: its time and id. */
+export function encodeCursor(at: Date, id: string | number): string {
+  return Buffer.from(JSON.stringify([at.toISOString(), id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): { at: Date; id: string | number } | undefined {
+  if (!cursor) return undefined;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [
+      string,
+      string | number,
+    ];
+    const date = new Date(at);
+    if (Number.isNaN(date.getTime()) || (typeof id !== 'string' && typeof id !== 'number')) return undefined;
+    return { at: date, id };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,164 @@
+import { and, asc, desc, eq, gte, lt, lte, or, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
+import { decodeCursor, encodeCursor, type Page, type ReadRepository } from '../../core/read-models.js';
+import type { Database } from '../database.js';
+import { approvals, auditLog, compactions, conversations, messages } from '../schema.js';
+import { toApproval } from './approvals.js';
+
+/** Newest-first pages for the API's read endpoints: keyset pagination on (time, id), never OFFSET. */
+
+/** Rows strictly older than the cursor's row. */
+function before(cursor: string | undefined, time: PgColumn, id: PgColumn): SQL | undefined {
+  const position = decodeCursor(cursor);
+  if (!position) return undefined;
+  return or(lt(time, position.at), and(eq(time, position.at), lt(id, position.id as never)));
+}
+
+/** Fetches one row more than asked to know whether there is a next page. */
+function paged<T, R>(rows: T[], limit: number, cursorOf: (row: T) => string, map: (row: T) => R): Page<R> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items: items.map(map), nextCursor: rows.length > limit && last ? cursorOf(last) : null };
+}
+
+const all = (...conditions: Array<SQLWrapper | undefined>) =>
+  and(...conditions.filter((condition) => condition));
+
+export function readRepository(db: Database): ReadRepository {
+  return {
+    async conversations({ cursor, limit }) {
+      const rows = await db
+        .select()
+        .from(conversations)
+        .where(before(cursor, conversations.updatedAt, conversations.id))
+        .orderBy(desc(conversations.updatedAt), desc(conversations.id))
+        .limit(limit + 1);
+      return paged(
+        rows,
+        limit,
+        (row) => encodeCursor(row.updatedAt, row.id),
+        (row) => ({
+          key: row.key,
+          address: {
+            platform: row.platform,
+            workspace: row.workspace,
+            channel: row.channel,
+            thread: row.thread,
+          },
+          lastActivity: row.updatedAt,
+          promptTokens: row.promptTokensTotal,
+          completionTokens: row.completionTokensTotal,
+        }),
+      );
+    },
+
+    async conversation(key, messageLimit) {
+      const [row] = await db.select().from(conversations).where(eq(conversations.key, key));
+      if (!row) return undefined;
+      const [recent, folded] = await Promise.all([
+        db
+          .select()
+          .from(messages)
+          .where(eq(messages.conversationId, row.id))
+          .orderBy(desc(messages.id))
+          .limit(messageLimit),
+        db
+          .select()
+          .from(compactions)
+          .where(eq(compactions.conversationId, row.id))
+          .orderBy(asc(compactions.id)),
+      ]);
+      return {
+        key: row.key,
+        address: {
+          platform: row.platform,
+          workspace: row.workspace,
+          channel: row.channel,
+          thread: row.thread,
+        },
+        lastActivity: row.updatedAt,
+        promptTokens: row.promptTokensTotal,
+        completionTokens: row.completionTokensTotal,
+        summary: row.summary,
+        messages: recent.reverse().map((message) => ({
+          id: message.id,
+          role: message.role,
+          content: message.content,
+          author: message.author,
+          compacted: message.compacted,
+          createdAt: message.createdAt,
+        })),
+        compactions: folded.map((compaction) => ({
+          at: compaction.createdAt,
+          model: compaction.model,
+          tokensBefore: compaction.tokensBefore,
+          tokensAfter: compaction.tokensAfter,
+          messagesFolded: compaction.messagesFolded,
+        })),
+      };
+    },
+
+    async approvals({ cursor, limit, status }) {
+      const rows = await db
+        .select()
+        .from(approvals)
+        .where(
+          all(
+            status ? eq(approvals.status, status) : undefined,
+            before(cursor, approvals.createdAt, approvals.id),
+          ),
+        )
+        .orderBy(desc(approvals.createdAt), desc(approvals.id))
+        .limit(limit + 1);
+      return paged(
+        rows,
+        limit,
+        (row) => encodeCursor(row.createdAt, row.id),
+        (row) => {
+          const { resume: _resume, ...approval } = toApproval(row);
+          return approval;
+        },
+      );
+    },
+
+    async audit({ cursor, limit, tool, actor, since, until }) {
+      const rows = await db
+        .select()
+        .from(auditLog)
+        .where(
+          all(
+            tool ? eq(auditLog.toolName, tool) : undefined,
+            actor ? or(eq(auditLog.actor, actor), eq(auditLog.decidedBy, actor)) : undefined,
+            since ? gte(auditLog.createdAt, since) : undefined,
+            until ? lte(auditLog.createdAt, until) : undefined,
+            before(cursor, auditLog.createdAt, auditLog.id),
+          ),
+        )
+        .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
+        .limit(limit + 1);
+      return paged(
+        rows,
+        limit,
+        (row) => encodeCursor(row.createdAt, row.id),
+        (row) => ({
+          id: row.id,
+          conversationKey: row.conversationKey,
+          approvalId: row.approvalId,
+          grantId: row.grantId,
+          agent: row.agent,
+          toolName: row.toolName,
+          toolCallId: row.toolCallId,
+          arguments: row.arguments,
+          risk: row.risk as never,
+          decision: row.decision as never,
+          outcome: row.outcome as never,
+          actor: row.actor,
+          decidedBy: row.decidedBy,
+          error: row.error,
+          durationMs: row.durationMs,
+          createdAt: row.createdAt,
+        }),
+      );
+    },
+  };
+}

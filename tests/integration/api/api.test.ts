@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
+import { databaseKind } from '../../helpers/database.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { readEvents, types } from '../../helpers/sse-client.js';
+import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+
+/** Other systems talking to Butler over HTTP: the same durable core, approvals and memory, streamed as SSE. */
+
+const keys = {
+  ci: 'ci-key-0123456789abcdef',
+  oncall: 'oncall-key-0123456789abcdef',
+  reader: 'reader-key-0123456789abcdef',
+};
+
+let model: FakeModelServer;
+let tools: ToolServer;
+let app: TestButler;
+
+beforeAll(async () => {
+  model = await startFakeModelServer();
+  tools = await startToolServer();
+  const tool = (name: string, risk: string) => ({
+    name,
+    description: `${name} of a service.`,
+    risk,
+    input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
+    http: { method: 'POST', url: `${tools.url}/${name}` },
+  });
+  app = await startTestButler({
+    env: {
+      BUTLER_BASE_URL: model.baseUrl,
+      BUTLER_MODEL: 'test-model',
+      KEY_CI: keys.ci,
+      KEY_ONCALL: keys.oncall,
+      KEY_READER: keys.reader,
+    },
+    config: {
+      approvers: { console: ['olga'], api: ['oncall'] },
+      tools: [tool('service_status', 'low'), tool('restart_service', 'high')],
+      api: {
+        keys: [
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'ci-bot', key: '${KEY_CI}', scopes: ['chat', 'read'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'oncall', key: '${KEY_ONCALL}', scopes: ['chat', 'approve', 'read'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'reader', key: '${KEY_READER}', scopes: ['read'] },
+        ],
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await app.close();
+  await model.close();
+  await tools.close();
+});
+beforeEach(() => {
+  model.reset();
+  tools.requests.length = 0;
+});
+
+let conversation = 0;
+const newConversation = () => `deploy-${Date.now()}-${++conversation}`;
+
+function call(path: string, init: RequestInit & { key?: string } = {}) {
+  const { key = keys.ci, ...rest } = init;
+  return fetch(`${app.url}/api/v1${path}`, {
+    ...rest,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...rest.headers },
+  });
+}
+
+const send = (id: string, text: string, key = keys.ci) =>
+  call(`/conversations/${id}/messages`, { method: 'POST', body: JSON.stringify({ text }), key });
+
+describe(`HTTP API on ${databaseKind}`, () => {
+  it('refuses a missing or wrong key with 401 and a key without the scope with 403', async () => {
+    const missing = await fetch(`${app.url}/api/v1/conversations`);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await call('/conversations', { key: 'wrong-key-0123456789' })).status).toBe(401);
+    const forbidden = await send(newConversation(), 'hi', keys.reader);
+    expect(forbidden.status).toBe(403);
+    expect(await forbidden.json()).toMatchObject({ error: 'forbidden' });
+    expect((await call('/nowhere')).status).toBe(404);
+    expect((await call('/conversations', { method: 'POST' })).status).toBe(405);
+  });
+
+  it('answers 400 for a malformed body and 413 for an oversized one', async () => {
+    const id = newConversation();
+    const broken = await call(`/conversations/${id}/messages`, { method: 'POST', body: '{not json' });
+    expect(broken.status).toBe(400);
+    expect((await send(id, '   ')).status).toBe(400);
+    const huge = await call(`/conversations/${id}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'x'.repeat(70_000) }),
+    });
+    expect(huge.status).toBe(413);
+    expect(
+      (await call('/conversations/bad%20id/messages', { method: 'POST', body: '{"text":"hi"}' })).status,
+    ).toBe(400);
+  });
+
+  it('streams a turn with its tool call, tool result, text, final message and usage', async () => {
+    model.enqueue(
+      { toolCalls: [{ id: 'status_1', name: 'service_status', arguments: '{"service":"api"}' }] },
+      { text: 'api is up.', chunks: ['api ', 'is up.'], usage: { promptTokens: 40, completionTokens: 4 } },
+    );
+    const response = await send(newConversation(), 'is api up?');
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const events = await readEvents(response);
+    expect(types(events)).toEqual(
+      expect.arrayContaining(['message', 'tool_call', 'tool_result', 'delta', 'done']),
+    );
+    expect(events[0]?.data).toEqual({ type: 'message', role: 'user', content: 'is api up?' });
+    expect(events.find((event) => event.data.type === 'tool_call')?.data).toEqual({
+      type: 'tool_call',
+      id: 'status_1',
+      name: 'service_status',
+      args: { service: 'api' },
+    });
+    expect(events.find((event) => event.data.type === 'tool_result')?.data).toMatchObject({
+      name: 'service_status',
+      output: '{"ok":true}',
+      error: null,
+    });
+    const text = events.filter((event) => event.data.type === 'delta').map((event) => event.data.text);
+    expect(text.join('')).toBe('api is up.');
+    expect(events.at(-2)?.data).toEqual({ type: 'message', role: 'assistant', content: 'api is up.' });
+    expect(events.at(-1)?.data).toMatchObject({ type: 'done', usage: { promptTokens: expect.any(Number) } });
+    const ids = events.map((event) => Number(event.id));
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+  });
+
+  it('ends the stream at confirm_required; an API approver decides; Last-Event-ID streams the continuation', async () => {
+    const id = newConversation();
+    model.enqueue({
+      toolCalls: [{ id: 'restart_1', name: 'restart_service', arguments: '{"service":"api"}' }],
+    });
+    const first = await readEvents(await send(id, 'restart api'));
+    const confirm = first.at(-1);
+    expect(confirm?.data).toMatchObject({
+      type: 'confirm_required',
+      tool: 'restart_service',
+      args: { service: 'api' },
+      risk: 'high',
+    });
+    const approvalId = String(confirm?.data.approvalId);
+
+    const byRequester = await call(`/approvals/${approvalId}/decision`, {
+      method: 'POST',
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(byRequester.status).toBe(403);
+    expect(tools.requests).toEqual([]);
+
+    model.enqueue({ text: 'Restarted api.' });
+    const decided = await call(`/approvals/${approvalId}/decision`, {
+      method: 'POST',
+      key: keys.oncall,
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(decided.status).toBe(200);
+    expect(await decided.json()).toMatchObject({ ok: true, status: 'approved' });
+    const again = await call(`/approvals/${approvalId}/decision`, {
+      method: 'POST',
+      key: keys.oncall,
+      body: JSON.stringify({ decision: 'reject' }),
+    });
+    expect(again.status).toBe(409);
+
+    const continuation = await readEvents(
+      await call(`/conversations/${id}/events`, { headers: { 'last-event-id': String(confirm?.id) } }),
+    );
+    expect(types(continuation)).toEqual(['tool_call', 'tool_result', 'delta', 'message', 'done']);
+    expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
+  });
+
+  it('finishes a turn whose client disconnected, and lets it be read afterwards', async () => {
+    const id = newConversation();
+    model.enqueue({ text: 'A long answer.', chunks: ['A ', 'long ', 'answer.'], chunkDelayMs: 150 });
+    const partial = await readEvents(await send(id, 'tell me more'), (event) => event.data.type === 'delta');
+    expect(types(partial).at(-1)).toBe('delta');
+    await app.settle();
+    const all = await readEvents(await call(`/conversations/${id}/events?after=0`));
+    expect(all.at(-2)?.data).toEqual({ type: 'message', role: 'assistant', content: 'A long answer.' });
+    expect(all.at(-1)?.data.type).toBe('done');
+    const stored = await call(`/conversations/${id}`);
+    expect(await stored.json()).toMatchObject({
+      messages: [
+        { role: 'user', content: 'tell me more' },
+        { role: 'assistant', content: 'A long answer.' },
+      ],
+    });
+  });
+
+  it('pages through conversations, approvals and the audit log with cursors', async () => {
+    for (let index = 0; index < 3; index++) {
+      model.enqueue({ text: `answer ${index}` });
+      await readEvents(await send(newConversation(), `question ${index}`));
+    }
+    const first = (await (await call('/conversations?limit=2', { key: keys.reader })).json()) as {
+      items: Array<{ key: string; address: { platform: string } }>;
+      nextCursor: string;
+    };
+    expect(first.items).toHaveLength(2);
+    expect(first.items[0]?.address.platform).toBe('api');
+    const second = (await (
+      await call(`/conversations?limit=2&cursor=${first.nextCursor}`, { key: keys.reader })
+    ).json()) as { items: Array<{ key: string }> };
+    expect(second.items.length).toBeGreaterThan(0);
+    const keysSeen = [...first.items, ...second.items].map((item) => item.key);
+    expect(new Set(keysSeen).size).toBe(keysSeen.length);
+
+    const pending = await call('/approvals?status=pending&limit=1', { key: keys.reader });
+    expect(pending.status).toBe(200);
+    const audit = (await (await call('/audit?tool=restart_service', { key: keys.reader })).json()) as {
+      items: Array<{ toolName: string; decidedBy: string }>;
+    };
+    expect(audit.items[0]).toMatchObject({ toolName: 'restart_service', decidedBy: 'oncall' });
+    expect((await call('/audit?since=yesterday', { key: keys.reader })).status).toBe(400);
+  });
+
+  it('sends a retried message with the same Idempotency-Key once', async () => {
+    const id = newConversation();
+    model.enqueue({ text: 'Once.' });
+    const headers = { 'idempotency-key': 'deploy-42-attempt' };
+    const body = JSON.stringify({ text: 'ship it' });
+    const first = await call(`/conversations/${id}/messages`, { method: 'POST', body, headers });
+    await readEvents(first);
+    const retry = await call(`/conversations/${id}/messages`, { method: 'POST', body, headers });
+    expect(retry.status).toBe(409);
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('reads a conversation by its full key', async () => {
+    const id = newConversation();
+    model.enqueue({ text: 'Hi.' });
+    await readEvents(await send(id, 'hello'));
+    const key = encodeURIComponent(`api:ci-bot:${id}:main`);
+    const byKey = await call(`/conversations/${key}`, { key: keys.reader });
+    expect(byKey.status).toBe(200);
+    expect(await byKey.json()).toMatchObject({
+      address: { platform: 'api', workspace: 'ci-bot', channel: id },
+    });
+    expect((await call('/conversations/nobody%3Ahere', { key: keys.reader })).status).toBe(404);
+  });
+
+  it('rolls usage up to what the turns reported', async () => {
+    const id = newConversation();
+    model.enqueue({ text: 'One.', usage: { promptTokens: 30, completionTokens: 3 } });
+    const done = (await readEvents(await send(id, 'first'))).at(-1);
+    model.enqueue({ text: 'Two.', usage: { promptTokens: 50, completionTokens: 5 } });
+    await readEvents(await send(id, 'second'));
+    expect(done?.data).toEqual({ type: 'done', usage: { promptTokens: 30, completionTokens: 3 } });
+    const usage = (await (await call('/usage?groupBy=conversation', { key: keys.reader })).json()) as {
+      items: Array<{ key: string; turns: number; promptTokens: number; completionTokens: number }>;
+    };
+    expect(usage.items.find((item) => item.key === `api:ci-bot:${id}:main`)).toMatchObject({
+      turns: 2,
+      promptTokens: 80,
+      completionTokens: 8,
+    });
+    expect((await call('/usage?groupBy=planet', { key: keys.reader })).status).toBe(400);
+  });
+
+  it('publishes an OpenAPI document generated from the schemas, without a key', async () => {
+    const response = await fetch(`${app.url}/api/v1/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([
+        '/conversations/{id}/messages',
+        '/approvals/{id}/decision',
+        '/usage',
+        '/events',
+      ]),
+    );
+    expect(JSON.stringify(document.paths['/conversations/{id}/messages'])).toContain('"maxLength":20000');
+  });
+});

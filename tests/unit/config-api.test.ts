@@ -1,0 +1,96 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startupBanner } from '../../src/config/banner.js';
+import { loadConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/core/errors.js';
+
+/** The HTTP API's keys in the config file: resolved from the environment, checked, never shown. */
+
+function load(file: unknown, env: Record<string, string> = {}) {
+  const directory = mkdtempSync(join(tmpdir(), 'butler-api-config-'));
+  writeFileSync(join(directory, 'butler.config.yaml'), JSON.stringify(file));
+  return loadConfig(env, directory).config;
+}
+
+function issues(file: unknown, env: Record<string, string> = {}) {
+  try {
+    load(file, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.issues;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const ref = (name: string) => `\${${name}}`;
+const longKey = 'k-0123456789abcdef';
+
+describe('api keys', () => {
+  it('resolves keys from the environment and lists their names, not their keys, in the banner', () => {
+    const config = load(
+      { api: { keys: [{ name: 'ci-bot', key: ref('CI_KEY'), scopes: ['chat', 'read', 'chat'] }] } },
+      { CI_KEY: longKey },
+    );
+    expect(config.apiKeys).toEqual([{ name: 'ci-bot', key: longKey, scopes: ['chat', 'read'] }]);
+    const banner = startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {} });
+    expect(banner).toContain('api        on at /api/v1, keys: ci-bot');
+    expect(banner).not.toContain(longKey);
+  });
+
+  it('names an unset variable, a short key, a reused key, duplicate names and unknown scopes', () => {
+    const found = issues(
+      {
+        api: {
+          keys: [
+            { name: 'a', key: ref('UNSET_KEY'), scopes: ['chat'] },
+            { name: 'b', key: 'short', scopes: ['read'] },
+            { name: 'c', key: longKey, scopes: ['read'] },
+            { name: 'd', key: longKey, scopes: ['read'] },
+          ],
+        },
+      },
+      {},
+    );
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ variable: 'UNSET_KEY' }),
+        expect.objectContaining({
+          variable: 'config file: api.keys.1.key',
+          message: expect.stringMatching(/shorter/),
+        }),
+        expect.objectContaining({
+          variable: 'config file: api.keys.3.key',
+          message: 'the same key as api.keys.2',
+        }),
+      ]),
+    );
+    expect(
+      issues({
+        api: {
+          keys: [
+            { name: 'a', key: longKey, scopes: ['admin'] },
+            { name: 'a', key: `${longKey}x`, scopes: [] },
+          ],
+        },
+      }).map((issue) => issue.variable),
+    ).toEqual(expect.arrayContaining(['config file: api.keys.0.scopes.0', 'config file: api.keys.1.scopes']));
+  });
+
+  it('needs an API approver for high-risk tools once a key may chat', () => {
+    const tool = {
+      name: 'restart_service',
+      description: 'Restart.',
+      risk: 'high',
+      http: { url: 'http://127.0.0.1:9/restart' },
+    };
+    const approvers = { console: ['olga'] };
+    expect(
+      issues({ approvers, tools: [tool], api: { keys: [{ name: 'ci', key: longKey, scopes: ['chat'] }] } }),
+    ).toEqual([expect.objectContaining({ variable: 'config file: approvers.api' })]);
+    expect(() =>
+      load({ approvers, tools: [tool], api: { keys: [{ name: 'ci', key: longKey, scopes: ['read'] }] } }),
+    ).not.toThrow();
+  });
+});
