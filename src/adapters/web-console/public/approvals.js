@@ -1,0 +1,196 @@
+// Approvals: the tool calls waiting for a person, with Approve and Reject, kept current by the live events.
+
+import { decisionControls } from './decision.js';
+import { byId, h, pretty, say, sayFailure, time } from './dom.js';
+
+const pageSize = 50;
+
+export function createApprovalsPanel(context) {
+  const { api, scopes } = context;
+  const panel = byId('panel-approvals');
+  const list = byId('approvals-list');
+  const statusLine = byId('approvals-status-line');
+  const statusSelect = byId('approvals-status');
+  const more = byId('approvals-more');
+  const count = byId('pending-count');
+  let cursor = null;
+  let generation = 0;
+  let reloadTimer;
+  /** The card just decided here: its buttons were disabled, so it no longer holds the focus to follow. */
+  let decidedHere;
+
+  async function load({ append = false } = {}) {
+    const mine = ++generation;
+    const status = statusSelect.value;
+    const params = new URLSearchParams({ status, limit: String(pageSize) });
+    if (append && cursor) params.set('cursor', cursor);
+    list.setAttribute('aria-busy', 'true');
+    try {
+      const page = await api.json(`/approvals?${params}`);
+      if (mine !== generation) return;
+      show(page.items, append);
+      cursor = page.nextCursor;
+      more.hidden = !cursor;
+      const shown = list.querySelectorAll('article').length;
+      if (status === 'pending') showCount(shown, Boolean(cursor));
+      else void refreshCount();
+    } catch (error) {
+      if (mine === generation) sayFailure(statusLine, error, context);
+    } finally {
+      if (mine === generation) list.removeAttribute('aria-busy');
+    }
+  }
+
+  /**
+   * Updates the list in place: cards still listed are kept as they are (an open reject form, what was typed
+   * and the keyboard focus survive a live refresh); gone ones leave; new ones come in at their place.
+   */
+  function show(items, append) {
+    const current = new Map(
+      [...list.querySelectorAll('article')].map((node) => [node.dataset.approvalId, node]),
+    );
+    const kept = (item) => {
+      const node = current.get(item.id);
+      return node && node.dataset.status === item.status ? node : card(item);
+    };
+    const wanted = append
+      ? [...current.values(), ...items.filter((item) => !current.has(item.id)).map(card)]
+      : items.map(kept);
+    const focused = document.activeElement;
+    let lostFocusAt = -1;
+    [...list.children].forEach((node, index) => {
+      if (wanted.includes(node)) return;
+      const decided = decidedHere !== undefined && node.dataset.approvalId === decidedHere;
+      if (decided || node.contains(focused)) lostFocusAt = index;
+      node.remove();
+    });
+    if (!wanted.some((node) => node.dataset.approvalId === decidedHere)) decidedHere = undefined;
+    let next = list.firstElementChild;
+    for (const node of wanted) {
+      if (node === next) next = next.nextElementSibling;
+      else list.insertBefore(node, next);
+    }
+    if (wanted.length === 0) list.append(h('p', { class: 'empty' }, `No ${statusSelect.value} approvals.`));
+    // The card being worked on left (decided here or elsewhere): go to the card now in its place, never to
+    // a button, so that a key press meant for the old card cannot decide another one.
+    if (lostFocusAt !== -1 && !panel.hidden) {
+      const cards = list.querySelectorAll('article');
+      (cards[Math.min(lostFocusAt, cards.length - 1)] ?? byId('approvals-heading')).focus();
+    }
+  }
+
+  function showCount(pending, moreThanShown) {
+    count.textContent = pending > 0 ? `(${pending}${moreThanShown ? '+' : ''} pending)` : '';
+  }
+
+  async function refreshCount() {
+    try {
+      const page = await api.json('/approvals?status=pending&limit=200');
+      showCount(page.items.length, Boolean(page.nextCursor));
+    } catch {
+      // The count is a hint; the list reports failures.
+    }
+  }
+
+  function reloadSoon() {
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(() => void load(), 100);
+  }
+
+  function card(item) {
+    const headingId = `approval-${item.id}`;
+    const pending = item.status === 'pending';
+    const decider = item.decidedBy ? (item.decidedBy.name ?? item.decidedBy.id) : '—';
+    return h(
+      'article',
+      {
+        class: 'approval',
+        tabindex: -1,
+        'aria-labelledby': headingId,
+        dataset: { approvalId: item.id, status: item.status },
+      },
+      h(
+        'h3',
+        { id: headingId },
+        item.toolName,
+        ' ',
+        h('span', { class: `badge risk-${item.risk}` }, `${item.risk} risk`),
+      ),
+      h('p', { class: 'summary' }, item.summary),
+      h(
+        'dl',
+        { class: 'facts' },
+        fact('Requested by', item.requestedBy?.name ?? item.requestedBy?.id ?? '—'),
+        fact('Conversation', h('code', {}, item.conversationKey)),
+        item.agent ? fact('Agent', item.agent.name ?? String(item.agent)) : null,
+        fact('Requested', time(item.createdAt)),
+        pending ? fact('Expires', time(item.expiresAt)) : fact('Status', item.status),
+        pending ? null : fact('Decided', [time(item.decidedAt), ` by ${decider}`]),
+        item.reason ? fact('Reason', item.reason) : null,
+      ),
+      h('p', { class: 'label' }, 'Arguments'),
+      h('pre', { class: 'arguments' }, pretty(item.arguments)),
+      pending && scopes.approve
+        ? decisionControls({
+            id: `approvals-${item.id}`,
+            describedBy: headingId,
+            onDecide: (decision, reason) => decide(item, decision, reason),
+          })
+        : null,
+    );
+  }
+
+  /** Decides one approval; false when it failed (the buttons come back). */
+  async function decide(item, decision, reason) {
+    let ok = true;
+    try {
+      const result = await api.json(`/approvals/${encodeURIComponent(item.id)}/decision`, {
+        method: 'POST',
+        body: { decision, ...(reason ? { reason } : {}) },
+      });
+      const done = decision === 'approve' ? 'Approved' : 'Rejected';
+      say(statusLine, `${done} ${item.toolName}${result.message ? `: ${result.message}` : '.'}`, 'success');
+    } catch (error) {
+      ok = false;
+      sayFailure(statusLine, error, context);
+    }
+    decidedHere = item.id;
+    await load();
+    // Still listed (the decision failed): its buttons come back and hold the focus again.
+    if (!ok) decidedHere = undefined;
+    return ok;
+  }
+
+  byId('approvals-filter').addEventListener('submit', (event) => {
+    event.preventDefault();
+    void load();
+  });
+  statusSelect.addEventListener('change', () => void load());
+  more.addEventListener('click', () => void load({ append: true }));
+  void load();
+
+  return {
+    show() {},
+    onReconnect: reloadSoon,
+    onLiveEvent(event) {
+      if (event.type === 'approval_requested') {
+        say(statusLine, `New approval waiting: ${event.toolName} (${event.risk} risk).`);
+        reloadSoon();
+      } else if (event.type === 'approval_decided') {
+        const verb = String(event.decision).startsWith('reject') ? 'rejected' : 'approved';
+        say(statusLine, `${event.toolName} was ${verb} by ${event.decidedBy}.`);
+        reloadSoon();
+      } else if (event.type === 'approval_expired') {
+        say(statusLine, `An approval for ${event.toolName} expired.`);
+        reloadSoon();
+      }
+    },
+    close() {
+      clearTimeout(reloadTimer);
+    },
+  };
+}
+
+function fact(term, value) {
+  return [h('dt', {}, term), h('dd', {}, value)];
+}

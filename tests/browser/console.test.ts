@@ -1,0 +1,260 @@
+import { existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestButler, type TestButler } from '../helpers/butler-app.js';
+import { type FakeModelServer, startFakeModelServer } from '../helpers/fake-model-server.js';
+import { readEvents } from '../helpers/sse-client.js';
+import { startToolServer, type ToolServer } from '../helpers/tool-server.js';
+
+/**
+ * The admin console in a real browser: Debian's headless Chromium driven by playwright-core, against the
+ * real Butler (its HTTP server serves the console and the API on one origin) with a fake model server.
+ */
+
+const chromiumPath = '/usr/bin/chromium';
+const hasChromium = existsSync(chromiumPath);
+const screenshotPath = join(tmpdir(), 'butler-console.png');
+
+const keys = {
+  oncall: 'oncall-console-key-0123456789',
+  ci: 'ci-console-key-0123456789',
+};
+
+let model: FakeModelServer;
+let tools: ToolServer;
+let app: TestButler;
+let browser: Browser;
+
+/** A raw request, so that the path reaches the server as written (fetch would normalise `..`). */
+function rawRequest(path: string, method = 'GET') {
+  const url = new URL(app.url);
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+    (resolve, reject) => {
+      const request = httpRequest({ host: url.hostname, port: url.port, path, method }, (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      });
+      request.on('error', reject);
+      request.end();
+    },
+  );
+}
+
+/** A fresh browser context (its own session storage), with the page's errors collected. */
+async function openConsole(): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    // Refused requests are logged by the browser itself; the page shows them, which is what is tested.
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      problems.push(`console: ${message.text()}`);
+  });
+  await page.goto(`${app.url}/console`);
+  return { page, problems };
+}
+
+/** Another system asks for a high-risk call over the API: the turn parks on an approval. */
+async function askForRestart(conversation: string) {
+  model.enqueue({ toolCalls: [{ name: 'restart_service', arguments: '{"service":"api"}' }] });
+  const events = await readEvents(
+    await fetch(`${app.url}/api/v1/conversations/${conversation}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.ci}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'restart api' }),
+    }),
+  );
+  return events.at(-1)?.data;
+}
+
+/** The key as the page keeps it (an expression, run in the page). */
+const storedKey = (page: Page) => page.evaluate('sessionStorage.getItem("butler.console.key")');
+
+async function signIn(page: Page, key: string) {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  model = await startFakeModelServer();
+  tools = await startToolServer();
+  app = await startTestButler({
+    env: {
+      BUTLER_BASE_URL: model.baseUrl,
+      BUTLER_MODEL: 'test-model',
+      KEY_ONCALL: keys.oncall,
+      KEY_CI: keys.ci,
+    },
+    config: {
+      approvers: { console: ['olga'], api: ['oncall'] },
+      tools: [
+        {
+          name: 'restart_service',
+          description: 'Restarts a service.',
+          risk: 'high',
+          input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
+          http: { method: 'POST', url: `${tools.url}/restart_service` },
+        },
+      ],
+      api: {
+        keys: [
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'oncall', key: '${KEY_ONCALL}', scopes: ['chat', 'approve', 'read'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'ci-bot', key: '${KEY_CI}', scopes: ['chat', 'read'] },
+        ],
+      },
+    },
+  });
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await model?.close();
+  await tools?.close();
+});
+beforeEach(() => {
+  model?.reset();
+  if (tools) tools.requests.length = 0;
+});
+
+describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
+  it('serves only its own files, with a strict content security policy', async () => {
+    const redirect = await rawRequest('/console');
+    expect(redirect.status).toBe(308);
+    expect(redirect.headers.location).toBe('console/');
+
+    const page = await rawRequest('/console/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['cache-control']).toBe('no-cache');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.body).toContain('<title>Butler console</title>');
+    expect((await rawRequest('/console/app.js')).headers['content-type']).toBe(
+      'text/javascript; charset=utf-8',
+    );
+    expect((await rawRequest('/console/style.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+
+    const head = await rawRequest('/console/app.js', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    for (const path of ['/console/..%2fpackage.json', '/console/%2e%2e/package.json', '/console/nope.js'])
+      expect((await rawRequest(path)).status, path).toBe(404);
+    expect((await rawRequest('/console/../package.json')).status).toBe(404);
+    expect((await rawRequest('/console/', 'POST')).status).toBe(405);
+  });
+
+  it('says plainly when the key is wrong, and keeps the key out of the URL', async () => {
+    const { page, problems } = await openConsole();
+    await signIn(page, 'not-a-real-key-0123456789');
+    const error = page.locator('#sign-in-error');
+    await error.filter({ hasText: '401' }).waitFor();
+    expect(await error.textContent()).toContain('The key was refused');
+    expect(await page.locator('#workspace').isHidden()).toBe(true);
+    expect(page.url()).not.toContain('not-a-real-key');
+    expect(await storedKey(page)).toBeNull();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('shows a pending approval live, approves it, then shows the audit row and the usage chart', async () => {
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.oncall);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    expect(await storedKey(page)).toBe(keys.oncall);
+    expect(page.url()).not.toContain(keys.oncall);
+    await page.locator('#approvals-list', { hasText: 'No pending approvals' }).waitFor();
+
+    const confirm = await askForRestart('deploy-console');
+    expect(confirm).toMatchObject({ type: 'confirm_required', tool: 'restart_service', risk: 'high' });
+
+    // It appears without a reload, from the live events stream.
+    const card = page.locator(`article[data-approval-id="${String(confirm?.approvalId)}"]`);
+    await card.waitFor();
+    expect(await card.textContent()).toContain('restart_service');
+    expect(await card.textContent()).toContain('ci-bot');
+    expect(await page.getByRole('tab', { name: /Approvals/ }).textContent()).toContain('1 pending');
+    await page.screenshot({ path: screenshotPath, fullPage: true });
+
+    model.enqueue({ text: 'Restarted api.' });
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await card.waitFor({ state: 'detached' });
+    await page
+      .locator('#approvals-status-line', { hasText: /Approved restart_service|restart_service was approved/ })
+      .waitFor();
+    await app.settle();
+    expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
+
+    // Tabs follow the keyboard: arrow keys move between them.
+    await page.getByRole('tab', { name: /Approvals/ }).focus();
+    await page.keyboard.press('ArrowRight');
+    expect(await page.getByRole('tab', { name: 'Audit' }).getAttribute('aria-selected')).toBe('true');
+    const row = page.locator('#audit-rows tr[data-tool="restart_service"]');
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/approved.*succeeded.*ci-bot.*oncall/);
+
+    await page.getByRole('tab', { name: 'Usage' }).click();
+    const bars = page.locator('#usage-chart svg rect.bar');
+    await bars.first().waitFor();
+    expect(await bars.count()).toBeGreaterThan(0);
+    expect(await page.locator('#usage-rows tr').count()).toBeGreaterThan(0);
+
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+
+  it('keeps a half-written rejection through a live refresh, then rejects with its reason', async () => {
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.oncall);
+    await page.locator('#live-status[data-state="live"]').waitFor();
+    const first = await askForRestart('freeze-1');
+    const card = page.locator(`article[data-approval-id="${String(first?.approvalId)}"]`);
+    await card.getByRole('button', { name: 'Reject…' }).click();
+    const reason = card.getByLabel('Reason for rejecting (optional)');
+    await reason.pressSequentially('deploy freeze');
+
+    // A second approval arrives while the reason is being typed: the list updates around the open form.
+    const second = await askForRestart('freeze-2');
+    await page.locator(`article[data-approval-id="${String(second?.approvalId)}"]`).waitFor();
+    expect(await reason.inputValue()).toBe('deploy freeze');
+    expect(await reason.evaluate((input) => input === input.ownerDocument.activeElement)).toBe(true);
+
+    await page.keyboard.press('Enter');
+    await card.waitFor({ state: 'detached' });
+    const rejected = (await (
+      await fetch(`${app.url}/api/v1/approvals?status=rejected`, {
+        headers: { authorization: `Bearer ${keys.oncall}` },
+      })
+    ).json()) as { items: Array<{ id: string; reason: string | null }> };
+    expect(rejected.items).toEqual([
+      expect.objectContaining({ id: first?.approvalId, reason: 'deploy freeze' }),
+    ]);
+    // The keyboard lands on the card now in its place, not on a button that could decide it.
+    await page.waitForFunction(
+      `document.activeElement?.dataset?.approvalId === ${JSON.stringify(second?.approvalId)}`,
+    );
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+});
+
+if (!hasChromium)
+  describe('admin console', () => {
+    it.skip(`needs Chromium at ${chromiumPath} (apt-get install -y chromium)`, () => {});
+  });
