@@ -1,5 +1,6 @@
 import { createApi } from './adapters/api/index.js';
 import type { PlatformConnector } from './adapters/connector.js';
+import { createWebConsole } from './adapters/web-console/index.js';
 import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
 import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
 import { Delegator } from './core/agents/delegator.js';
@@ -258,7 +259,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         port: config.port,
         logger,
         routes,
-        prefixRoutes: new Map(api?.prefixRoutes),
+        prefixRoutes: new Map([...(api?.prefixRoutes ?? []), ...createWebConsole().prefixRoutes]),
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
           try {

@@ -32,6 +32,15 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
   const { store } = deps;
   return [
     {
+      // Who the key is and what it may do (a client shows only what it may use).
+      method: 'GET',
+      pattern: /^\/me$/,
+      scope: 'any',
+      async handle({ response, caller }) {
+        sendJson(response, 200, { name: caller.name, scopes: caller.scopes });
+      },
+    },
+    {
       method: 'POST',
       pattern: /^\/approvals\/([^/]+)\/decision$/,
       scope: 'approve',

@@ -89,7 +89,6 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
           );
         if (accepted.status === 'ignored')
           throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
-        await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
         const stream = new SseStream(response, deps.streams);
         await feed.follow(key, after, stream, deps.idleMs);
         stream.end();

@@ -110,6 +110,12 @@ export function openApiDocument(serverUrl: string) {
           },
         },
       },
+      '/me': {
+        get: {
+          summary: "The calling key's name and scopes",
+          responses: { '200': anyJson('{name, scopes}'), '401': errors['401'] },
+        },
+      },
       '/conversations': read('Conversations, most recently active first', pageQuery),
       '/conversations/{key}': {
         get: {

@@ -20,7 +20,8 @@ export interface Route {
   method: 'GET' | 'POST';
   /** Matched against the path after `/api/v1`. */
   pattern: RegExp;
-  scope: ApiScope;
+  /** The scope a key needs; `any` for every valid key. */
+  scope: ApiScope | 'any';
   handle(context: RouteContext): Promise<void>;
 }
 
@@ -50,7 +51,7 @@ export function dispatcher(input: {
         response.setHeader('allow', [...new Set(matching.map((candidate) => candidate.method))].join(', '));
         throw new ApiError(405, 'method_not_allowed', `${request.method} is not allowed here.`);
       }
-      if (!caller.scopes.includes(route.scope))
+      if (route.scope !== 'any' && !caller.scopes.includes(route.scope))
         throw new ApiError(403, 'forbidden', `The key ${caller.name} lacks the ${route.scope} scope.`);
       const params = (route.pattern.exec(path) ?? []).slice(1).map((part) => decodeURIComponent(part));
       await route.handle({ request, response, caller, params, query: url.searchParams });

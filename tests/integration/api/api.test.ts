@@ -85,6 +85,10 @@ describe(`HTTP API on ${databaseKind}`, () => {
     expect(forbidden.status).toBe(403);
     expect(await forbidden.json()).toMatchObject({ error: 'forbidden' });
     expect((await call('/nowhere')).status).toBe(404);
+    expect(await (await call('/me', { key: keys.reader })).json()).toEqual({
+      name: 'reader',
+      scopes: ['read'],
+    });
     expect((await call('/conversations', { method: 'POST' })).status).toBe(405);
   });
 
@@ -115,6 +119,7 @@ describe(`HTTP API on ${databaseKind}`, () => {
       expect.arrayContaining(['message', 'tool_call', 'tool_result', 'delta', 'done']),
     );
     expect(events[0]?.data).toEqual({ type: 'message', role: 'user', content: 'is api up?' });
+    expect(events.filter((event) => event.data.role === 'user')).toHaveLength(1);
     expect(events.find((event) => event.data.type === 'tool_call')?.data).toEqual({
       type: 'tool_call',
       id: 'status_1',
