@@ -1,6 +1,12 @@
 import { and, asc, desc, eq, gte, lt, lte, or, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { decodeCursor, encodeCursor, type Page, type ReadRepository } from '../../core/read-models.js';
+import {
+  type ConversationListItem,
+  decodeCursor,
+  encodeCursor,
+  type Page,
+  type ReadRepository,
+} from '../../core/read-models.js';
 import type { Database } from '../database.js';
 import { approvals, auditLog, compactions, conversations, messages } from '../schema.js';
 import { toApproval } from './approvals.js';
@@ -24,6 +30,16 @@ function paged<T, R>(rows: T[], limit: number, cursorOf: (row: T) => string, map
 const all = (...conditions: Array<SQLWrapper | undefined>) =>
   and(...conditions.filter((condition) => condition));
 
+function listItem(row: typeof conversations.$inferSelect): ConversationListItem {
+  return {
+    key: row.key,
+    address: { platform: row.platform, workspace: row.workspace, channel: row.channel, thread: row.thread },
+    lastActivity: row.updatedAt,
+    promptTokens: row.promptTokensTotal,
+    completionTokens: row.completionTokensTotal,
+  };
+}
+
 export function readRepository(db: Database): ReadRepository {
   return {
     async conversations({ cursor, limit }) {
@@ -33,23 +49,7 @@ export function readRepository(db: Database): ReadRepository {
         .where(before(cursor, conversations.updatedAt, conversations.id))
         .orderBy(desc(conversations.updatedAt), desc(conversations.id))
         .limit(limit + 1);
-      return paged(
-        rows,
-        limit,
-        (row) => encodeCursor(row.updatedAt, row.id),
-        (row) => ({
-          key: row.key,
-          address: {
-            platform: row.platform,
-            workspace: row.workspace,
-            channel: row.channel,
-            thread: row.thread,
-          },
-          lastActivity: row.updatedAt,
-          promptTokens: row.promptTokensTotal,
-          completionTokens: row.completionTokensTotal,
-        }),
-      );
+      return paged(rows, limit, (row) => encodeCursor(row.updatedAt, row.id), listItem);
     },
 
     async conversation(key, messageLimit) {
@@ -69,16 +69,7 @@ export function readRepository(db: Database): ReadRepository {
           .orderBy(asc(compactions.id)),
       ]);
       return {
-        key: row.key,
-        address: {
-          platform: row.platform,
-          workspace: row.workspace,
-          channel: row.channel,
-          thread: row.thread,
-        },
-        lastActivity: row.updatedAt,
-        promptTokens: row.promptTokensTotal,
-        completionTokens: row.completionTokensTotal,
+        ...listItem(row),
         summary: row.summary,
         messages: recent.reverse().map((message) => ({
           id: message.id,
