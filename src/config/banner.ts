@@ -10,7 +10,9 @@ export function startupBanner(
 ): string {
   const line = (name: string, state: string, hint?: string) =>
     `  ${name.padEnd(10)} ${state}${hint ? `  (${hint})` : ''}`;
-  const lines = [`Butler is up on http://localhost:${facts.port} (GET /healthz, /readyz)`];
+  const lines = [
+    `Butler is up on http://localhost:${facts.port} (GET /healthz, /readyz; admin console at /console)`,
+  ];
 
   lines.push(
     config.databaseUrl
