@@ -73,7 +73,10 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       pattern: /^\/conversations$/,
       scope: 'read',
       async handle({ response, query: params }) {
-        sendJson(response, 200, await store.reads.conversations(query(pageQuery, params)));
+        const page = await store.reads.conversations(query(pageQuery, params));
+        const usage = await store.usage.byConversation(page.items.map((item) => item.key));
+        const items = page.items.map((item) => ({ ...item, costUsd: usage.get(item.key)?.costUsd ?? null }));
+        sendJson(response, 200, { ...page, items });
       },
     },
     {

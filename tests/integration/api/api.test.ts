@@ -212,6 +212,7 @@ describe(`HTTP API on ${databaseKind}`, () => {
     };
     expect(first.items).toHaveLength(2);
     expect(first.items[0]?.address.platform).toBe('api');
+    expect(first.items[0]).toHaveProperty('costUsd', null);
     const second = (await (
       await call(`/conversations?limit=2&cursor=${first.nextCursor}`, { key: keys.reader })
     ).json()) as { items: Array<{ key: string }> };
@@ -226,6 +227,13 @@ describe(`HTTP API on ${databaseKind}`, () => {
     };
     expect(audit.items[0]).toMatchObject({ toolName: 'restart_service', decidedBy: 'oncall' });
     expect((await call('/audit?since=yesterday', { key: keys.reader })).status).toBe(400);
+  });
+
+  it('ends the stream with an error event when the model fails, and says so in the reply', async () => {
+    model.enqueue({ status: 400, body: { error: { message: 'bad request' } } });
+    const events = await readEvents(await send(newConversation(), 'break please'));
+    expect(events.at(-1)?.data).toMatchObject({ type: 'error', error: expect.any(String) });
+    expect(types(events)).toContain('message');
   });
 
   it('sends a retried message with the same Idempotency-Key once', async () => {
