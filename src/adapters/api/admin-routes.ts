@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { ButlerIntake } from '../../core/adapter.js';
 import { encodeConversationKey } from '../../core/conversation-key.js';
 import type { EventBus } from '../../core/event-bus.js';
@@ -19,11 +20,11 @@ export interface AdminRouteDependencies {
   streams: Set<SseStream>;
 }
 
-function query<T>(schema: Parameters<typeof parseQuery<T>>[0], params: URLSearchParams): T {
+/** The query, or a 400 naming each bad parameter. */
+function query<T>(schema: z.ZodType<T>, params: URLSearchParams): T {
   const parsed = parseQuery(schema, params);
-  if (parsed && typeof parsed === 'object' && 'issues' in parsed)
-    throw new ApiError(400, 'invalid_query', (parsed as { issues: string[] }).issues.join('; '));
-  return parsed as T;
+  if (!parsed.ok) throw new ApiError(400, 'invalid_query', parsed.issues.join('; '));
+  return parsed.value;
 }
 
 const decisionStatus = { not_found: 404, not_authorized: 403, already_decided: 409, expired: 409 } as const;

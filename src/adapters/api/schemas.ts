@@ -66,11 +66,15 @@ export const usageQuery = z.object({
   until: z.coerce.date().optional(),
 });
 
-/** Query parameters, or a 400 naming each bad one. */
-export function parseQuery<T>(schema: z.ZodType<T>, params: URLSearchParams): T | { issues: string[] } {
+/** Query parameters, or the problems with them (each named). */
+export function parseQuery<T>(
+  schema: z.ZodType<T>,
+  params: URLSearchParams,
+): { ok: true; value: T } | { ok: false; issues: string[] } {
   const parsed = schema.safeParse(Object.fromEntries(params));
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { ok: true, value: parsed.data };
   return {
+    ok: false,
     issues: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'query'}: ${issue.message}`),
   };
 }
