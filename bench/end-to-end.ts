@@ -1,5 +1,6 @@
 import { type Aim, type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
 import { startBenchServer, startButlerProcess } from './lib/butler-process.js';
+import { peerLabel, startChatSdkPeer } from './lib/chat-sdk-peer.js';
 import { processCpuMilliseconds, processesCpuMilliseconds } from './lib/cpu.js';
 import { withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
@@ -11,8 +12,9 @@ import { milliseconds, rate, ratio, summarize } from './lib/stats.js';
 
 /**
  * 2. End to end: a mention goes in, the reply comes out at the fake Slack API. Open loop at fixed offered
- * rates (the generator never waits for replies), against Butler on Postgres, Butler on PGlite, and a
- * bare Bolt app that acknowledges and calls chat.postMessage in its listener. The model answers at once.
+ * rates (the generator never waits for replies), against Butler on Postgres, Butler on PGlite, the peer
+ * (a Chat SDK + AI SDK bot streaming the model's reply, in-memory state) and a bare Bolt app that
+ * acknowledges and calls chat.postMessage in its listener. The model answers at once.
  */
 
 const modelReply = 'Deploy 4411 is green in all three regions; nothing needs doing.';
@@ -90,7 +92,7 @@ async function measure(context: BenchmarkContext, fakes: FakePlatforms, target: 
     const sent = sentAt.get(reply.thread);
     if (sent === undefined || reply.doneAt === undefined) continue;
     latencies.push(reply.doneAt - sent);
-    firstTextLatencies.push(reply.firstAt - sent);
+    if (reply.firstAt !== undefined) firstTextLatencies.push(reply.firstAt - sent);
     lastDone = Math.max(lastDone, reply.doneAt);
   }
   const result: RunResult = {
@@ -126,9 +128,17 @@ async function isolated<T>(targets: readonly Target[], active: Target, work: () 
 
 function tableRows(results: readonly RunResult[]) {
   return results.map((result) => {
-    const bare = results.find((other) => other.offered === result.offered && other.target.short === 'BARE');
+    const same = (short: string) =>
+      results.find((other) => other.offered === result.offered && other.target.short === short);
     const latency = summarize(result.latencies);
     const firstText = summarize(result.firstTextLatencies);
+    const versus = (other: RunResult | undefined) =>
+      other
+        ? [
+            ratio(result.turnsPerSecond / other.turnsPerSecond),
+            ratio(latency.p99 / summarize(other.latencies).p99),
+          ]
+        : ['n/a', 'n/a'];
     return [
       result.target.label,
       String(result.offered),
@@ -137,8 +147,8 @@ function tableRows(results: readonly RunResult[]) {
       milliseconds(firstText.p50),
       milliseconds(latency.p50),
       milliseconds(latency.p99),
-      bare ? ratio(result.turnsPerSecond / bare.turnsPerSecond) : 'n/a',
-      bare ? ratio(latency.p99 / summarize(bare.latencies).p99) : 'n/a',
+      ...versus(same('BARE')),
+      ...versus(same('PEER')),
       milliseconds(result.cpuPerTurn.own),
       result.target.short === 'PG' ? milliseconds(result.cpuPerTurn.postgres) : '—',
     ];
@@ -172,7 +182,7 @@ async function compareTargets(
     return service;
   };
   // Started together: each start is mostly waiting (module loading, migrations).
-  const [butlerPostgres, butlerPglite, bare] = await Promise.all([
+  const [butlerPostgres, butlerPglite, bare, peer] = await Promise.all([
     startButlerProcess({
       name: 'Butler (Postgres)',
       database: { kind: 'postgres', url: databaseUrl },
@@ -199,6 +209,7 @@ async function compareTargets(
       },
       readyPath: '/healthz',
     }).then(remember),
+    startChatSdkPeer(fakes).then(remember),
   ]);
   const targets: Target[] = [
     {
@@ -206,6 +217,12 @@ async function compareTargets(
       short: 'BARE',
       service: bare.service,
       url: new URL(`${bare.url}/slack/events`),
+    },
+    {
+      label: peerLabel,
+      short: 'PEER',
+      service: peer.service,
+      url: new URL(`${peer.url}/slack/events`),
     },
     {
       label: 'Butler, Postgres',
@@ -234,11 +251,18 @@ async function compareTargets(
   );
   const capacity = (target: Target) =>
     Math.max(...results.filter((result) => result.target === target).map((result) => result.turnsPerSecond));
-  const bareCapacity = capacity(targets[0] as Target);
+  const byShort = (short: string) => targets.find((target) => target.short === short) as Target;
+  const bareCapacity = capacity(byShort('BARE'));
+  const peerCapacity = capacity(byShort('PEER'));
   const markdown = [
     table(
-      ['target', 'most turns/s reached (any offered rate)', 'vs bare Bolt echo'],
-      targets.map((target) => [target.label, rate(capacity(target)), ratio(capacity(target) / bareCapacity)]),
+      ['target', 'most turns/s reached (any offered rate)', 'vs bare Bolt echo', 'vs Chat SDK peer'],
+      targets.map((target) => [
+        target.label,
+        rate(capacity(target)),
+        ratio(capacity(target) / bareCapacity),
+        ratio(capacity(target) / peerCapacity),
+      ]),
     ),
     '',
     table(
@@ -252,6 +276,8 @@ async function compareTargets(
         'reply done p99 ms',
         'turns/s vs bare',
         'p99 vs bare',
+        'turns/s vs peer',
+        'p99 vs peer',
         'CPU ms per turn: target process',
         'CPU ms per turn: Postgres server',
       ],
@@ -263,26 +289,32 @@ async function compareTargets(
         `or ${mostSends} mentions at the highest rates; replies counted until all arrived or ${drainMilliseconds / 1000} s after the last send. ` +
         'turns/s = replies / (last reply − first send): it equals the offered rate while a target keeps up, and shows its capacity once it does not. ' +
         'A bare Bolt echo that keeps up with the highest rate has more capacity than shown.',
-      'Latency: mention sent → reply complete at the fake Slack API (Butler: `chat.stopStream` of its streamed reply; bare Bolt: its `chat.postMessage`). "first text": the first call showing text.',
+      'Latency: mention sent → reply complete at the fake Slack API (Butler and the peer: `chat.stopStream` of their streamed replies; bare Bolt: its `chat.postMessage`). "first text": the first call carrying reply text (the peer\'s Slack SDK streamer opens the stream empty and buffers up to 256 characters, so its text arrives with `chat.stopStream`).',
       'Butler runs its default config (8 worker slots, Slack streaming, status reaction, users.info); the model (a fake) answers at once. PGlite runs on disk.',
+      "The peer (bench/servers/chat-sdk-peer.ts) is the closest TypeScript bot doing Butler's basic work, as the docs start one: `chat` + `@chat-adapter/slack` with in-memory state (`@chat-adapter/state-memory`); on a new mention it subscribes to the thread and posts `streamText(...).fullStream` (`ai` 6, `@ai-sdk/openai` chat completions). It keeps nothing durable and makes no status calls. Ratios \"vs peer\" divide the row's figure by the peer's at the same offered rate.",
       'Targets take turns per rate; the others are paused (SIGSTOP) meanwhile.',
       'CPU per turn: user + system time (from /proc) of the target process, and of all Postgres server processes for the Postgres target, from the first send until the replies were counted, divided by the replies. It is steadier than turns/s on a shared machine: it does not count waiting for the other core. The load generator and the fakes run in other processes.',
     ]),
   ].join('\n');
-  const butlerCapacity = capacity(targets[1] as Target);
+  const butlerCapacity = capacity(byShort('PG'));
   const aims: Aim[] = [
     {
+      aim: "End to end (Postgres): turns/s at least the Chat SDK + AI SDK peer's (issue 14)",
+      measured: `${rate(butlerCapacity)} vs ${rate(peerCapacity)}${keptUp(results, byShort('PEER')) ? '+' : ''} turns/s (${ratio(butlerCapacity / peerCapacity)})`,
+      met: butlerCapacity >= peerCapacity,
+    },
+    {
       aim: 'End to end (Postgres): turns/s at least half of the bare Bolt echo',
-      measured: `${rate(butlerCapacity)} vs ${rate(bareCapacity)}${bareKeptUp(results, targets[0] as Target) ? '+' : ''} turns/s (${ratio(butlerCapacity / bareCapacity)})`,
+      measured: `${rate(butlerCapacity)} vs ${rate(bareCapacity)}${keptUp(results, byShort('BARE')) ? '+' : ''} turns/s (${ratio(butlerCapacity / bareCapacity)})`,
       met: butlerCapacity >= bareCapacity / 2,
     },
   ];
   return { markdown, aims };
 }
 
-/** Whether the bare echo kept up with the highest offered rate (its capacity is then higher than measured). */
-function bareKeptUp(results: readonly RunResult[], bare: Target): boolean {
-  const highest = results.filter((result) => result.target === bare).at(-1);
+/** Whether a target kept up with the highest offered rate (its capacity is then higher than measured). */
+function keptUp(results: readonly RunResult[], target: Target): boolean {
+  const highest = results.filter((result) => result.target === target).at(-1);
   return highest !== undefined && highest.turnsPerSecond >= highest.offered * 0.95;
 }
 

@@ -6,6 +6,7 @@ import {
   whilePaused,
 } from './lib/benchmark.js';
 import { type ButlerProcess, startBenchServer, startButlerProcess } from './lib/butler-process.js';
+import { peerLabel, startChatSdkPeer } from './lib/chat-sdk-peer.js';
 import { query, withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
 import { type ClosedLoopResult, closedLoop, type OutgoingRequest } from './lib/load.js';
@@ -21,9 +22,9 @@ import { milliseconds, rate, ratio, summarize, thousands } from './lib/stats.js'
 
 /**
  * 1. Ingest: signed Slack app_mentions and encrypted, signed Feishu im.message.receive_v1 events at
- * concurrency 50 (closed loop) into Butler, and into bare SDK apps that only acknowledge. Every
- * target runs in its own process; the targets take turns, round after round, and the one not being
- * measured is paused (SIGSTOP) so its leftover work takes no CPU from the other.
+ * concurrency 50 (closed loop) into Butler, into bare SDK apps that only acknowledge, and (Slack) into
+ * the Chat SDK + AI SDK peer. Every target runs in its own process; the targets take turns, round
+ * after round, and those not being measured are paused (SIGSTOP) so their leftover work takes no CPU.
  */
 
 const concurrency = 50;
@@ -32,14 +33,11 @@ const modelReply = 'Deploy 4411 is green in all three regions; nothing needs doi
 const senders = 20_000;
 
 interface Target {
+  kind: 'bare' | 'peer' | 'butler';
   label: string;
   pid: number;
   url: URL;
   next: () => OutgoingRequest;
-}
-
-interface Measured {
-  rounds: ClosedLoopResult[];
 }
 
 function settings(context: BenchmarkContext) {
@@ -48,18 +46,15 @@ function settings(context: BenchmarkContext) {
     : { rounds: 3, warmupMilliseconds: 1_000, durationMilliseconds: 8_000 };
 }
 
-async function compare(context: BenchmarkContext, bare: Target, butler: Target) {
+async function compare(context: BenchmarkContext, targets: readonly Target[]) {
   const { rounds, warmupMilliseconds, durationMilliseconds } = settings(context);
-  const results = new Map<Target, Measured>([
-    [bare, { rounds: [] }],
-    [butler, { rounds: [] }],
-  ]);
+  const results = new Map<Target, ClosedLoopResult[]>(targets.map((target) => [target, []]));
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? [bare, butler] : [butler, bare];
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
-      const other = target === bare ? butler : bare;
+      const others = targets.filter((other) => other !== target).map((other) => other.pid);
       context.log(`ingest: ${target.label}, round ${round + 1}/${rounds}`);
-      const result = await whilePaused(other.pid, () =>
+      const result = await whilePaused(others, () =>
         closedLoop({
           url: target.url,
           concurrency,
@@ -68,37 +63,52 @@ async function compare(context: BenchmarkContext, bare: Target, butler: Target) 
           next: target.next,
         }),
       );
-      results.get(target)?.rounds.push(result);
+      results.get(target)?.push(result);
     }
   }
   const summary = (target: Target) => {
-    const measured = results.get(target) ?? { rounds: [] };
-    const latencies = measured.rounds.flatMap((round) => round.latencies);
-    const seconds = measured.rounds.reduce((sum, round) => sum + round.measuredSeconds, 0);
-    const succeeded = measured.rounds.reduce((sum, round) => sum + round.succeeded, 0);
-    const failed = measured.rounds.reduce((sum, round) => sum + round.failed, 0);
-    const acknowledged = measured.rounds.reduce((sum, round) => sum + round.acknowledgedTotal, 0);
+    const measured = results.get(target) ?? [];
+    const latencies = measured.flatMap((round) => round.latencies);
+    const seconds = measured.reduce((sum, round) => sum + round.measuredSeconds, 0);
+    const succeeded = measured.reduce((sum, round) => sum + round.succeeded, 0);
+    const failed = measured.reduce((sum, round) => sum + round.failed, 0);
+    const acknowledged = measured.reduce((sum, round) => sum + round.acknowledgedTotal, 0);
     return { ...summarize(latencies), perSecond: succeeded / seconds, failed, acknowledged };
   };
-  return { bare: summary(bare), butler: summary(butler) };
+  const of = (kind: Target['kind']) => {
+    const target = targets.find((candidate) => candidate.kind === kind);
+    return target ? summary(target) : undefined;
+  };
+  const bare = of('bare');
+  const butler = of('butler');
+  if (!bare || !butler) throw new Error('ingest: a comparison needs a bare SDK app and Butler');
+  return { bare, peer: of('peer'), butler };
 }
 
 type Comparison = Awaited<ReturnType<typeof compare>>;
+type Figures = Comparison['bare'];
 
+/** Rows for bare SDK, peer (when measured) and Butler, each with its ratios to the bare SDK and the peer. */
 function rows(platform: string, bareLabel: string, comparison: Comparison, stored: string) {
-  const { bare, butler } = comparison;
-  const row = (label: string, figures: Comparison['bare'], ratios: boolean, persisted: string) => [
+  const { bare, peer, butler } = comparison;
+  const versus = (figures: Figures, other: Figures | undefined) =>
+    other ? [ratio(figures.perSecond / other.perSecond), ratio(figures.p99 / other.p99)] : ['n/a', 'n/a'];
+  const row = (label: string, figures: Figures, persisted: string) => [
     `${platform}: ${label}`,
     rate(figures.perSecond),
     milliseconds(figures.p50),
     milliseconds(figures.p90),
     milliseconds(figures.p99),
-    ratios ? ratio(figures.perSecond / bare.perSecond) : '1.00×',
-    ratios ? ratio(figures.p99 / bare.p99) : '1.00×',
+    ...versus(figures, bare),
+    ...versus(figures, peer),
     String(figures.failed),
     persisted,
   ];
-  return [row(bareLabel, bare, false, 'nothing (by design)'), row('Butler', butler, true, stored)];
+  return [
+    row(bareLabel, bare, 'nothing (by design)'),
+    ...(peer ? [row(peerLabel, peer, 'nothing (in-memory state)')] : []),
+    row('Butler', butler, stored),
+  ];
 }
 
 async function storedCount(databaseUrl: string, platform: string): Promise<number> {
@@ -132,32 +142,40 @@ async function slackRows(
   databaseUrl: string,
   fakes: FakePlatforms,
 ) {
-  const bareBolt = await startBenchServer({
-    name: 'bare Bolt (ack only)',
-    script: 'bench/servers/bare-bolt.ts',
-    arguments: ['ack'],
-    env: {
-      SLACK_SIGNING_SECRET: slackSecrets.signingSecret,
-      SLACK_BOT_TOKEN: slackSecrets.botToken,
-      SLACK_API_URL: fakes.slackUrl,
-    },
-    readyPath: '/healthz',
-  });
+  const [bareBolt, peer] = await Promise.all([
+    startBenchServer({
+      name: 'bare Bolt (ack only)',
+      script: 'bench/servers/bare-bolt.ts',
+      arguments: ['ack'],
+      env: {
+        SLACK_SIGNING_SECRET: slackSecrets.signingSecret,
+        SLACK_BOT_TOKEN: slackSecrets.botToken,
+        SLACK_API_URL: fakes.slackUrl,
+      },
+      readyPath: '/healthz',
+    }),
+    startChatSdkPeer(fakes),
+  ]);
   try {
     let sender = 0;
     const next = () => slackMention({ channel: 'C0INGEST', user: slackUserId(sender++ % senders) }).request;
-    const comparison = await compare(
-      context,
-      { label: 'bare Bolt', pid: bareBolt.service.pid, url: new URL(`${bareBolt.url}/slack/events`), next },
-      { label: 'Butler', pid: butler.service.pid, url: new URL(`${butler.url}/slack/events`), next },
-    );
+    const target = (
+      kind: Target['kind'],
+      label: string,
+      server: { service: { pid: number }; url: string },
+    ): Target => ({ kind, label, pid: server.service.pid, url: new URL(`${server.url}/slack/events`), next });
+    const comparison = await compare(context, [
+      target('bare', 'bare Bolt', bareBolt),
+      target('peer', peerLabel, peer),
+      target('butler', 'Butler', butler),
+    ]);
     const stored = await storedCount(databaseUrl, 'slack');
     return {
       rows: rows('Slack', 'bare Bolt', comparison, storedCell(stored, comparison.butler.acknowledged)),
       aim: ingestAim('Slack', comparison, stored),
     };
   } finally {
-    await bareBolt.stop();
+    await Promise.all([bareBolt.stop(), peer.stop()]);
   }
 }
 
@@ -175,16 +193,22 @@ async function feishuRows(context: BenchmarkContext, butler: ButlerProcess, data
     let sender = 0;
     const next = () =>
       feishuMention({ chatId: 'oc_ingest', senderOpenId: `ou_sender${sender++ % senders}` }).request;
-    const comparison = await compare(
-      context,
+    const comparison = await compare(context, [
       {
+        kind: 'bare',
         label: 'bare Lark SDK',
         pid: bareLark.service.pid,
         url: new URL(`${bareLark.url}/feishu/events`),
         next,
       },
-      { label: 'Butler', pid: butler.service.pid, url: new URL(`${butler.url}/feishu/events`), next },
-    );
+      {
+        kind: 'butler',
+        label: 'Butler',
+        pid: butler.service.pid,
+        url: new URL(`${butler.url}/feishu/events`),
+        next,
+      },
+    ]);
     const stored = await storedCount(databaseUrl, 'feishu');
     return {
       rows: rows(
@@ -239,6 +263,8 @@ async function run(context: BenchmarkContext) {
               'p99 ms',
               'acks/s vs bare',
               'p99 vs bare',
+              'acks/s vs peer',
+              'p99 vs peer',
               'errors',
               'persisted',
             ],
@@ -247,11 +273,12 @@ async function run(context: BenchmarkContext) {
           '',
           bullets([
             `Offered load: closed loop, ${concurrency} requests in flight over a keep-alive agent, ` +
-              `${rounds} round(s) of ${durationMilliseconds / 1000} s per target after a warm-up; targets alternate, and the one not measured is paused (SIGSTOP).`,
+              `${rounds} round(s) of ${durationMilliseconds / 1000} s per target after a warm-up; targets alternate, and those not measured are paused (SIGSTOP).`,
             'Every event is new: a unique event id and message, each opening its own conversation (Slack `app_mention`; Feishu group @mention).',
             'Butler runs as users run it (`node --import tsx src/main.ts`, Postgres, default config), with its model pointed at a fake that answers at once: ' +
               'its worker answers the backlog (fake Slack / Feishu APIs, in another process) while it ingests, as in production.',
             'Butler acknowledges only after the event row is committed; the bare apps store nothing. "persisted" counts the rows afterwards.',
+            `The ${peerLabel} (Slack only: the Chat SDK has no Feishu adapter) runs as in the end-to-end benchmark: it acknowledges, then streams each reply from the fake model in the background, as Butler's worker does.`,
             ...(feishu
               ? []
               : [

@@ -44,12 +44,13 @@ export function profilingFlags(context: BenchmarkContext, label: string): string
   return ['--cpu-prof', `--cpu-prof-dir=${join(context.cpuProfileDirectory, label)}`];
 }
 
-/** Pauses a process (SIGSTOP) while `work` runs, so it takes no CPU from what is being measured. */
-export async function whilePaused<T>(pid: number, work: () => Promise<T>): Promise<T> {
-  process.kill(pid, 'SIGSTOP');
+/** Pauses processes (SIGSTOP) while `work` runs, so they take no CPU from what is being measured. */
+export async function whilePaused<T>(pids: number | readonly number[], work: () => Promise<T>): Promise<T> {
+  const paused = typeof pids === 'number' ? [pids] : pids;
+  for (const pid of paused) process.kill(pid, 'SIGSTOP');
   try {
     return await work();
   } finally {
-    process.kill(pid, 'SIGCONT');
+    for (const pid of paused) process.kill(pid, 'SIGCONT');
   }
 }

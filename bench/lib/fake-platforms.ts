@@ -4,8 +4,8 @@ import { type ChildService, startNodeProcess, waitForMessage } from './processes
 
 export interface SlackReplyTiming {
   thread: string;
-  /** First call that showed text in the thread (chat.postMessage or chat.startStream). */
-  firstAt: number;
+  /** First call that put reply text in the thread (a post, or a stream call carrying text). */
+  firstAt: number | undefined;
   /** When the reply was complete: chat.stopStream of a streamed reply, else its chat.postMessage. */
   doneAt: number | undefined;
 }

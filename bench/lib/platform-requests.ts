@@ -63,15 +63,34 @@ export interface MentionSpec {
   text?: string;
 }
 
-/** A signed `app_mention` opening a new thread (its own `ts`): one new conversation. */
+const defaultQuestion = 'what is the status of the deploy?';
+
+/**
+ * A signed `app_mention` opening a new thread (its own `ts`): one new conversation. Its blocks carry the
+ * mention as Slack does, a `user` element (the Chat SDK's Slack adapter decides "is this a mention" from
+ * the blocks; the tests' payload spells it as literal text, which it reads as no mention).
+ */
 export function slackMention(spec: MentionSpec): { request: OutgoingRequest; ts: string } {
   const ts = spec.ts ?? freshTs();
-  const event = appMention({
-    channel: spec.channel,
-    ts,
-    user: spec.user,
-    ...(spec.text ? { text: `<@U0BUTLER> ${spec.text}` } : {}),
-  });
+  const question = spec.text ?? defaultQuestion;
+  const event = {
+    ...appMention({ channel: spec.channel, ts, user: spec.user, text: `<@U0BUTLER> ${question}` }),
+    blocks: [
+      {
+        type: 'rich_text',
+        block_id: 'b1',
+        elements: [
+          {
+            type: 'rich_text_section',
+            elements: [
+              { type: 'user', user_id: 'U0BUTLER' },
+              { type: 'text', text: ` ${question}` },
+            ],
+          },
+        ],
+      },
+    ],
+  };
   return { request: signedSlack(asJson(envelope(event))), ts };
 }
 

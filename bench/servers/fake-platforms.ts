@@ -21,21 +21,46 @@ model.setFallback({ text: reply });
 const slackUsers = Number(process.env.BENCH_SLACK_USERS ?? 0);
 for (let index = 0; index < slackUsers; index++)
   slack.users.set(slackUserId(index), { name: `user${index}` });
+// The bot itself, as real Slack knows it (the Chat SDK's adapter looks up every user a message mentions).
+slack.users.set(slack.identity.userId, { name: 'butler' });
 
+/** Whether a posting call puts text on screen: text, blocks or Markdown, or streamed `markdown_text` chunks. */
+function showsText(args: Record<string, unknown>): boolean {
+  const filled = (value: unknown) => typeof value === 'string' && value.length > 0;
+  if (filled(args.text) || filled(args.markdown_text)) return true;
+  if (Array.isArray(args.blocks) && args.blocks.length > 0) return true;
+  return (
+    Array.isArray(args.chunks) &&
+    args.chunks.some((chunk) => (chunk as { type?: unknown }).type === 'markdown_text' && filled(chunk.text))
+  );
+}
+
+const replyMethods = new Set([
+  'chat.postMessage',
+  'chat.startStream',
+  'chat.appendStream',
+  'chat.stopStream',
+]);
+
+/**
+ * Per thread of `channel`: when the reply first showed text, and when it was complete (chat.stopStream
+ * of a streamed reply, else its first chat.postMessage). A stream may open empty and carry its text only
+ * later (the Slack SDK's ChatStreamer buffers 256 characters), so "first text" is the first call with text.
+ */
 function slackReplies(channel: string): SlackReplyTiming[] {
   const byThread = new Map<string, SlackReplyTiming>();
   for (const call of slack.calls) {
-    if (call.args.channel !== channel) continue;
-    if (call.method === 'chat.postMessage' || call.method === 'chat.startStream') {
-      const thread = String(call.args.thread_ts ?? '');
-      const timing = byThread.get(thread) ?? { thread, firstAt: call.at, doneAt: undefined };
-      if (call.method === 'chat.postMessage' && timing.doneAt === undefined) timing.doneAt = call.at;
-      byThread.set(thread, timing);
-    } else if (call.method === 'chat.stopStream') {
-      const message = slack.messages.get(`${channel}:${String(call.args.ts)}`);
-      const timing = message?.threadTs ? byThread.get(message.threadTs) : undefined;
-      if (timing) timing.doneAt = call.at;
-    }
+    if (call.args.channel !== channel || !replyMethods.has(call.method)) continue;
+    const opens = call.method === 'chat.postMessage' || call.method === 'chat.startStream';
+    const thread = opens
+      ? String(call.args.thread_ts ?? '')
+      : slack.messages.get(`${channel}:${String(call.args.ts)}`)?.threadTs;
+    if (thread === undefined) continue;
+    const timing = byThread.get(thread) ?? { thread, firstAt: undefined, doneAt: undefined };
+    if (timing.firstAt === undefined && showsText(call.args)) timing.firstAt = call.at;
+    if (call.method === 'chat.postMessage' && timing.doneAt === undefined) timing.doneAt = call.at;
+    if (call.method === 'chat.stopStream') timing.doneAt = call.at;
+    byThread.set(thread, timing);
   }
   return [...byThread.values()];
 }
