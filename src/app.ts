@@ -15,7 +15,7 @@ import type { EventBus } from './core/event-bus.js';
 import type { Platform } from './core/events.js';
 import type { Logger } from './core/logger.js';
 import { OpenAIModel } from './core/model/openai-model.js';
-import type { Observer } from './core/observer.js';
+import { noopObserver, type Observer } from './core/observer.js';
 import { combineObservers } from './core/observer-fanout.js';
 import { guardObserver } from './core/observer-guard.js';
 import type { Store } from './core/store.js';
@@ -105,20 +105,29 @@ function createAgents(config: AppConfig, model: OpenAIModel | undefined, tools: 
   return { delegator, router: new Router(routingModel, specs, store, routing) };
 }
 
-/** Tracing when it is on, and the live event stream; both behind the guard that keeps replies safe. */
-async function createObserver(config: AppConfig, bus: EventBus, logger: Logger): Promise<Observer> {
-  const events = createEventsObserver(bus);
-  if (!config.langfuse.enabled) return guardObserver(events, logger);
-  // Loaded only when tracing is on: OpenTelemetry and the Langfuse packages add about 30 MB of memory.
-  const { createLangfuseObserver } = await import('./observability/langfuse-observer.js');
-  const langfuse = createLangfuseObserver({
-    publicKey: config.langfuse.publicKey,
-    secretKey: config.langfuse.secretKey,
-    baseUrl: config.langfuse.baseUrl,
-    serviceName: config.serviceName,
-    logger,
-  });
-  return combineObservers(guardObserver(langfuse, logger), guardObserver(events, logger));
+/**
+ * Tracing when it is on, and the live event stream when the API can serve it; each behind the guard that
+ * keeps replies safe. With neither, turns report to a no-op.
+ */
+async function createObserver(
+  config: AppConfig,
+  bus: EventBus | undefined,
+  logger: Logger,
+): Promise<Observer> {
+  const observers: Observer[] = bus ? [guardObserver(createEventsObserver(bus), logger)] : [];
+  if (config.langfuse.enabled) {
+    // Loaded only when tracing is on: OpenTelemetry and the Langfuse packages add about 30 MB of memory.
+    const { createLangfuseObserver } = await import('./observability/langfuse-observer.js');
+    const langfuse = createLangfuseObserver({
+      publicKey: config.langfuse.publicKey,
+      secretKey: config.langfuse.secretKey,
+      baseUrl: config.langfuse.baseUrl,
+      serviceName: config.serviceName,
+      logger,
+    });
+    observers.push(guardObserver(langfuse, logger));
+  }
+  return observers.length > 0 ? combineObservers(...observers) : noopObserver;
 }
 
 export async function createButler(config: AppConfig, options: CreateButlerOptions): Promise<Butler> {
@@ -133,7 +142,9 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // An embedded database belongs to this process alone (lockfile): leases left by a crash are stale.
   if (database.kind === 'pglite') await store.inbox.releaseAllLeases();
 
-  const bus = createEventBus(database, logger);
+  // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
+  // sharing a database share their config, so each one that serves the stream also feeds it.
+  const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
   const observer = await createObserver(config, bus, logger);
   const model = config.model ? modelClient(config.model, config) : undefined;
   const compactionEndpoint = config.compaction.model ?? config.model;
@@ -311,7 +322,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await worker?.stop(deadlineMs);
       await mcp.stop();
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
-      await bus.close();
+      await bus?.close();
       await database.close();
     },
   };

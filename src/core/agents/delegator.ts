@@ -44,6 +44,18 @@ export class Delegator {
     this.definition = delegateDefinition(agents);
   }
 
+  private withDelegateFor: readonly ToolDefinition[] | undefined;
+  private withDelegateList: ToolDefinition[] = [];
+
+  /** Butler's tools plus `delegate`; the registry hands out a new list only when its tools change. */
+  withDelegate(definitions: readonly ToolDefinition[]): ToolDefinition[] {
+    if (definitions !== this.withDelegateFor) {
+      this.withDelegateFor = definitions;
+      this.withDelegateList = [...definitions, this.definition];
+    }
+    return this.withDelegateList;
+  }
+
   /** The delegation port of one turn. */
   forTurn(binding: TurnBinding): Delegation {
     return {

@@ -296,10 +296,6 @@ export class TurnRunner {
       if (routed.parked) return;
       const systemPrompt = await this.systemPrompt(turn, routed.note);
       const { delegator } = this.deps;
-      const tools = () => {
-        const definitions = this.deps.tools.definitions();
-        return delegator ? [...definitions, delegator.definition] : definitions;
-      };
       let history = window;
       for (let step = 0; step < maxSteps; step++) {
         const prompt = await brain.prepare({
@@ -314,7 +310,9 @@ export class TurnRunner {
         if (prompt.compaction) turn.usage.compaction = prompt.compaction;
         const result = await model.complete({
           messages: prompt.messages,
-          tools: tools(),
+          tools: delegator
+            ? delegator.withDelegate(this.deps.tools.definitions())
+            : this.deps.tools.definitions(),
           signal: turn.signal,
           onText: (delta) => turn.reply.append(delta),
         });
