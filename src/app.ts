@@ -241,6 +241,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       approvalTtlMs: file.approvalTtlMinutes * 60_000,
       memoriesInPrompt: 10,
       deliveryRetryMs: file.worker.deliveryRetrySeconds * 1000,
+      workingIndicatorDelayMs: file.worker.workingIndicatorMilliseconds,
       pricing: file.pricing,
     },
   });

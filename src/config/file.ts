@@ -93,6 +93,11 @@ export const fileConfigSchema = z
         inboxRetentionHours: z.number().positive().default(168),
         /** A finished reply the platform cannot take (an outage) is retried with backoff for this long. */
         deliveryRetrySeconds: z.number().min(0).default(120),
+        /**
+         * The working indicator (status line or reaction) shows when the reply has not started this long
+         * after the turn began; 0 shows it at once. A reply that starts sooner is its own sign of life.
+         */
+        workingIndicatorMilliseconds: z.number().int().min(0).default(500),
       })
       .strict()
       .default({
@@ -102,6 +107,7 @@ export const fileConfigSchema = z
         sweepMilliseconds: 5000,
         inboxRetentionHours: 168,
         deliveryRetrySeconds: 120,
+        workingIndicatorMilliseconds: 500,
       }),
     model: z
       .object({

@@ -1,9 +1,54 @@
-import type { Platform } from './events.js';
+import type { ChatUser, ConversationAddress, Platform } from './events.js';
+import type { ConversationMessage, StoredMessage } from './messages.js';
+import type { ConversationRecord, InboxOutcome, Memory, MemoryOwner } from './store.js';
 
 /**
- * Storage contracts of what turns record beside the conversation: sub-agent runs, routing decisions and
- * token usage (split from `store.ts`, which re-exports them; the Store holds their repositories).
+ * Storage contracts of what turns read and record beside the conversation: a turn's opening read and
+ * closing write, sub-agent runs, routing decisions and token usage (split from `store.ts`, which
+ * re-exports them; the Store holds their repositories).
  */
+
+// ── a turn's one read and one write ─────────────────────────────────────────────────────────────
+
+/** What a turn needs before it can build its prompt, read in one statement. */
+export interface TurnOpening {
+  /** Created on first sight. */
+  conversation: ConversationRecord;
+  /** The messages not yet folded into the summary, oldest first. */
+  window: StoredMessage[];
+  /** Approvals still waiting in the conversation, oldest first (the prompt says not to ask again). */
+  pendingApprovals: Array<{ toolName: string; summary: string; requestedBy: ChatUser }>;
+  /** The requester's memories for the prompt: most recently saved or recalled first. */
+  memories: Memory[];
+}
+
+/** Everything a finished (or failed) turn writes, applied atomically. */
+export interface TurnCommit {
+  conversationId: string;
+  messages: ReadonlyArray<ConversationMessage & { tokens: number }>;
+  /** Added to the conversation's totals; `tokenScale` replaces its calibration. */
+  promptTokens: number;
+  completionTokens: number;
+  tokenScale: number;
+  eventIds: readonly number[];
+  outcome: InboxOutcome;
+  error?: string;
+  usage: TurnUsageRecord;
+}
+
+export interface TurnRepository {
+  open(input: {
+    conversationKey: string;
+    address: ConversationAddress;
+    memoriesOf: MemoryOwner;
+    memoriesLimit: number;
+  }): Promise<TurnOpening>;
+  /**
+   * Appends the turn's messages, clears the conversation's `inflight` and adds its usage, marks its
+   * inbox events with the outcome, and records its usage row: one statement, so all or nothing.
+   */
+  commit(commit: TurnCommit): Promise<void>;
+}
 
 // ── sub-agents and routing ──────────────────────────────────────────────────────────────────────
 

@@ -3,7 +3,12 @@ import type { ConversationEventRepository } from './conversation-events.js';
 import type { ChatUser, ConversationAddress, InboundMessage, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
 import type { ReadRepository } from './read-models.js';
-import type { AgentRunRepository, RoutingRepository, UsageRepository } from './store-records.js';
+import type {
+  AgentRunRepository,
+  RoutingRepository,
+  TurnRepository,
+  UsageRepository,
+} from './store-records.js';
 import type { Risk, ToolOrigin } from './tools/tool.js';
 
 export type {
@@ -13,6 +18,9 @@ export type {
   RoutingIntent,
   RoutingRecord,
   RoutingRepository,
+  TurnCommit,
+  TurnOpening,
+  TurnRepository,
   TurnUsageRecord,
   UsageGroup,
   UsageRepository,
@@ -49,6 +57,11 @@ export interface InboxEvent extends NewInboxEvent {
   id: number;
   attempts: number;
   createdAt: Date;
+  /**
+   * For a message: its rank among the messages its sender sent in the minute up to it, itself included,
+   * counted across processes when it was claimed (rate limiting). 0 for other events.
+   */
+  senderRank: number;
 }
 
 export type InboxOutcome = 'done' | 'rate_limited' | 'failed';
@@ -57,6 +70,8 @@ export type InboxOutcome = 'done' | 'rate_limited' | 'failed';
 export interface ClaimedBatch {
   conversationKey: string;
   events: InboxEvent[];
+  /** Whether other conversations had work waiting when this one was claimed. */
+  more: boolean;
 }
 
 export interface InboxRepository {
@@ -64,22 +79,14 @@ export interface InboxRepository {
   insert(event: NewInboxEvent): Promise<number | undefined>;
   /**
    * Claims every pending event of the oldest conversation nobody holds, taking a lease on it.
-   * Events of a conversation whose lease expired (its worker died) are claimed again.
+   * Events of a conversation whose lease expired (its worker died) are claimed again. `release`: a
+   * conversation this owner is done with, whose lease the same statement gives up (saves a round trip).
    */
-  claimNext(owner: string, leaseMs: number): Promise<ClaimedBatch | undefined>;
+  claimNext(owner: string, leaseMs: number, release?: string): Promise<ClaimedBatch | undefined>;
   /** Extends the lease; false when it was lost (expired and taken by another worker). */
   renewLease(conversationKey: string, owner: string, leaseMs: number): Promise<boolean>;
   releaseLease(conversationKey: string, owner: string): Promise<void>;
   finish(eventIds: readonly number[], outcome: InboxOutcome, error?: string): Promise<void>;
-  /**
-   * How many messages of this user were accepted from `since` up to and including event `upToId`:
-   * the event's rank in the user's recent traffic, across processes (rate limiting).
-   */
-  countUserMessages(
-    platform: Platform,
-    userId: string,
-    window: { since: Date; upToId: number },
-  ): Promise<number>;
   /** Deletes up to `limit` of the oldest events that finished before `before`; returns how many. */
   pruneFinished(before: Date, limit: number): Promise<number>;
   /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
@@ -131,7 +138,7 @@ export interface ConversationRepository {
   ensure(key: string, address: ConversationAddress): Promise<ConversationRecord>;
   /** The messages not yet folded into the summary, oldest first. */
   window(conversationId: string): Promise<StoredMessage[]>;
-  /** Adds messages (the turn's closing `closeTurn` marks the conversation updated). */
+  /** Adds messages (a turn's own go in with its commit: `TurnRepository.commit`). */
   append(
     conversationId: string,
     messages: ReadonlyArray<ConversationMessage & { tokens: number }>,
@@ -145,11 +152,6 @@ export interface ConversationRepository {
    * approval cards (crash recovery: anything else of Butler's there was left by an interrupted attempt).
    */
   knownPlatformMessages(conversation: Pick<ConversationRecord, 'id' | 'key'>): Promise<string[]>;
-  /** Ends the turn on the conversation in one update: clears `inflight`, adds the usage, touches it. */
-  closeTurn(
-    conversationId: string,
-    usage: { promptTokens: number; completionTokens: number; tokenScale: number },
-  ): Promise<void>;
 }
 
 // ── approvals ───────────────────────────────────────────────────────────────────────────────────
@@ -337,6 +339,7 @@ export interface MemoryRepository {
 export interface Store {
   inbox: InboxRepository;
   conversations: ConversationRepository;
+  turns: TurnRepository;
   approvals: ApprovalRepository;
   grants: GrantRepository;
   audit: AuditRepository;

@@ -77,8 +77,8 @@ export class Worker {
 
   /**
    * New work arrived in this process: one idle loop stops waiting for the next poll. Waking one, not
-   * all, spares the database a claim transaction per idle loop per event; a loop that finds work wakes
-   * the next one, so a burst still spreads over every loop.
+   * all, spares the database a claim transaction per idle loop per event; a loop whose claim saw more
+   * work waiting wakes the next one, so a burst still spreads over every loop.
    */
   wake(): void {
     const [first] = this.wakers;
@@ -113,10 +113,19 @@ export class Worker {
    * woken by local intake or by a loop that found work, so an idle Butler costs one query per interval.
    */
   private async loop(): Promise<void> {
+    // The conversation this loop finished last: its lease goes with the next claim, in the same statement.
+    let finished: string | undefined;
     while (!this.stopping) {
       let claim: ClaimedBatch | undefined;
       try {
-        claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs);
+        claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs, finished);
+        // Events that came for the finished conversation during its turn were still leased to this
+        // claim: without other work, look once more rather than leave them to the next poll.
+        if (!claim && finished) {
+          finished = undefined;
+          claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs);
+        }
+        finished = undefined;
         if (this.claimFailures > 0) this.logger.info({ failures: this.claimFailures }, 'claiming work again');
         this.claimFailures = 0;
       } catch (error) {
@@ -127,12 +136,22 @@ export class Worker {
         }
       }
       if (claim) {
-        this.wake();
+        if (claim.more) this.wake();
         await this.process(claim);
+        finished = claim.conversationKey;
       } else {
         await this.pause();
       }
     }
+    if (finished) await this.release(finished);
+  }
+
+  private async release(conversationKey: string): Promise<void> {
+    await this.store.inbox
+      .releaseLease(conversationKey, this.owner)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, conversation: conversationKey }, 'releasing the lease failed'),
+      );
   }
 
   private pause(): Promise<void> {
@@ -209,9 +228,6 @@ export class Worker {
       if (!(error instanceof TurnInterruptedError)) log.error({ err: error }, 'processing failed');
     } finally {
       clearInterval(heartbeat);
-      await this.store.inbox
-        .releaseLease(conversationKey, this.owner)
-        .catch((error: unknown) => log.warn({ err: error }, 'releasing the lease failed'));
       this.active -= 1;
       if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
@@ -265,10 +281,7 @@ export class Worker {
     const limit = this.options.messagesPerMinute;
     for (const event of events) {
       if (event.payload.kind !== 'message') continue;
-      const rank = await this.store.inbox.countUserMessages(event.platform, event.userId, {
-        since: new Date(event.createdAt.getTime() - 60_000),
-        upToId: event.id,
-      });
+      const rank = event.senderRank;
       if (rank <= limit) {
         allowed.push({ event, message: event.payload });
         continue;

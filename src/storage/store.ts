@@ -9,6 +9,7 @@ import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
 import { readRepository } from './repositories/reads.js';
+import { turnRepository } from './repositories/turns.js';
 import { usageRepository } from './repositories/usage.js';
 import { guardRepository, toStorageError } from './storage-errors.js';
 
@@ -16,10 +17,12 @@ import { guardRepository, toStorageError } from './storage-errors.js';
  * The core's Store over a drizzle database (or transaction: repositories take either). Database errors
  * leave it as StorageErrors that name the operation, never the statement's parameters.
  */
-export function createStore(db: Database): Store {
+export function createStore(db: Database, options: { inTransaction?: boolean } = {}): Store {
   return {
-    inbox: guardRepository('inbox', inboxRepository(db)),
+    // Group commit only outside transactions: inside one, an insert must run on the transaction.
+    inbox: guardRepository('inbox', inboxRepository(db, { groupCommit: !options.inTransaction })),
     conversations: guardRepository('conversations', conversationRepository(db)),
+    turns: guardRepository('turns', turnRepository(db)),
     approvals: guardRepository('approvals', approvalRepository(db)),
     grants: guardRepository('grants', grantRepository(db)),
     audit: guardRepository('audit', auditRepository(db)),
@@ -31,7 +34,9 @@ export function createStore(db: Database): Store {
     reads: guardRepository('reads', readRepository(db)),
     async transaction(work) {
       try {
-        return await db.transaction((tx) => work(createStore(tx as unknown as Database)));
+        return await db.transaction((tx) =>
+          work(createStore(tx as unknown as Database, { inTransaction: true })),
+        );
       } catch (error) {
         throw toStorageError('transaction', error);
       }

@@ -31,6 +31,8 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined>;
   receivedAt: number;
+  /** When the answer's last byte was written (benchmarks: last token → final platform update). */
+  answeredAt?: number;
 }
 
 export interface FakeModelServer {
@@ -107,7 +109,8 @@ export async function startFakeModelServer(options: { port?: number } = {}): Pro
     if ('streamThenFail' in reply) return streamThenFail(response, completion);
     if (!recorded.stream) return sendJson(response, 200, completionBody(completion));
     const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
-    return streamCompletion(response, completion, includeUsage);
+    await streamCompletion(response, completion, includeUsage);
+    recorded.answeredAt = Date.now();
   }
 
   const server = createServer((request, response) => {

@@ -15,7 +15,7 @@ export function turnBinding(turn: Turn): TurnBinding {
       const names = joinNames(agents);
       await turn.reply.append(`_Asking ${names}…_`);
       turn.reply.endStep();
-      await turn.adapter.showProgress?.(turn.target, `is asking ${names}…`).catch(() => {});
+      await turn.working.progress(`is asking ${names}…`);
     },
     addUsage: (usage) => {
       turn.usage.promptTokens += usage.promptTokens;

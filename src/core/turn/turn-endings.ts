@@ -211,6 +211,7 @@ export async function failTurn(
   await reportTurnEvent(turn, { type: 'error', error: userMessage });
 }
 
+/** The commit is one statement: atomic without a transaction of its own. */
 function commitTurn(
   deps: TurnRunnerDeps,
   turn: Turn,
@@ -218,7 +219,7 @@ function commitTurn(
   outcome: InboxOutcome,
   error?: string,
 ) {
-  return deps.store.transaction((tx) => commitTurnWith(deps, tx, turn, messages, outcome, error));
+  return commitTurnWith(deps, deps.store, turn, messages, outcome, error);
 }
 
 /** The turn's usage row: Butler's model prices its tokens (sub-agents' included), the compaction model its own. */
@@ -254,15 +255,15 @@ async function commitTurnWith(
   outcome: InboxOutcome,
   error?: string,
 ) {
-  // Independent writes: issued together, the driver pipelines them in one round trip.
-  await Promise.all([
-    tx.conversations.append(turn.conversation.id, withTokens(messages)),
-    tx.conversations.closeTurn(turn.conversation.id, {
-      promptTokens: turn.usage.promptTokens,
-      completionTokens: turn.usage.completionTokens,
-      tokenScale: turn.usage.tokenScale,
-    }),
-    tx.inbox.finish(turn.eventIds, outcome, error),
-    tx.usage.record(usageRecord(deps, turn)),
-  ]);
+  await tx.turns.commit({
+    conversationId: turn.conversation.id,
+    messages: withTokens(messages),
+    promptTokens: turn.usage.promptTokens,
+    completionTokens: turn.usage.completionTokens,
+    tokenScale: turn.usage.tokenScale,
+    eventIds: turn.eventIds,
+    outcome,
+    ...(error === undefined ? {} : { error }),
+    usage: usageRecord(deps, turn),
+  });
 }

@@ -2,7 +2,7 @@ import { routedStep } from '../agents/router.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
 import { decodeConversationKey } from '../conversation-key.js';
 import type { InboundMessage } from '../events.js';
-import type { ConversationMessage, StoredMessage, ToolCall } from '../messages.js';
+import type { ConversationMessage, ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
 import { cleanJson } from '../text.js';
 import { answerCommand } from './commands.js';
@@ -64,9 +64,9 @@ export class TurnRunner {
       retriedAfter: retried ? first.messageId : undefined,
     });
     if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
-    const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
+    turn.working.start();
     try {
-      const window = await this.deps.store.conversations.window(turn.conversation.id);
+      const { window } = turn.opening;
       const pending = await this.newTurnMessages(turn, messages, window.length === 0);
       // Commands (`revoke`, `usage`) are answered without the model.
       const answer = await answerCommand(this.deps, turn, last.text);
@@ -74,9 +74,9 @@ export class TurnRunner {
         await turn.reply.append(answer);
         return await completeTurn(this.deps, turn, pending, answer);
       }
-      await this.converse(turn, pending, window, { route: true });
+      await this.converse(turn, pending, { route: true });
     } finally {
-      await clearStatus().catch(() => {});
+      await turn.working.clear();
     }
   }
 
@@ -112,7 +112,7 @@ export class TurnRunner {
           turn.log.warn({ err: error, batchId: first.batchId }, 'could not show the outcome on the card'),
         );
     }
-    const clearStatus = await turn.adapter.showWorking(turn.target).catch(() => async () => {});
+    turn.working.start();
     try {
       const scope = this.toolScope(turn);
       const { assistant } = resume;
@@ -134,7 +134,7 @@ export class TurnRunner {
         ...toolMessages(assistant.toolCalls, resolution.results),
       ]);
     } finally {
-      await clearStatus().catch(() => {});
+      await turn.working.clear();
     }
   }
 
@@ -219,23 +219,15 @@ export class TurnRunner {
     return pending;
   }
 
-  private async systemPrompt(turn: Turn, note?: string): Promise<string> {
-    const { store, options } = this.deps;
-    const address = turn.target.address;
-    const [memories, pending] = await Promise.all([
-      store.memories.top(
-        { platform: address.platform, workspace: address.workspace, userId: turn.requester.id },
-        options.memoriesInPrompt,
-      ),
-      store.approvals.listPending(turn.conversation.key),
-    ]);
+  private systemPrompt(turn: Turn, note?: string): string {
+    const { memories, pendingApprovals: pending } = turn.opening;
     const pendingApprovals = pending.map(
       (approval) =>
         `- ${approval.toolName}: ${approval.summary} (requested by ${approval.requestedBy.name ?? approval.requestedBy.id})`,
     );
     const prompt = buildSystemPrompt({
-      operatorPrompt: options.systemPrompt,
-      address,
+      operatorPrompt: this.deps.options.systemPrompt,
+      address: turn.target.address,
       isDirect: turn.isDirect,
       now: new Date(),
       memories,
@@ -259,13 +251,13 @@ export class TurnRunner {
   }
 
   /** With routing on, the decision for a new turn: a delegation done first, or a note for the prompt. */
-  private async route(turn: Turn, pending: ConversationMessage[], window: readonly StoredMessage[]) {
+  private async route(turn: Turn, pending: ConversationMessage[]) {
     const { router } = this.deps;
     if (!router) return { parked: false };
     const route = await router.route({
       conversationKey: turn.conversation.key,
       turnId: turn.id,
-      messages: [...window, ...pending],
+      messages: [...turn.opening.window, ...pending],
       signal: turn.signal,
       observer: turn.observer,
       logger: turn.log,
@@ -275,14 +267,10 @@ export class TurnRunner {
     return { parked: false, ...(route.action !== 'fallback' && route.note ? { note: route.note } : {}) };
   }
 
-  /**
-   * The model loop: call the model, run or park tool calls, until it answers or the step budget ends.
-   * `window` is the conversation's history when the caller already read it (saves a query).
-   */
+  /** The model loop: call the model, run or park tool calls, until it answers or the step budget ends. */
   private async converse(
     turn: Turn,
     pending: ConversationMessage[],
-    window?: StoredMessage[],
     options: { route?: boolean } = {},
   ): Promise<void> {
     const { model, brain } = this.deps;
@@ -292,11 +280,11 @@ export class TurnRunner {
       return completeTurn(this.deps, turn, pending, undefined);
     }
     try {
-      const routed = options.route ? await this.route(turn, pending, window ?? []) : { parked: false };
+      const routed = options.route ? await this.route(turn, pending) : { parked: false };
       if (routed.parked) return;
-      const systemPrompt = await this.systemPrompt(turn, routed.note);
+      const systemPrompt = this.systemPrompt(turn, routed.note);
       const { delegator } = this.deps;
-      let history = window;
+      let history = turn.opening.window;
       for (let step = 0; step < maxSteps; step++) {
         const prompt = await brain.prepare({
           conversation: turn.conversation,
@@ -304,7 +292,7 @@ export class TurnRunner {
           pending,
           observer: turn.observer,
           allowCompaction: step === 0,
-          ...(history ? { window: history } : {}),
+          window: history,
         });
         history = prompt.window;
         if (prompt.compaction) turn.usage.compaction = prompt.compaction;

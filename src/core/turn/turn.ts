@@ -8,11 +8,12 @@ import type { ChatUser, Platform } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { ModelClient } from '../model/model-client.js';
 import type { Observer, TurnObserver } from '../observer.js';
-import type { ConversationRecord, InflightTurn, Store } from '../store.js';
+import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelTokens, PriceTable } from '../usage/pricing.js';
 import { TurnReply } from './turn-reply.js';
+import { WorkingIndicator } from './working-indicator.js';
 
 /** One turn in progress, and how it starts: resuming an interrupted attempt when there was one. */
 
@@ -23,6 +24,8 @@ export interface TurnRunnerOptions {
   memoriesInPrompt: number;
   /** How long a finished reply the platform cannot take is retried before the turn fails. */
   deliveryRetryMs: number;
+  /** The working indicator shows only if the reply has not started this long after the turn did. */
+  workingIndicatorDelayMs: number;
   /** USD per million tokens by model name, for the cost of each turn; absent or `{}`: costs are unknown. */
   pricing?: PriceTable;
 }
@@ -50,6 +53,8 @@ export class TurnInterruptedError extends Error {}
 export interface Turn {
   id: string;
   conversation: ConversationRecord;
+  /** What the turn read when it began: the history window, pending approvals, the requester's memories. */
+  opening: Omit<TurnOpening, 'conversation'>;
   adapter: ChatAdapter;
   target: ReplyTarget;
   requester: ChatUser;
@@ -57,6 +62,8 @@ export interface Turn {
   eventIds: number[];
   inflight: InflightTurn;
   reply: TurnReply;
+  /** Armed by the runner once the turn's work starts. */
+  working: WorkingIndicator;
   observer: TurnObserver;
   log: Logger;
   signal: AbortSignal;
@@ -140,7 +147,13 @@ export async function beginTurn(
   },
 ): Promise<Turn> {
   const { store } = deps;
-  const conversation = await store.conversations.ensure(input.conversationKey, input.target.address);
+  const address = input.target.address;
+  const { conversation, ...opening } = await store.turns.open({
+    conversationKey: input.conversationKey,
+    address,
+    memoriesOf: { platform: address.platform, workspace: address.workspace, userId: input.requester.id },
+    memoriesLimit: deps.options.memoriesInPrompt,
+  });
   const earlier = conversation.inflight;
   const recovering = earlier?.eventIds.some((id) => input.eventIds.includes(id)) ? earlier : undefined;
   const id = recovering?.turnId ?? randomUUID();
@@ -178,6 +191,7 @@ export async function beginTurn(
   const turn: Turn = {
     id,
     conversation,
+    opening,
     adapter,
     target: input.target,
     requester: input.requester,
@@ -185,6 +199,12 @@ export async function beginTurn(
     eventIds: input.eventIds,
     inflight,
     reply,
+    working: new WorkingIndicator(
+      adapter,
+      input.target,
+      deps.options.workingIndicatorDelayMs,
+      () => reply.opened,
+    ),
     observer: deps.observer.startTurn({
       turnId: id,
       conversationKey: conversation.key,

@@ -6,7 +6,9 @@ import type { Database } from '../database.js';
 import { approvals, compactions, conversations, messages } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';
 
-function toConversation(row: typeof conversations.$inferSelect): ConversationRecord {
+export function toConversation(
+  row: Omit<typeof conversations.$inferSelect, 'createdAt' | 'updatedAt'>,
+): ConversationRecord {
   return {
     id: row.id,
     key: row.key,
@@ -22,7 +24,9 @@ function toConversation(row: typeof conversations.$inferSelect): ConversationRec
   };
 }
 
-function toMessage(row: typeof messages.$inferSelect): StoredMessage {
+export function toMessage(
+  row: Omit<typeof messages.$inferSelect, 'conversationId' | 'compacted' | 'createdAt'>,
+): StoredMessage {
   const base = { id: row.id, tokens: row.tokens, content: row.content };
   switch (row.role) {
     case 'user':
@@ -42,21 +46,26 @@ function toMessage(row: typeof messages.$inferSelect): StoredMessage {
 /** How many recent replies and cards crash recovery compares a thread's messages against. */
 const recentKnown = 20;
 
+/**
+ * Creates the conversation on first sight, else touches it; returns its row. Placeholders: `key` and the
+ * address's `platform`, `workspace`, `channel`, `thread`. A turn runs it inside its opening read.
+ */
+export const ensureConversation = (db: Database) =>
+  db
+    .insert(conversations)
+    .values({
+      key: sql.placeholder('key'),
+      platform: sql.placeholder('platform'),
+      workspace: sql.placeholder('workspace'),
+      channel: sql.placeholder('channel'),
+      thread: sql.placeholder('thread'),
+    })
+    .onConflictDoUpdate({ target: conversations.key, set: { updatedAt: sql`now()` } })
+    .returning();
+
 export function conversationRepository(db: Database): ConversationRepository {
-  // These run on every turn (setInflight up to twice).
   const ensureStatement = preparedOnFirstUse(() =>
-    db
-      .insert(conversations)
-      .values({
-        key: sql.placeholder('key'),
-        platform: sql.placeholder('platform'),
-        workspace: sql.placeholder('workspace'),
-        channel: sql.placeholder('channel'),
-        thread: sql.placeholder('thread'),
-      })
-      .onConflictDoUpdate({ target: conversations.key, set: { updatedAt: sql`now()` } })
-      .returning()
-      .prepare('butler_conversation_ensure'),
+    ensureConversation(db).prepare('butler_conversation_ensure'),
   );
   const windowStatement = preparedOnFirstUse(() =>
     db
@@ -68,6 +77,7 @@ export function conversationRepository(db: Database): ConversationRepository {
       .orderBy(asc(messages.id))
       .prepare('butler_conversation_window'),
   );
+  // Runs on every turn that posts a reply (up to twice).
   const inflightStatement = preparedOnFirstUse(() =>
     db
       .update(conversations)
@@ -76,20 +86,6 @@ export function conversationRepository(db: Database): ConversationRepository {
       .where(eq(conversations.id, sql.placeholder('conversationId')))
       .prepare('butler_conversation_inflight'),
   );
-  const closeTurnStatement = preparedOnFirstUse(() =>
-    db
-      .update(conversations)
-      .set({
-        inflight: null,
-        promptTokensTotal: sql`${conversations.promptTokensTotal} + ${sql.placeholder('promptTokens')}`,
-        completionTokensTotal: sql`${conversations.completionTokensTotal} + ${sql.placeholder('completionTokens')}`,
-        tokenScale: sql`${sql.placeholder('tokenScale')}`,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(conversations.id, sql.placeholder('conversationId')))
-      .prepare('butler_conversation_close_turn'),
-  );
-
   return {
     async find(key) {
       const [row] = await db.select().from(conversations).where(eq(conversations.key, key));
@@ -183,10 +179,6 @@ export function conversationRepository(db: Database): ConversationRepository {
 
     async setInflight(conversationId, inflight) {
       await inflightStatement().execute({ conversationId, inflight: JSON.stringify(cleanJson(inflight)) });
-    },
-
-    async closeTurn(conversationId, usage) {
-      await closeTurnStatement().execute({ conversationId, ...usage });
     },
   };
 }

@@ -1,13 +1,11 @@
 import {
   and,
   asc,
-  count,
   eq,
-  gte,
+  getTableColumns,
   inArray,
   isNull,
   lt,
-  lte,
   not,
   or,
   type Placeholder,
@@ -17,6 +15,7 @@ import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '.
 import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents, isOpenEvent } from '../schema.js';
+import { groupCommit } from './group-commit.js';
 import { preparedOnFirstUse } from './prepared.js';
 
 /** Open events of conversations nobody holds (or whose holder's lease lapsed). */
@@ -27,8 +26,9 @@ const claimableCondition = and(
 
 const leaseUntil = (leaseMs: number | Placeholder) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
 
-function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
+function toInboxEvent(row: typeof inboundEvents.$inferSelect & { senderRank: number }): InboxEvent {
   return {
+    senderRank: row.senderRank,
     id: row.id,
     platform: row.platform,
     dedupKey: row.dedupKey,
@@ -39,6 +39,17 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect): InboxEvent {
     createdAt: row.createdAt,
   };
 }
+
+/**
+ * A claimed message's rank among its sender's messages of the minute up to it (rate limiting), computed
+ * as the claim returns it. Outer columns are written qualified by hand: drizzle leaves them bare.
+ */
+const senderRank = sql<number>`case when inbound_events.kind = 'message' then (
+  select count(*) from ${inboundEvents} as recent
+  where recent.platform = inbound_events.platform and recent.user_id = inbound_events.user_id
+    and recent.kind = 'message' and recent.created_at >= inbound_events.created_at - interval '1 minute'
+    and recent.id <= inbound_events.id
+) else 0 end`.mapWith(Number);
 
 /** Namespaces the claim's advisory locks (the second key is the conversation key's hash). */
 const claimLockSpace = 7_461_002;
@@ -52,13 +63,27 @@ const candidateWindow = 32;
  *      lock, so concurrent claims pass over each other's conversation instead of waiting, and never
  *      take a later event of a conversation whose first event another claim is taking);
  *   3. a lease on that conversation, unless someone's live lease appeared meanwhile;
- *   4. every open event of the leased conversation, marked claimed.
+ *   4. every open event of the leased conversation, marked claimed, each with its sender's rank, and
+ *      whether other conversations were waiting.
+ * Beside it, the lease of the conversation the caller finished last is released (it stays visible to
+ * this statement's snapshot, so that conversation's new events wait for the next claim).
  * No row locks and no anti-joins: the open-event count swings faster than the planner's statistics,
  * and plans built on stale ones (an anti-join against the backlog) once made each claim quadratic.
- * Placeholders: `owner`, `leaseMs`.
+ * Placeholders: `owner`, `leaseMs`, `release` (a conversation key, or null).
  */
 function claimQuery(db: Database) {
   const owner = sql.placeholder('owner');
+  const released = db.$with('claim_released').as(
+    db
+      .delete(conversationLeases)
+      .where(
+        and(
+          eq(conversationLeases.conversationKey, sql.placeholder('release')),
+          eq(conversationLeases.owner, owner),
+        ),
+      )
+      .returning({ conversationKey: conversationLeases.conversationKey }),
+  );
   const candidates = db
     .$with('claim_candidates')
     .as(
@@ -101,7 +126,7 @@ function claimQuery(db: Database) {
   );
   return (
     db
-      .with(candidates, chosen, lease)
+      .with(released, candidates, chosen, lease)
       .update(inboundEvents)
       .set({ status: 'claimed', claimedBy: sql`${owner}`, attempts: sql`${inboundEvents.attempts} + 1` })
       // A scalar subquery, not a join: the plan looks the one conversation up by index.
@@ -111,15 +136,45 @@ function claimQuery(db: Database) {
           isOpenEvent(inboundEvents.status),
         ),
       )
-      .returning()
+      .returning({
+        ...getTableColumns(inboundEvents),
+        senderRank,
+        // Whether another conversation was waiting too (the worker then wakes a second loop).
+        more: sql<boolean>`(select count(distinct conversation_key) > 1 from claim_candidates)`,
+      })
   );
 }
 
 /**
- * The durable inbox. Leases use the database clock (`now()`), so processes with skewed clocks agree
- * on who holds a conversation.
+ * Several events in one prepared statement (group commit). Its one parameter is the events as JSON, so
+ * the statement's text is the same for any number of them; they are inserted, and numbered, in order.
  */
-export function inboxRepository(db: Database): InboxRepository {
+function insertManyQuery(db: Database) {
+  const inserted = db
+    .$with('inserted', {
+      id: sql<number>`id`.mapWith(Number).as('id'),
+      platform: sql<string>`platform`.as('platform'),
+      dedupKey: sql<string>`dedup_key`.as('dedup_key'),
+    })
+    .as(sql`
+      insert into ${inboundEvents} (platform, dedup_key, conversation_key, user_id, kind, payload)
+      select e->>'platform', e->>'dedupKey', e->>'conversationKey', e->>'userId', e->'payload'->>'kind',
+        e->'payload'
+      from jsonb_array_elements(${sql.placeholder('events')}::jsonb) with ordinality as listed(e, position)
+      order by position
+      on conflict (platform, dedup_key) do nothing
+      returning id, platform, dedup_key`);
+  return db
+    .with(inserted)
+    .select({ id: inserted.id, platform: inserted.platform, dedupKey: inserted.dedupKey })
+    .from(inserted);
+}
+
+/**
+ * The durable inbox. Leases use the database clock (`now()`), so processes with skewed clocks agree
+ * on who holds a conversation. Inserts outside a transaction are group-committed (`groupCommit`).
+ */
+export function inboxRepository(db: Database, options: { groupCommit?: boolean } = {}): InboxRepository {
   // The hottest statement: one per platform delivery, before the acknowledgement.
   const insertStatement = preparedOnFirstUse(() =>
     db
@@ -136,21 +191,6 @@ export function inboxRepository(db: Database): InboxRepository {
       .returning({ id: inboundEvents.id })
       .prepare('butler_inbox_insert'),
   );
-  const countStatement = preparedOnFirstUse(() =>
-    db
-      .select({ value: count() })
-      .from(inboundEvents)
-      .where(
-        and(
-          eq(inboundEvents.platform, sql.placeholder('platform')),
-          eq(inboundEvents.userId, sql.placeholder('userId')),
-          eq(inboundEvents.kind, 'message'),
-          gte(inboundEvents.createdAt, sql.placeholder('since')),
-          lte(inboundEvents.id, sql.placeholder('upToId')),
-        ),
-      )
-      .prepare('butler_inbox_count_user_messages'),
-  );
   // Built once: the most complex statement, run after every turn and by the idle poller.
   const claimStatement = preparedOnFirstUse(() => claimQuery(db).prepare('butler_inbox_claim'));
   const releaseStatement = preparedOnFirstUse(() =>
@@ -165,25 +205,49 @@ export function inboxRepository(db: Database): InboxRepository {
       .prepare('butler_inbox_release_lease'),
   );
 
-  return {
-    async insert(event: NewInboxEvent) {
-      const rows = await insertStatement().execute({
-        platform: event.platform,
-        dedupKey: event.dedupKey,
-        conversationKey: event.conversationKey,
-        userId: event.userId,
-        kind: event.payload.kind,
-        payload: cleanJson(event.payload),
-      });
-      return rows[0]?.id;
-    },
+  const insertOne = async (event: NewInboxEvent) => {
+    const rows = await insertStatement().execute({
+      platform: event.platform,
+      dedupKey: event.dedupKey,
+      conversationKey: event.conversationKey,
+      userId: event.userId,
+      kind: event.payload.kind,
+      payload: cleanJson(event.payload),
+    });
+    return rows[0]?.id;
+  };
+  const insertManyStatement = preparedOnFirstUse(() =>
+    insertManyQuery(db).prepare('butler_inbox_insert_many'),
+  );
+  const insertMany = async (events: readonly NewInboxEvent[]) => {
+    const listed = events.map((event) => ({ ...event, payload: cleanJson(event.payload) }));
+    const rows = await insertManyStatement().execute({ events: JSON.stringify(listed) });
+    const ids = new Map(rows.map((row) => [`${row.platform}\n${row.dedupKey}`, row.id]));
+    // A key twice in one batch was inserted once: the first caller gets the id, the other is a duplicate.
+    return events.map((event) => {
+      const key = `${event.platform}\n${event.dedupKey}`;
+      const id = ids.get(key);
+      ids.delete(key);
+      return id;
+    });
+  };
 
-    async claimNext(owner, leaseMs) {
-      const events = await claimStatement().execute({ owner, leaseMs });
+  return {
+    insert:
+      options.groupCommit === false
+        ? insertOne
+        : groupCommit({ one: insertOne, many: insertMany, inFlight: 2, maxBatch: 200 }),
+
+    async claimNext(owner, leaseMs, release) {
+      const events = await claimStatement().execute({ owner, leaseMs, release: release ?? null });
       const [first] = events;
       if (!first) return undefined;
       events.sort((a, b) => a.id - b.id);
-      return { conversationKey: first.conversationKey, events: events.map(toInboxEvent) };
+      return {
+        conversationKey: first.conversationKey,
+        events: events.map(toInboxEvent),
+        more: first.more,
+      };
     },
 
     async renewLease(conversationKey, owner, leaseMs) {
@@ -211,17 +275,6 @@ export function inboxRepository(db: Database): InboxRepository {
           error: error === undefined ? null : cleanText(error),
         })
         .where(inArray(inboundEvents.id, [...eventIds]));
-    },
-
-    async countUserMessages(platform, userId, window) {
-      // Placeholders in conditions skip the column's encoder: pass the timestamp as the driver wants it.
-      const [row] = await countStatement().execute({
-        platform,
-        userId,
-        since: window.since.toISOString(),
-        upToId: window.upToId,
-      });
-      return row?.value ?? 0;
     },
 
     async pruneFinished(before, limit) {

@@ -152,6 +152,11 @@ describe('Feishu conversations through the running Butler', () => {
   });
 
   it('shows a typing reaction on the message while working and removes it after', async () => {
+    // Slower to start than the working indicator's delay (500 ms); a quicker reply shows none.
+    suite.model.enqueue(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      return { text: 'Done.' };
+    });
     const messageId = uniqueId('om_');
     await postToButler(suite.url, messageEvent({ messageId }));
     await suite.app.settle();

@@ -46,10 +46,14 @@ function replyIn(channel: string, threadTs: string | undefined) {
 
 describe('Slack conversations through the running Butler', () => {
   it('answers a channel mention with a streamed reply in its thread', async () => {
-    model.enqueue({
-      text: 'All 3 services are **healthy**.',
-      chunks: ['All 3 services ', 'are **healthy**.'],
-      chunkDelayMs: 20,
+    // The model takes longer to start than the working indicator's delay (500 ms): the reaction shows.
+    model.enqueue(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      return {
+        text: 'All 3 services are **healthy**.',
+        chunks: ['All 3 services ', 'are **healthy**.'],
+        chunkDelayMs: 20,
+      };
     });
     const ts = freshTs();
     fake.seedMessage({ channel: 'C0GENERAL', ts, user: 'U0ALICE', text: `<@${botUserId}> status?` });
@@ -77,6 +81,18 @@ describe('Slack conversations through the running Butler', () => {
       name: 'eyes',
     });
     expect(fake.callsTo('reactions.remove')).toHaveLength(1);
+  });
+
+  it('shows no working reaction when the reply starts at once', async () => {
+    model.enqueue({ text: 'Quick one.' });
+    const ts = freshTs();
+    fake.seedMessage({ channel: 'C0GENERAL', ts, user: 'U0ALICE', text: `<@${botUserId}> ping` });
+    await send(appMention({ ts, text: `<@${botUserId}> ping` }));
+    await app.settle();
+    const [reply] = replyIn('C0GENERAL', ts).filter((message) => message.ts !== ts);
+    expect(reply && shownText(reply)).toBe('Quick one.');
+    expect(fake.callsTo('reactions.add')).toHaveLength(0);
+    expect(fake.callsTo('reactions.remove')).toHaveLength(0);
   });
 
   it('reads the thread when mentioned inside one it was not part of, and resolves names', async () => {
@@ -153,7 +169,11 @@ describe('Slack conversations through the running Butler', () => {
   });
 
   it('answers a DM at the top level with an assistant status', async () => {
-    model.enqueue({ text: 'Hi! How can I help?' });
+    // Slower to start than the working indicator's delay: the status shows.
+    model.enqueue(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      return { text: 'Hi! How can I help?' };
+    });
     const ts = freshTs();
     await send(directMessage({ ts }));
     await app.settle();

@@ -142,15 +142,42 @@ describe(`storage on ${databaseKind}`, () => {
     expect(await store.inbox.pruneFinished(new Date(Date.now() - 60_000), 10)).toBe(0);
   });
 
-  it('ranks a message among its sender’s recent ones, for rate limiting', async () => {
-    const since = new Date(Date.now() - 60_000);
-    const first = (await store.inbox.insert(inboxEvent('rate', 'a'))) ?? 0;
-    const second = (await store.inbox.insert(inboxEvent('rate', 'b'))) ?? 0;
-    const rankOfFirst = await store.inbox.countUserMessages('slack', 'U1', { since, upToId: first });
-    expect(await store.inbox.countUserMessages('slack', 'U1', { since, upToId: second })).toBe(
-      rankOfFirst + 1,
+  it('stores concurrent deliveries together, in order, each duplicate dropped once', async () => {
+    const keys = ['a', 'b', 'a', 'c', 'b', 'd'];
+    const ids = await Promise.all(keys.map((key) => store.inbox.insert(inboxEvent('burst', key))));
+    const stored = ids.filter((id): id is number => id !== undefined);
+    expect(ids.map((id) => id !== undefined)).toEqual([true, true, false, true, false, true]);
+    expect([...stored].sort((left, right) => left - right)).toEqual(stored);
+    const claim = await claimConversation('burst-owner', 'burst', 30_000);
+    expect(claim.events.map((event) => event.dedupKey)).toEqual(['burst/a', 'burst/b', 'burst/c', 'burst/d']);
+  });
+
+  it('ranks each claimed message among its sender’s recent ones, for rate limiting', async () => {
+    const sender = `U-rate-${Date.now()}`;
+    const other = { ...inboxEvent('rate-other', 'c'), userId: `${sender}-other` };
+    await store.inbox.insert({ ...inboxEvent('rate', 'a'), userId: sender });
+    await store.inbox.insert(other);
+    await store.inbox.insert({ ...inboxEvent('rate', 'b'), userId: sender });
+    const claim = await claimConversation('rate-owner', 'rate', 30_000);
+    expect(claim.events.map((event) => event.senderRank)).toEqual([1, 2]);
+    const otherClaim = await claimConversation('rate-owner', 'rate-other', 30_000);
+    expect(otherClaim.events.map((event) => event.senderRank)).toEqual([1]);
+  });
+
+  it('releases the finished conversation’s lease in the next claim', async () => {
+    await store.inbox.insert(inboxEvent('release-first', 'a'));
+    const claim = await claimConversation('release-owner', 'release-first', 30_000);
+    await store.inbox.finish(
+      claim.events.map((event) => event.id),
+      'done',
     );
-    expect(await store.inbox.countUserMessages('slack', 'U2', { since, upToId: second })).toBe(0);
+    await store.inbox.insert(inboxEvent('release-first', 'b'));
+    // Still leased to release-owner: another worker cannot take it.
+    expect((await store.inbox.claimNext('someone-else', 30_000))?.conversationKey).not.toBe('release-first');
+    const next = await store.inbox.claimNext('release-owner', 30_000, 'release-first');
+    // The release's own statement still saw the lease; the next claim takes the conversation.
+    expect(next?.conversationKey).not.toBe('release-first');
+    expect((await claimConversation('someone-else', 'release-first', 30_000)).events).toHaveLength(1);
   });
 
   it('keeps compacted messages and serves only the window', async () => {

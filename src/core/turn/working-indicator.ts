@@ -1,0 +1,48 @@
+import type { ChatAdapter, ReplyTarget } from '../adapter.js';
+
+/**
+ * The turn's working indicator (a status line, a reaction), shown only when the reply has not started
+ * within `delayMs`: a reply that starts at once is its own sign of life, and a fast turn spares the
+ * platform the indicator's two calls. Progress ("is asking ops…") shows it at once.
+ */
+export class WorkingIndicator {
+  private shown: Promise<() => Promise<void>> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly adapter: ChatAdapter,
+    private readonly target: ReplyTarget,
+    private readonly delayMs: number,
+    private readonly replyStarted: () => boolean,
+  ) {}
+
+  /** Arms the indicator at the start of the turn's work. */
+  start(): void {
+    if (this.delayMs <= 0) {
+      this.show();
+      return;
+    }
+    this.timer = setTimeout(() => {
+      if (!this.replyStarted()) this.show();
+    }, this.delayMs);
+  }
+
+  /** Shows `status` where the platform's indicator has text; never throws. */
+  async progress(status: string): Promise<void> {
+    this.show();
+    await this.shown;
+    await this.adapter.showProgress?.(this.target, status).catch(() => {});
+  }
+
+  /** Takes the indicator away if it was shown; never throws. */
+  async clear(): Promise<void> {
+    clearTimeout(this.timer);
+    const clearShown = await this.shown;
+    await clearShown?.().catch(() => {});
+  }
+
+  private show(): void {
+    clearTimeout(this.timer);
+    this.shown ??= this.adapter.showWorking(this.target).catch(() => async () => {});
+  }
+}
