@@ -4,9 +4,9 @@ import { peerLabel, startChatSdkPeer } from './lib/chat-sdk-peer.js';
 import { processCpuMilliseconds, processesCpuMilliseconds } from './lib/cpu.js';
 import { withBenchDatabase } from './lib/database.js';
 import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js';
-import { keepAliveAgent, openLoop, post } from './lib/load.js';
 import { bullets, table } from './lib/markdown.js';
-import { slackMention, slackSecrets, slackUserId } from './lib/platform-requests.js';
+import { mentionRun, turnsPerSecond } from './lib/mention-load.js';
+import { slackSecrets } from './lib/platform-requests.js';
 import type { ChildService } from './lib/processes.js';
 import { milliseconds, rate, ratio, summarize } from './lib/stats.js';
 
@@ -18,6 +18,12 @@ import { milliseconds, rate, ratio, summarize } from './lib/stats.js';
  */
 
 const modelReply = 'Deploy 4411 is green in all three regions; nothing needs doing.';
+
+/**
+ * Butler's CPU per turn on Postgres at 400 offered/s before the work of issue 14 (full run of 2026-11-23,
+ * commit 09059f6): the Butler process and the Postgres server, in milliseconds. The aim is half of it.
+ */
+const cpuBaseline = { rate: 400, own: 5.36, postgres: 2.75 };
 const senders = 1_000;
 
 interface Target {
@@ -62,46 +68,32 @@ async function measure(context: BenchmarkContext, fakes: FakePlatforms, target: 
   const durationMilliseconds = Math.min(longestMilliseconds, (mostSends / offered) * 1000);
   const channel = `C0${target.short}${offered}`;
   await fakes.reset();
-  const agent = keepAliveAgent(256);
-  const sentAt = new Map<string, number>();
-  let sender = 0;
   const cpuBefore = cpuReading(target);
-  const load = await openLoop({
+  const run = await mentionRun({
+    fakes,
+    urls: [target.url],
+    channel,
     ratePerSecond: offered,
-    durationMilliseconds,
-    send: () => {
-      const mention = slackMention({ channel, user: slackUserId(sender++ % senders) });
-      sentAt.set(mention.ts, Date.now());
-      return post(agent, target.url, mention.request);
-    },
+    count: Math.round((offered * durationMilliseconds) / 1000),
+    senders,
+    drainMilliseconds,
   });
-  agent.destroy();
-  const deadline = Date.now() + drainMilliseconds;
-  let replies = await fakes.slackReplies(channel);
-  const done = () => replies.filter((reply) => reply.doneAt !== undefined).length;
-  while (done() < load.acknowledged && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    replies = await fakes.slackReplies(channel);
-  }
   const cpuAfter = cpuReading(target);
-  const firstSent = Math.min(...sentAt.values());
   const latencies: number[] = [];
   const firstTextLatencies: number[] = [];
-  let lastDone = firstSent;
-  for (const reply of replies) {
-    const sent = sentAt.get(reply.thread);
+  for (const reply of run.replies) {
+    const sent = run.sentAt.get(reply.thread);
     if (sent === undefined || reply.doneAt === undefined) continue;
     latencies.push(reply.doneAt - sent);
     if (reply.firstAt !== undefined) firstTextLatencies.push(reply.firstAt - sent);
-    lastDone = Math.max(lastDone, reply.doneAt);
   }
   const result: RunResult = {
     target,
     offered,
-    sent: load.sent,
-    acknowledged: load.acknowledged,
+    sent: run.load.sent,
+    acknowledged: run.load.acknowledged,
     completed: latencies.length,
-    turnsPerSecond: latencies.length / ((lastDone - firstSent) / 1000),
+    turnsPerSecond: turnsPerSecond(run),
     latencies,
     firstTextLatencies,
     cpuPerTurn: {
@@ -309,6 +301,18 @@ async function compareTargets(
       met: butlerCapacity >= bareCapacity / 2,
     },
   ];
+  const atBaselineRate = results.find(
+    (result) => result.target.short === 'PG' && result.offered === cpuBaseline.rate,
+  );
+  if (atBaselineRate) {
+    const cpu = atBaselineRate.cpuPerTurn;
+    const baseline = cpuBaseline.own + cpuBaseline.postgres;
+    aims.push({
+      aim: `CPU per turn (Butler + Postgres, at ${cpuBaseline.rate}/s) at most half of the ${milliseconds(baseline)} ms measured before issue 14`,
+      measured: `${milliseconds(cpu.own)} + ${milliseconds(cpu.postgres)} = ${milliseconds(cpu.own + cpu.postgres)} ms (${ratio((cpu.own + cpu.postgres) / baseline)} of before: ${cpuBaseline.own} + ${cpuBaseline.postgres})`,
+      met: cpu.own + cpu.postgres <= baseline / 2,
+    });
+  }
   return { markdown, aims };
 }
 

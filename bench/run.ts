@@ -12,6 +12,7 @@ import { bullets, table } from './lib/markdown.js';
 import { memoryBenchmark } from './memory.js';
 import { streamingBenchmark } from './streaming.js';
 import { tokenEconomyBenchmark } from './token-economy.js';
+import { turnCostsBenchmark } from './turn-costs.js';
 
 /**
  * `npm run bench` runs every benchmark and writes bench/results/latest.md (plus the SVG chart beside it).
@@ -26,6 +27,7 @@ const benchmarks: Benchmark[] = [
   streamingBenchmark,
   memoryBenchmark,
   approvalBenchmark,
+  turnCostsBenchmark,
 ];
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
     '## Where Butler stands against the aims',
     '',
     table(
-      ['aim (issue 5)', 'measured in this run', 'met'],
+      ['aim (issues 5 and 14)', 'measured in this run', 'met'],
       aims.map((entry) => [entry.aim, entry.measured, entry.met ? 'yes' : '**no**']),
     ),
   ].join('\n');

@@ -10,6 +10,12 @@ export interface SlackReplyTiming {
   doneAt: number | undefined;
 }
 
+export interface ModelTiming {
+  thread: string;
+  receivedAt: number;
+  answeredAt: number | undefined;
+}
+
 export interface FakePlatformUrls {
   slackUrl: string;
   modelUrl: string;
@@ -20,6 +26,7 @@ export interface FakePlatforms extends FakePlatformUrls {
   service: ChildService;
   reset(): Promise<void>;
   slackReplies(channel: string): Promise<SlackReplyTiming[]>;
+  modelTimings(): Promise<ModelTiming[]>;
   counts(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
@@ -60,6 +67,7 @@ export async function startFakePlatforms(options: {
     feishuUrl: ready.feishuUrl,
     reset: () => ask('reset'),
     slackReplies: (channel) => ask('slackReplies', { channel }),
+    modelTimings: () => ask('modelTimings'),
     counts: () => ask('counts'),
     stop: () => service.stop(5_000),
   };

@@ -1,7 +1,7 @@
 import { FakeFeishuApi } from '../../tests/helpers/fake-feishu-api.js';
 import { startFakeModelServer } from '../../tests/helpers/fake-model-server.js';
 import { startFakeSlackApi } from '../../tests/helpers/fake-slack-api.js';
-import type { SlackReplyTiming } from '../lib/fake-platforms.js';
+import type { ModelTiming, SlackReplyTiming } from '../lib/fake-platforms.js';
 import { slackUserId } from '../lib/platform-requests.js';
 
 /**
@@ -65,6 +65,18 @@ function slackReplies(channel: string): SlackReplyTiming[] {
   return [...byThread.values()];
 }
 
+/**
+ * Per model request that names a thread in its last message (`… [thread 1234.5678]`): when it arrived and
+ * when its answer's last byte was written.
+ */
+function modelTimings(): ModelTiming[] {
+  return model.requests.flatMap((request) => {
+    const last = request.messages.at(-1)?.content;
+    const thread = typeof last === 'string' ? /\[thread (\d+\.\d+)\]/.exec(last)?.[1] : undefined;
+    return thread ? [{ thread, receivedAt: request.receivedAt, answeredAt: request.answeredAt }] : [];
+  });
+}
+
 function counts(): Record<string, number> {
   const result: Record<string, number> = { modelRequests: model.requests.length };
   for (const call of slack.calls) result[`slack ${call.method}`] = (result[`slack ${call.method}`] ?? 0) + 1;
@@ -88,7 +100,7 @@ function reset(): void {
 
 interface Command {
   id: number;
-  command: 'reset' | 'slackReplies' | 'counts';
+  command: 'reset' | 'slackReplies' | 'modelTimings' | 'counts';
   channel?: string;
 }
 
@@ -101,6 +113,9 @@ process.on('message', (message: Command) => {
       break;
     case 'slackReplies':
       result = slackReplies(message.channel ?? '');
+      break;
+    case 'modelTimings':
+      result = modelTimings();
       break;
     case 'counts':
       result = counts();
