@@ -26,6 +26,8 @@ export interface ButlerProcessOptions {
   /** Extra modules to preload after tsx (e.g. the memory probe). */
   preload?: string[];
   ipc?: boolean;
+  /** Another checkout of Butler to run (e.g. an earlier commit, for before/after figures). */
+  checkout?: string;
 }
 
 export interface ButlerProcess {
@@ -74,6 +76,7 @@ export async function startButlerProcess(options: ButlerProcessOptions): Promise
     nodeArguments: [...(options.nodeFlags ?? []), '--import', 'tsx', ...preload, 'src/main.ts'],
     env,
     ipc: options.ipc ?? false,
+    ...(options.checkout ? { cwd: options.checkout } : {}),
   });
   const url = `http://127.0.0.1:${port}`;
   try {

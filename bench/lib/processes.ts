@@ -29,6 +29,8 @@ export interface StartOptions {
   env: Record<string, string>;
   /** Open an IPC channel (the child can `process.send`). */
   ipc?: boolean;
+  /** Where it runs (another checkout of Butler); the repository by default. */
+  cwd?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -77,7 +79,7 @@ function baseEnvironment(): Record<string, string> {
 export function startNodeProcess(options: StartOptions): ChildService {
   hookExit();
   const child = spawn(process.execPath, options.nodeArguments, {
-    cwd: repositoryRoot,
+    cwd: options.cwd ?? repositoryRoot,
     env: { ...baseEnvironment(), ...options.env },
     detached: true,
     stdio: options.ipc ? ['ignore', 'ignore', 'pipe', 'ipc'] : ['ignore', 'ignore', 'pipe'],
