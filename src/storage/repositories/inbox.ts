@@ -139,8 +139,13 @@ function claimQuery(db: Database) {
       .returning({
         ...getTableColumns(inboundEvents),
         senderRank,
-        // Whether another conversation was waiting too (the worker then wakes a second loop).
-        more: sql<boolean>`(select count(distinct conversation_key) > 1 from claim_candidates)`,
+        // Whether another conversation has work waiting (the worker then wakes a second loop). Not read
+        // from claim_candidates: a second reference would make Postgres compute all of its rows, where
+        // the lock's filter stops at the first, and under a backlog that scan is the claim's cost.
+        more: sql<boolean>`exists (
+          select 1 from ${inboundEvents} as waiting
+          where waiting.status = 'pending' and waiting.conversation_key <> (select conversation_key from claim_lease)
+        )`,
       })
   );
 }
