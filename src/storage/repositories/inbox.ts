@@ -141,11 +141,14 @@ function claimQuery(db: Database) {
         senderRank,
         // Whether another conversation has work waiting (the worker then wakes a second loop). Not read
         // from claim_candidates: a second reference would make Postgres compute all of its rows, where
-        // the lock's filter stops at the first, and under a backlog that scan is the claim's cost.
-        more: sql<boolean>`exists (
-          select 1 from ${inboundEvents} as waiting
-          where waiting.status = 'pending' and waiting.conversation_key <> (select conversation_key from claim_lease)
-        )`,
+        // the lock's filter stops at the first. Ordered and limited so that it walks the open-events
+        // index (an EXISTS here was planned as a scan of the whole table, finished events included).
+        more: sql<boolean>`(
+          select waiting.id from ${inboundEvents} as waiting
+          where ${isOpenEvent(sql`waiting.status`)} and waiting.status = 'pending'
+            and waiting.conversation_key <> (select conversation_key from claim_lease)
+          order by waiting.id limit 1
+        ) is not null`,
       })
   );
 }
