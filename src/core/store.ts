@@ -263,7 +263,6 @@ export interface ApprovalRepository {
   /** Claims the one execution of an approved call; false if it was already claimed. */
   beginExecution(id: string): Promise<boolean>;
   finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;
-  listPending(conversationKey: string): Promise<ApprovalRecord[]>;
   /** Pending approvals created before `before` whose card was never posted (a crash in between). */
   listWithoutCard(before: Date): Promise<ApprovalRecord[]>;
 }
@@ -329,9 +328,7 @@ export interface MemoryRepository {
   add(owner: MemoryOwner, content: string): Promise<Memory>;
   /** Memories whose text contains every word of the query (all of them when the query is empty). */
   search(owner: MemoryOwner, query: string, limit: number): Promise<Memory[]>;
-  /** The memories that go into the prompt: most recently saved or recalled first. */
-  top(owner: MemoryOwner, limit: number): Promise<Memory[]>;
-  /** Marks memories as used (recall), so they rank higher in `top`. */
+  /** Marks memories as used (recall), so they rank higher in the prompt (`TurnOpening.memories`). */
   touch(ids: readonly string[]): Promise<void>;
   remove(owner: MemoryOwner, id: string): Promise<boolean>;
 }

@@ -47,8 +47,8 @@ export interface PrepareInput {
   observer: TurnObserver;
   /** Compaction runs at the start of a turn only, not between tool steps. */
   allowCompaction: boolean;
-  /** The window from an earlier step of this turn; loaded from the store when absent. */
-  window?: StoredMessage[];
+  /** The history window: what the turn read when it began, or what an earlier step of it left. */
+  window: StoredMessage[];
 }
 
 const sum = (messages: readonly { tokens: number }[]) =>
@@ -65,7 +65,7 @@ export class SessionBrain {
   async prepare(input: PrepareInput): Promise<PreparedPrompt> {
     const { conversation } = input;
     let summary = conversation.summary;
-    let window: StoredMessage[] = input.window ?? (await this.store.conversations.window(conversation.id));
+    let { window } = input;
     let compaction: ModelTokens | null = null;
     const fixedTokens =
       countTextTokens(input.systemPrompt) +

@@ -45,19 +45,6 @@ const inBatch = (batchId: string) =>
 
 export function approvalRepository(db: Database): ApprovalRepository {
   // Every turn's system prompt lists the conversation's pending approvals.
-  const listPendingStatement = preparedOnFirstUse(() =>
-    db
-      .select()
-      .from(approvals)
-      .where(
-        and(
-          eq(approvals.conversationKey, sql.placeholder('conversationKey')),
-          eq(approvals.status, 'pending'),
-        ),
-      )
-      .orderBy(asc(approvals.createdAt))
-      .prepare('butler_approvals_pending'),
-  );
   return {
     async create(approval) {
       const { agent, ...rest } = cleanJson(approval);
@@ -133,11 +120,6 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .update(approvals)
         .set({ execution: state, result: cleanText(result) })
         .where(eq(approvals.id, id));
-    },
-
-    async listPending(conversationKey) {
-      const rows = await listPendingStatement().execute({ conversationKey });
-      return rows.map(toApproval);
     },
 
     async listWithoutCard(before) {

@@ -24,22 +24,6 @@ const toMemory = (row: typeof memories.$inferSelect): Memory => ({
 });
 
 export function memoryRepository(db: Database): MemoryRepository {
-  // Every turn's system prompt reads these.
-  const topStatement = preparedOnFirstUse(() =>
-    db
-      .select()
-      .from(memories)
-      .where(
-        ownedBy({
-          platform: sql.placeholder('platform'),
-          workspace: sql.placeholder('workspace'),
-          userId: sql.placeholder('userId'),
-        }),
-      )
-      .orderBy(desc(memories.lastUsedAt))
-      .limit(sql.placeholder('limit'))
-      .prepare('butler_memories_top'),
-  );
   return {
     async add(owner, content) {
       const [row] = await db
@@ -58,11 +42,6 @@ export function memoryRepository(db: Database): MemoryRepository {
         .where(and(ownedBy(owner), ...words.map((word) => ilike(memories.content, `%${escapeLike(word)}%`))))
         .orderBy(desc(memories.lastUsedAt))
         .limit(limit);
-      return rows.map(toMemory);
-    },
-
-    async top(owner, limit) {
-      const rows = await topStatement().execute({ ...owner, limit });
       return rows.map(toMemory);
     },
 

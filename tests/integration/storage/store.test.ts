@@ -277,7 +277,7 @@ describe(`storage on ${databaseKind}`, () => {
     ]);
     expect(await store.memories.search(owner, '0%', 10)).toHaveLength(1);
     expect(await store.memories.search(owner, '_', 10)).toHaveLength(0);
-    const [memory] = await store.memories.top(owner, 1);
+    const [memory] = await store.memories.search(owner, 'prefers', 1);
     expect(await store.memories.remove(other, memory?.id ?? '')).toBe(false);
     expect(await store.memories.remove(owner, memory?.id ?? '')).toBe(true);
   });
