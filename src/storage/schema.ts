@@ -111,9 +111,12 @@ export const inboundEvents = pgTable(
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },
   (table) => [
-    uniqueIndex('inbound_events_dedup_idx').on(table.platform, table.dedupKey),
+    // Dedup key first: led by platform, the planner once took this index for the claim's sender-rank
+    // count (platform and user) on stale statistics and walked every event of the platform.
+    uniqueIndex('inbound_events_dedup_idx').on(table.dedupKey, table.platform),
     index('inbound_events_open_idx').on(table.conversationKey, table.id).where(isOpenEvent(table.status)),
     // The claim takes the oldest open event: without this it walks past every finished event first.
+    // (The claim walks it through butler_claim_candidates, a function of migration 0008.)
     index('inbound_events_open_order_idx').on(table.id).where(isOpenEvent(table.status)),
     index('inbound_events_user_idx').on(table.platform, table.userId, table.createdAt),
   ],

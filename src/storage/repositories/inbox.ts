@@ -1,28 +1,10 @@
-import {
-  and,
-  asc,
-  eq,
-  getTableColumns,
-  inArray,
-  isNull,
-  lt,
-  not,
-  or,
-  type Placeholder,
-  sql,
-} from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, lt, not, type Placeholder, sql } from 'drizzle-orm';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents, isOpenEvent } from '../schema.js';
 import { groupCommit } from './group-commit.js';
 import { preparedOnFirstUse } from './prepared.js';
-
-/** Open events of conversations nobody holds (or whose holder's lease lapsed). */
-const claimableCondition = and(
-  isOpenEvent(inboundEvents.status),
-  or(isNull(conversationLeases.conversationKey), lt(conversationLeases.expiresAt, sql`now()`)),
-);
 
 const leaseUntil = (leaseMs: number | Placeholder) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
 
@@ -58,13 +40,13 @@ const candidateWindow = 32;
 
 /**
  * The claim, as one statement (one round trip, no explicit transaction):
- *   1. the oldest open events of conversations nobody holds a live lease on;
+ *   1. the oldest open events of conversations nobody holds a live lease on (butler_claim_candidates);
  *   2. the first of them whose conversation this statement can lock (a transaction-scoped advisory
  *      lock, so concurrent claims pass over each other's conversation instead of waiting, and never
  *      take a later event of a conversation whose first event another claim is taking);
  *   3. a lease on that conversation, unless someone's live lease appeared meanwhile;
  *   4. every open event of the leased conversation, marked claimed, each with its sender's rank, and
- *      whether other conversations were waiting.
+ *      whether another claimable event was waiting behind the chosen one.
  * Beside it, the lease of the conversation the caller finished last is released (it stays visible to
  * this statement's snapshot, so that conversation's new events wait for the next claim).
  * No row locks and no anti-joins: the open-event count swings faster than the planner's statistics,
@@ -84,27 +66,28 @@ function claimQuery(db: Database) {
       )
       .returning({ conversationKey: conversationLeases.conversationKey }),
   );
+  // The oldest open events of conversations nobody holds (the function of migration 0008, planned to
+  // walk the open-events index). `following` is the next candidate's conversation: it tells whether
+  // other work waits (the worker then wakes a second loop).
   const candidates = db
-    .$with('claim_candidates')
-    .as(
-      db
-        .select({ conversationKey: inboundEvents.conversationKey })
-        .from(inboundEvents)
-        .leftJoin(conversationLeases, eq(conversationLeases.conversationKey, inboundEvents.conversationKey))
-        .where(claimableCondition)
-        .orderBy(asc(inboundEvents.id))
-        .limit(candidateWindow),
-    );
+    .$with('claim_candidates', {
+      conversationKey: sql<string>`conversation_key`.as('conversation_key'),
+      following: sql<string | null>`following`.as('following'),
+    })
+    .as(sql`
+      select conversation_key, lead(conversation_key) over (order by id) as following
+      from butler_claim_candidates(${candidateWindow}) order by id`);
   // Read in the window's order; the lock function runs row by row until one succeeds.
-  const chosen = db
-    .$with('claim_chosen')
-    .as(
-      db
-        .select({ conversationKey: candidates.conversationKey })
-        .from(candidates)
-        .where(sql`pg_try_advisory_xact_lock(${claimLockSpace}, hashtext(${candidates.conversationKey}))`)
-        .limit(1),
-    );
+  const chosen = db.$with('claim_chosen').as(
+    db
+      .select({
+        conversationKey: candidates.conversationKey,
+        more: sql<boolean>`${candidates.following} is not null`.as('more'),
+      })
+      .from(candidates)
+      .where(sql`pg_try_advisory_xact_lock(${claimLockSpace}, hashtext(${candidates.conversationKey}))`)
+      .limit(1),
+  );
   const lease = db.$with('claim_lease').as(
     db
       .insert(conversationLeases)
@@ -139,16 +122,7 @@ function claimQuery(db: Database) {
       .returning({
         ...getTableColumns(inboundEvents),
         senderRank,
-        // Whether another conversation has work waiting (the worker then wakes a second loop). Not read
-        // from claim_candidates: a second reference would make Postgres compute all of its rows, where
-        // the lock's filter stops at the first. Ordered and limited so that it walks the open-events
-        // index (an EXISTS here was planned as a scan of the whole table, finished events included).
-        more: sql<boolean>`(
-          select waiting.id from ${inboundEvents} as waiting
-          where ${isOpenEvent(sql`waiting.status`)} and waiting.status = 'pending'
-            and waiting.conversation_key <> (select conversation_key from claim_lease)
-          order by waiting.id limit 1
-        ) is not null`,
+        more: sql<boolean>`(select more from claim_chosen)`,
       })
   );
 }

@@ -187,6 +187,23 @@ describe(`storage on ${databaseKind}`, () => {
     expect((await claimConversation('someone-else', 'release-first', 30_000)).events).toHaveLength(1);
   });
 
+  it('says whether other work waits behind the conversation it hands out', async () => {
+    for (let claim = await store.inbox.claimNext('drain', 30_000); claim; ) {
+      await store.inbox.finish(
+        claim.events.map((event) => event.id),
+        'done',
+      );
+      claim = await store.inbox.claimNext('drain', 30_000);
+    }
+    await store.inbox.insert(inboxEvent('more-first', 'a'));
+    await store.inbox.insert(inboxEvent('more-second', 'a'));
+    const first = await store.inbox.claimNext('more-owner', 30_000);
+    expect(first).toMatchObject({ conversationKey: 'more-first', more: true });
+    const second = await store.inbox.claimNext('more-owner', 30_000);
+    expect(second).toMatchObject({ conversationKey: 'more-second', more: false });
+    expect(await store.inbox.claimNext('more-owner', 30_000)).toBeUndefined();
+  });
+
   it('keeps compacted messages and serves only the window', async () => {
     const conversation = await store.conversations.ensure('slack:T1:C1:window', address);
     const again = await store.conversations.ensure('slack:T1:C1:window', address);
