@@ -3,7 +3,6 @@ import type { ApprovalRecord, ApprovalRepository } from '../../core/store.js';
 import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
-import { preparedOnFirstUse } from './prepared.js';
 
 export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
   return {
@@ -44,7 +43,6 @@ const inBatch = (batchId: string) =>
   or(eq(approvals.batchId, batchId), and(isNull(approvals.batchId), eq(approvals.id, batchId)));
 
 export function approvalRepository(db: Database): ApprovalRepository {
-  // Every turn's system prompt lists the conversation's pending approvals.
   return {
     async create(approval) {
       const { agent, ...rest } = cleanJson(approval);

@@ -2,7 +2,6 @@ import { and, desc, eq, ilike, inArray, type Placeholder, sql } from 'drizzle-or
 import type { Memory, MemoryOwner, MemoryRepository } from '../../core/store.js';
 import type { Database } from '../database.js';
 import { memories } from '../schema.js';
-import { preparedOnFirstUse } from './prepared.js';
 
 /** The owner's values, or placeholders for them in a prepared statement. */
 type OwnerValues = { [Key in keyof MemoryOwner]: MemoryOwner[Key] | Placeholder };
