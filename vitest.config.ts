@@ -1,13 +1,39 @@
 import { defineConfig } from 'vitest/config';
 
+// Tests that start Butler as a child process and kill it on cue: under the parallel files' load a
+// child's start-up alone can take most of a test's budget, so they run afterwards, one file at a time.
+const processTests = ['tests/integration/service/**/*.test.ts', 'tests/integration/core/recovery.test.ts'];
+
 // One suite, two databases: `npm test` runs on embedded PGlite; with TEST_DATABASE_URL set the same
 // tests run against real Postgres (each test file gets its own fresh database).
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     env: { LOG_LEVEL: 'silent' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'parallel',
+          include: ['tests/**/*.test.ts'],
+          exclude: processTests,
+          // Most test time is waiting on sockets, child processes and timers: three files at once finish
+          // in about 60% of the time on 2 cores (vitest's default here is one).
+          maxWorkers: 3,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: processTests,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
