@@ -135,26 +135,21 @@ async function run(context: BenchmarkContext) {
       ]);
       try {
         const { realisticCount, drainMilliseconds } = settings(context);
+        const mentions = {
+          fakes,
+          urls: [eventsUrl(first)],
+          count: realisticCount,
+          senders,
+          drainMilliseconds,
+        };
         const realistic = await whilePaused(second.service.pid, async () => {
           // Not measured: compiles the hot paths, as any process that has served traffic has.
-          await mentionRun({
-            fakes,
-            urls: [eventsUrl(first)],
-            channel: 'CWARM',
-            ratePerSecond: 50,
-            count: realisticCount,
-            senders,
-            drainMilliseconds,
-          });
+          await mentionRun({ ...mentions, channel: 'CWARM', ratePerSecond: 50 });
           await fakes.reset();
           return mentionRun({
-            fakes,
-            urls: [eventsUrl(first)],
+            ...mentions,
             channel: 'CREAL',
             ratePerSecond: realisticRate,
-            count: realisticCount,
-            senders,
-            drainMilliseconds,
             tagThreads: true,
           });
         });
