@@ -9,8 +9,23 @@ import type { ConversationMessage } from './messages.js';
 /** Per-message framing the chat format adds (role, separators), per OpenAI's counting guide. */
 const messageOverhead = 4;
 
+/**
+ * Counts of long texts seen lately. Every turn counts its system prompt and its conversation's summary
+ * again, and both repeat from turn to turn (the prompt changes with the minute, the summary with a
+ * compaction); encoding them was about 5% of a turn's CPU. Oldest entry out first.
+ */
+const recentCounts = new Map<string, number>();
+const rememberedFromLength = 256;
+const rememberedTexts = 256;
+
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text);
+  if (text.length < rememberedFromLength) return text.length === 0 ? 0 : countTokens(text);
+  const known = recentCounts.get(text);
+  if (known !== undefined) return known;
+  const tokens = countTokens(text);
+  if (recentCounts.size >= rememberedTexts) recentCounts.delete(recentCounts.keys().next().value as string);
+  recentCounts.set(text, tokens);
+  return tokens;
 }
 
 export function countMessageTokens(
