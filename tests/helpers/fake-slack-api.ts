@@ -38,6 +38,9 @@ export interface FakeMessage {
   deleted: boolean;
   reactions: Set<string>;
   subtype?: string;
+  /** As Slack lists them: files shared with the message, and attachments (forwards, unfurls). */
+  files?: unknown[];
+  attachments?: unknown[];
 }
 
 export interface FakeSlackIdentity {
@@ -238,6 +241,8 @@ export async function startFakeSlackApi(
         ...(message.botId ? { bot_id: message.botId } : {}),
         ...(message.subtype ? { subtype: message.subtype } : {}),
         ...(message.blocks ? { blocks: message.blocks } : {}),
+        ...(message.files ? { files: message.files } : {}),
+        ...(message.attachments ? { attachments: message.attachments } : {}),
         text: message.text || message.markdown,
       })),
       has_more: next !== '',

@@ -151,3 +151,26 @@ export function describeAttachments(attachments: unknown): string {
   }
   return parts.join('\n\n');
 }
+
+/** What a person wrote: the message's text, or its blocks' text when a client sent only blocks. */
+export function writtenText(text: string, blocks: unknown): string {
+  return text.trim() ? text : blocksText(blocks);
+}
+
+/**
+ * A message as the model reads it: what the person wrote, the files they shared (described), then any
+ * forwarded messages, unfurls and bot attachments, quoted after it: the person's own words are the request.
+ * For the event Butler answers and for the earlier thread messages it reads as context alike.
+ */
+export function messageContent(
+  message: { text: string; blocks?: unknown; files?: unknown; attachments?: unknown },
+  botUserId: string | undefined,
+): string {
+  const own = [
+    cleanInboundText(writtenText(message.text, message.blocks), botUserId),
+    ...describeFiles(message.files),
+  ]
+    .filter(Boolean)
+    .join('\n');
+  return [own, describeAttachments(message.attachments)].filter(Boolean).join('\n\n');
+}

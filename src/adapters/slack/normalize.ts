@@ -1,9 +1,8 @@
 import { mainThread } from '../../core/conversation-key.js';
 import type { InboundMessage } from '../../core/events.js';
-import { describeAttachments, describeFiles } from './attachments.js';
-import { cleanInboundText, mentionsUser } from './inbound-text.js';
+import { messageContent, writtenText } from './attachments.js';
+import { mentionsUser } from './inbound-text.js';
 import { isRecord } from './parse.js';
-import { blocksText } from './rich-text.js';
 
 /** Who Butler is in this workspace (from auth.test): needed to recognise its own posts and mentions. */
 export interface BotIdentity {
@@ -118,14 +117,10 @@ export function normalizeMessageEvent(
     requiresKnownConversation = true;
   }
 
-  // Some clients and apps send only blocks (`text` empty); the blocks then carry what the person wrote.
   const ownText = text(event, 'text') ?? '';
-  const rawText = ownText.trim() ? ownText : blocksText(event.blocks);
-  // Forwarded messages, unfurls and bot attachments come last, quoted: the person's own words are the request.
-  const own = [cleanInboundText(rawText, identity.userId), ...describeFiles(event.files)]
-    .filter(Boolean)
-    .join('\n');
-  const cleaned = [own, describeAttachments(event.attachments)].filter(Boolean).join('\n\n');
+  // Some clients and apps send only blocks (`text` empty); the blocks then carry what the person wrote.
+  const rawText = writtenText(ownText, event.blocks);
+  const cleaned = messageContent({ ...event, text: ownText }, identity.userId);
   const name = senderName(event);
   const message: InboundMessage = {
     kind: 'message',

@@ -2,7 +2,8 @@ import type { PreparedMessage } from '../../core/adapter.js';
 import { mainThread } from '../../core/conversation-key.js';
 import type { InboundMessage, ThreadContextMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
-import { cleanInboundText, mentionedUserIds, replaceMentions } from './inbound-text.js';
+import { messageContent } from './attachments.js';
+import { mentionedUserIds, replaceMentions } from './inbound-text.js';
 import type { BotIdentity } from './normalize.js';
 import { errorFields, type SlackApi, type SlackThreadMessage } from './slack-api.js';
 
@@ -105,7 +106,7 @@ async function threadContext(
       : entry.user
         ? ((await dependencies.names.get(entry.user)) ?? entry.user)
         : 'a bot';
-    const text = await dependencies.names.resolveText(cleanInboundText(entry.text, identity?.userId));
+    const text = await dependencies.names.resolveText(messageContent(entry, identity?.userId));
     context.push({ user: author, text: text.slice(0, contextMessageChars), fromButler });
   }
   return context;

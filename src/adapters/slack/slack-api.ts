@@ -32,6 +32,10 @@ export interface SlackThreadMessage {
   subtype: string | undefined;
   /** Whether it carries buttons (an approval card still waiting for a decision). */
   hasActions: boolean;
+  /** As Slack lists them (read by `messageContent`): the blocks, shared files and attachments. */
+  blocks: readonly unknown[];
+  files: readonly unknown[];
+  attachments: readonly unknown[];
 }
 
 export interface SlackApi {
@@ -117,7 +121,8 @@ function listedMessages(result: Record<string, unknown>): SlackThreadMessage[] {
   return (Array.isArray(result.messages) ? result.messages : []).filter(isRecord).flatMap((message) => {
     const ts = stringField(message, 'ts');
     if (!ts) return [];
-    const blocks = Array.isArray(message.blocks) ? message.blocks : [];
+    const list = (key: string): unknown[] => (Array.isArray(message[key]) ? message[key] : []);
+    const blocks = list('blocks');
     return [
       {
         ts,
@@ -126,6 +131,9 @@ function listedMessages(result: Record<string, unknown>): SlackThreadMessage[] {
         text: typeof message.text === 'string' ? message.text : '',
         subtype: stringField(message, 'subtype'),
         hasActions: blocks.some((block) => isRecord(block) && block.type === 'actions'),
+        blocks,
+        files: list('files'),
+        attachments: list('attachments'),
       },
     ];
   });

@@ -40,6 +40,22 @@ beforeEach(() => {
 const send = (event: Record<string, unknown>, options?: Parameters<typeof postToSlack>[2]) =>
   postToSlack(slackUrl, asJson(envelope(event)), options);
 
+/** A thread Bob and Alice (names known) wrote in #general before anyone mentioned Butler; its root ts. */
+function seedThread(...messages: Array<Omit<Parameters<FakeSlackApi['seedMessage']>[0], 'channel' | 'ts'>>) {
+  fake.users.set('U0BOB', { name: 'bob', displayName: 'Bob' });
+  fake.users.set('U0ALICE', { name: 'alice', displayName: 'Alice' });
+  const root = freshTs();
+  for (const [index, message] of messages.entries()) {
+    fake.seedMessage({
+      channel: 'C0GENERAL',
+      ts: index === 0 ? root : freshTs(),
+      ...(index === 0 ? {} : { threadTs: root }),
+      ...message,
+    });
+  }
+  return root;
+}
+
 function replyIn(channel: string, threadTs: string | undefined) {
   return fake.threadMessages(channel, threadTs).filter((message) => message.user === botUserId);
 }
@@ -97,22 +113,10 @@ describe('Slack conversations through the running Butler', () => {
 
   it('reads the thread when mentioned inside one it was not part of, and resolves names', async () => {
     model.enqueue({ text: 'Looks like the migration timed out.' });
-    fake.users.set('U0BOB', { name: 'bob', displayName: 'Bob' });
-    fake.users.set('U0ALICE', { name: 'alice', displayName: 'Alice' });
-    const root = freshTs();
-    fake.seedMessage({
-      channel: 'C0GENERAL',
-      ts: root,
-      user: 'U0BOB',
-      text: 'deploy 42 failed at the migration step',
-    });
-    fake.seedMessage({
-      channel: 'C0GENERAL',
-      ts: freshTs(),
-      threadTs: root,
-      user: 'U0ALICE',
-      text: '<@U0BOB> which table?',
-    });
+    const root = seedThread(
+      { user: 'U0BOB', text: 'deploy 42 failed at the migration step' },
+      { user: 'U0ALICE', text: '<@U0BOB> which table?' },
+    );
     const ts = freshTs();
     await send(appMention({ ts, threadTs: root, text: `<@${botUserId}> any idea what happened?` }));
     await app.settle();
@@ -122,6 +126,49 @@ describe('Slack conversations through the running Butler', () => {
     expect(context).toContain('Alice: @Bob which table?');
     expect(lastUserContent(model, 0)).toMatch(/Alice.*any idea what happened\?/);
     expect(fake.callsTo('chat.startStream')[0]?.args.thread_ts).toBe(root);
+  });
+
+  it('gives the thread context the files, forwards and blocks-only messages of the thread too', async () => {
+    model.enqueue({ text: 'The log says the lock timed out.' });
+    const root = seedThread(
+      {
+        user: 'U0BOB',
+        text: 'migration log attached',
+        files: [{ id: 'F1', name: 'migrate.log', mimetype: 'text/plain' }],
+      },
+      {
+        user: 'U0ALICE',
+        text: '',
+        attachments: [
+          {
+            is_share: true,
+            author_name: 'Carol',
+            channel_name: 'ops',
+            text: 'the lock on accounts was held for 10 minutes',
+            fallback: 'the lock on accounts was held for 10 minutes',
+          },
+        ],
+      },
+      {
+        user: 'U0BOB',
+        text: '',
+        blocks: [
+          {
+            type: 'rich_text',
+            elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'retrying at noon' }] }],
+          },
+        ],
+      },
+    );
+    await send(appMention({ ts: freshTs(), threadTs: root, text: `<@${botUserId}> why did it fail?` }));
+    await app.settle();
+    const contents = (model.requests[0]?.messages ?? []).map((message) => String(message.content));
+    const context = contents.find((content) => content.startsWith('(Earlier messages in this thread')) ?? '';
+    expect(context).toContain('Bob: migration log attached');
+    expect(context).toContain('[attached file: migrate.log (text/plain); Butler cannot open attachments]');
+    expect(context).toContain('the lock on accounts was held for 10 minutes');
+    expect(context).toContain('Carol');
+    expect(context).toContain('Bob: retrying at noon');
   });
 
   it('answers Slack retries and message + app_mention double delivery once', async () => {
