@@ -71,8 +71,8 @@ export async function completeTurn(
     ...pending,
     { role: 'assistant', content: finalContent?.trim() ? finalContent : turn.reply.shown },
   ];
-  turn.inflight.delivered = { text: turn.reply.shown, messages };
-  await deps.store.conversations.setInflight(turn.conversation.id, turn.inflight);
+  turn.inflight.deliver({ text: turn.reply.shown, messages });
+  await turn.inflight.save();
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
   turn.observer.end({ status: 'replied' });

@@ -12,6 +12,7 @@ import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../st
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelTokens, PriceTable } from '../usage/pricing.js';
+import { InflightRecord } from './inflight-record.js';
 import { TurnReply } from './turn-reply.js';
 import { WorkingIndicator } from './working-indicator.js';
 
@@ -60,7 +61,7 @@ export interface Turn {
   requester: ChatUser;
   isDirect: boolean;
   eventIds: number[];
-  inflight: InflightTurn;
+  inflight: InflightRecord;
   reply: TurnReply;
   /** Armed by the runner once the turn's work starts. */
   working: WorkingIndicator;
@@ -176,15 +177,13 @@ export async function beginTurn(
     });
     inflight.replyMessageIds.push(...unrecorded);
   }
+  const record = new InflightRecord(store, conversation.id, inflight);
   const reply = new TurnReply(
     adapter,
     input.target,
     {
       resume: [...inflight.replyMessageIds],
-      onMessageCreated: async (messageId) => {
-        inflight.replyMessageIds.push(messageId);
-        await store.conversations.setInflight(conversation.id, inflight);
-      },
+      onMessageCreated: (messageId) => record.messageCreated(messageId),
     },
     log,
   );
@@ -197,7 +196,7 @@ export async function beginTurn(
     requester: input.requester,
     isDirect: input.isDirect,
     eventIds: input.eventIds,
-    inflight,
+    inflight: record,
     reply,
     working: new WorkingIndicator(
       adapter,
