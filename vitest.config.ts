@@ -1,8 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests that start Butler as a child process and kill it on cue: under the parallel files' load a
+// Tests that start Butler as a child process (and kill it on cue): under the parallel files' load a
 // child's start-up alone can take most of a test's budget, so they run afterwards, one file at a time.
-const processTests = ['tests/integration/service/**/*.test.ts', 'tests/integration/core/recovery.test.ts'];
+const processTests = [
+  'tests/integration/service/**/*.test.ts',
+  'tests/integration/core/recovery.test.ts',
+  'tests/integration/console/chat.test.ts',
+];
 
 // One suite, two databases: `npm test` runs on embedded PGlite; with TEST_DATABASE_URL set the same
 // tests run against real Postgres (each test file gets its own fresh database).
