@@ -26,6 +26,7 @@ import { ApprovalPolicy } from './core/tools/policy.js';
 import { ToolRegistry } from './core/tools/registry.js';
 import { TurnRunner } from './core/turn/turn-runner.js';
 import { Worker } from './core/worker.js';
+import { clientFetch } from './http/client-fetch.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from './http/server.js';
 import { createEventsObserver } from './observability/events-observer.js';
 import { type OpenDatabase, openDatabase } from './storage/database.js';
@@ -84,6 +85,7 @@ function modelClient(
     timeoutMs: limits.timeoutMs,
     maxRetries: limits.maxRetries,
     temperature: config.file.model.temperature,
+    fetch: clientFetch,
   });
 }
 

@@ -1,6 +1,7 @@
 import { WebClient } from '@slack/web-api';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { clientFetch } from '../../http/client-fetch.js';
 import type { BotIdentity } from './normalize.js';
 import { isRecord } from './parse.js';
 import { toSlackSdkLogger } from './slack-logger.js';
@@ -95,6 +96,7 @@ export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
       randomize: false,
     },
     logger: toSlackSdkLogger(options.logger),
+    fetch: clientFetch,
   };
 }
 

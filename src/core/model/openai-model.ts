@@ -18,6 +18,8 @@ export interface OpenAIModelOptions {
   /** Retries of connection errors, 408/409/429/5xx (honouring Retry-After) within that deadline. */
   maxRetries: number;
   temperature?: number | undefined;
+  /** The HTTP client's fetch; the global one when absent. */
+  fetch?: typeof fetch | undefined;
 }
 
 function toOpenAIMessage(message: PromptMessage): ChatCompletionMessageParam {
@@ -162,6 +164,7 @@ export class OpenAIModel implements ModelClient {
       baseURL: options.baseUrl ?? null,
       timeout: options.timeoutMs,
       maxRetries: 0,
+      fetch: options.fetch,
     });
   }
 
