@@ -1,3 +1,4 @@
+import { defaultMaxListeners, getMaxListeners, setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { pipeline, Readable } from 'node:stream';
@@ -12,7 +13,8 @@ import zlib from 'node:zlib';
  *
  * It covers what those clients send: a text, bytes or URLSearchParams body, a method, headers and an
  * abort signal. Everything else goes to the global fetch, which implements the whole standard: a
- * Request object, a FormData, Blob or stream body (Slack's file uploads), and redirects (it asks again).
+ * Request object, a FormData, Blob or stream body (Slack's file uploads), and the request a redirect
+ * leads to.
  */
 
 type FetchInput = Parameters<typeof fetch>[0];
@@ -94,14 +96,45 @@ function toResponse(incoming: http.IncomingMessage, method: string, url: URL): R
   return response;
 }
 
-/** The response, or undefined for a redirect the caller wants followed (or refused). */
+/** Where a redirect leads, to be followed by the global fetch. */
+interface Redirect {
+  status: number;
+  location: URL;
+}
+
+/** The request a redirect leads to, by the fetch standard's rules (it follows any further ones itself). */
+function redirectedInit(redirect: Redirect, from: URL, init: FetchInit): FetchInit {
+  const method = (init.method ?? 'GET').toUpperCase();
+  const asGet =
+    (redirect.status === 303 && method !== 'HEAD') ||
+    ((redirect.status === 301 || redirect.status === 302) && method === 'POST');
+  const headers = new Headers(init.headers);
+  if (asGet) {
+    for (const name of [
+      'content-type',
+      'content-length',
+      'content-encoding',
+      'content-language',
+      'content-location',
+    ])
+      headers.delete(name);
+  }
+  if (redirect.location.origin !== from.origin) {
+    for (const name of ['authorization', 'proxy-authorization', 'cookie']) headers.delete(name);
+  }
+  return { ...init, headers, ...(asGet ? { method: 'GET', body: null } : {}) };
+}
+
+/** The response, or where a redirect the caller wants followed leads. */
 function send(
   url: URL,
   init: FetchInit,
   body: string | Uint8Array | undefined,
-): Promise<Response | undefined> {
+): Promise<Response | Redirect> {
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(signal.reason);
+  // As fetch does: many requests may share one signal (a turn's, say) without a leak warning.
+  if (signal && getMaxListeners(signal) === defaultMaxListeners) setMaxListeners(1500, signal);
   const method = (init.method ?? 'GET').toUpperCase();
   const headers = headerRecord(init.headers);
   if (body !== undefined) {
@@ -129,10 +162,19 @@ function send(
     request.on('response', (response) => {
       incoming = response;
       const status = response.statusCode ?? 0;
-      if (redirectStatuses.has(status) && response.headers.location && init.redirect !== 'manual') {
+      const location = redirectStatuses.has(status) ? response.headers.location : undefined;
+      if (location && init.redirect !== 'manual') {
         forget();
         response.resume();
-        resolve(undefined);
+        if (init.redirect === 'error') {
+          reject(new TypeError('fetch failed', { cause: new Error(`unexpected redirect (${status})`) }));
+        } else {
+          try {
+            resolve({ status, location: new URL(location, url) });
+          } catch (error) {
+            reject(new TypeError('fetch failed', { cause: error }));
+          }
+        }
         return;
       }
       response.once('close', forget);
@@ -153,5 +195,6 @@ export const clientFetch: typeof fetch = async (input: FetchInput, init: FetchIn
   const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
   const body = simpleBody(init.body);
   if (!url || !(url.protocol in agents) || body === unsupported) return fetch(input, init);
-  return (await send(url, init, body)) ?? fetch(input, init);
+  const answer = await send(url, init, body);
+  return answer instanceof Response ? answer : fetch(answer.location, redirectedInit(answer, url, init));
 };

@@ -16,6 +16,8 @@ interface Received {
 /** A real HTTP server whose routes answer the cases below; it records what each request carried. */
 let server: http.Server;
 let base: string;
+/** The same server under another origin (localhost rather than 127.0.0.1). */
+let otherOrigin: string;
 const received: Received[] = [];
 const releases: Array<() => void> = [];
 
@@ -49,6 +51,12 @@ beforeAll(async () => {
     } else if (url === '/moved') {
       response.writeHead(307, { location: '/echo' });
       response.end();
+    } else if (url === '/see-other') {
+      response.writeHead(303, { location: '/echo' });
+      response.end();
+    } else if (url === '/elsewhere') {
+      response.writeHead(307, { location: `${otherOrigin}/echo` });
+      response.end();
     } else {
       response.writeHead(404);
       response.end('no such route');
@@ -56,7 +64,9 @@ beforeAll(async () => {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+  otherOrigin = `http://localhost:${port}`;
 });
 
 afterAll(async () => {
@@ -170,14 +180,67 @@ describe('clientFetch', () => {
     expect(empty.body).toBeNull();
   });
 
-  it('follows a redirect, or hands it back when asked to', async () => {
+  it('follows a redirect as fetch does, asking each server once', async () => {
+    const before = received.length;
     const followed = await clientFetch(`${base}/moved`, { method: 'POST', body: 'again' });
     expect(followed.status).toBe(201);
-    expect(lastReceived()).toMatchObject({ url: '/echo', method: 'POST', body: 'again' });
+    expect(received.slice(before).map((request) => [request.method, request.url, request.body])).toEqual([
+      ['POST', '/moved', 'again'],
+      ['POST', '/echo', 'again'],
+    ]);
+
+    const seeOther = received.length;
+    await clientFetch(`${base}/see-other`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(received.slice(seeOther).map((request) => [request.method, request.url, request.body])).toEqual([
+      ['POST', '/see-other', '{}'],
+      ['GET', '/echo', ''],
+    ]);
+    expect(lastReceived().headers['content-type']).toBeUndefined();
+  });
+
+  it('keeps credentials from another origin a redirect leads to', async () => {
+    await clientFetch(`${base}/elsewhere`, { headers: { authorization: 'Bearer secret', 'x-keep': 'yes' } });
+    expect(lastReceived().url).toBe('/echo');
+    expect(lastReceived().headers.host).toBe(new URL(otherOrigin).host);
+    expect(lastReceived().headers.authorization).toBeUndefined();
+    expect(lastReceived().headers['x-keep']).toBe('yes');
+  });
+
+  it('refuses a redirect when asked to, sending nothing more, or hands it back', async () => {
+    const before = received.length;
+    const refused = await clientFetch(`${base}/moved`, {
+      method: 'POST',
+      body: 'once',
+      redirect: 'error',
+    }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TypeError);
+    expect(received.slice(before).map((request) => request.url)).toEqual(['/moved']);
 
     const manual = await clientFetch(`${base}/moved`, { redirect: 'manual' });
     expect(manual.status).toBe(307);
     expect(manual.headers.get('location')).toBe('/echo');
+  });
+
+  it('shares one abort signal among many requests without a listener warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const shared = new AbortController();
+      await Promise.all(
+        Array.from({ length: 20 }, async () =>
+          (await clientFetch(`${base}/echo`, { signal: shared.signal })).text(),
+        ),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
   });
 
   it('sends a multipart form through the global fetch', async () => {
