@@ -49,6 +49,11 @@ export interface InboundMessage {
   isDirect: boolean;
   /** When the platform says the message was sent (ISO 8601). */
   sentAt: string;
+  /**
+   * The message forwards a chat history that the adapter reads in `prepare`, off the acknowledgement path
+   * (Feishu `merge_forward`); until then `text` says only that a history was forwarded.
+   */
+  forwardsHistory?: true;
 }
 
 export type { Decision } from './approval-card.js';

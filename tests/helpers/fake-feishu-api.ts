@@ -102,6 +102,11 @@ export class FakeFeishuApi {
   readonly contactUsers = new Map<string, FakeContactUser>();
   /** When true, the contact API answers like an app without any contact scope (code 99991672). */
   contactScopeMissing = false;
+  /**
+   * What `GET /open-apis/im/v1/messages/:message_id` lists, by message id: for a merge_forward, the message
+   * itself and then its sub-messages, each with `upper_message_id` (as Feishu answers). Others: not found.
+   */
+  readonly messageItems = new Map<string, Json[]>();
   /** Extra routes (e.g. the long-connection endpoint) tried before the built-in ones. */
   readonly extraRoutes: Array<(call: RecordedCall) => { status: number; body: Json } | undefined> = [];
   private readonly rules: Array<FailureRule & { remaining: number }> = [];
@@ -316,6 +321,10 @@ export class FakeFeishuApi {
       );
     }
     match = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path);
+    if (method === 'GET' && match) {
+      const items = this.messageItems.get(match[1] as string);
+      return items ? this.ok({ items }) : this.error(230001, 'invalid message_id');
+    }
     if (method === 'PATCH' && match) {
       const message = this.messages.get(match[1] as string);
       const content = parseJson(body?.content);

@@ -11,6 +11,7 @@ import type { ConversationAddress, InboundMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';
+import { forwardedHistoryText } from './forwarded-history.js';
 import { isThreadId } from './normalize.js';
 import { FeishuReplyStream } from './reply-stream.js';
 import type { CardkitHealth, StreamSettings } from './stream-settings.js';
@@ -114,7 +115,10 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     },
 
     prepare(message: InboundMessage): Promise<PreparedMessage> {
-      return prepareFeishuMessage(names, message);
+      const tenantKey = message.address.workspace;
+      return prepareFeishuMessage(names, message, (messageId) =>
+        forwardedHistoryText(api, messageId, (openId) => names.get(tenantKey, openId), logger),
+      );
     },
   };
 }

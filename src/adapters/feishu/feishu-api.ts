@@ -3,7 +3,7 @@ import type { FeishuConfig } from '../../config/index.js';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
-import { asRecord, type JsonRecord, recordField, stringField } from './fields.js';
+import { arrayField, asRecord, type JsonRecord, recordField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
 
 /**
@@ -70,6 +70,11 @@ export interface FeishuApi {
    * lacks the field scope `contact:user.base:readonly`). Throws FeishuApiError (`scopeMissing` without an API scope).
    */
   userName(openId: string): Promise<string | undefined>;
+  /**
+   * A message as `GET /open-apis/im/v1/messages/:message_id` lists it (raw items): for a merged forward, the
+   * message itself and then every message it holds, each naming its forward in `upper_message_id`.
+   */
+  messageItems(messageId: string): Promise<JsonRecord[]>;
   /** CardKit: creates a card entity from card JSON 2.0; returns its card_id. */
   createCard(card: JsonRecord): Promise<string>;
   /** CardKit: replaces an element's content; `sequence` must grow per card. */
@@ -184,6 +189,22 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
             name: stringField(bot, 'app_name'),
           };
         },
+      ),
+    // open.feishu.cn im-v1/message/get (scope im:message; the bot must be in the chat). A merge_forward's
+    // sub-messages, nested forwards' included, come in the same answer (merge_forward doc).
+    messageItems: (messageId) =>
+      call(
+        'message get',
+        () =>
+          client.im.v1.message.get({
+            path: { message_id: messageId },
+            params: { user_id_type: 'open_id' },
+          }),
+        (body) =>
+          arrayField(data(body), 'items').flatMap((item): JsonRecord[] => {
+            const record = asRecord(item);
+            return record ? [record] : [];
+          }),
       ),
     // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, …}
     // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,

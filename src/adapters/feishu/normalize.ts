@@ -97,6 +97,7 @@ export function normalizeMessageEvent(
       isMention,
       isDirect,
       sentAt: new Date(sentAt).toISOString(),
+      ...(event.messageType === 'merge_forward' ? { forwardsHistory: true } : {}),
     },
   };
 }

@@ -90,15 +90,18 @@ export class FeishuUserNames {
 
 /**
  * Off the acknowledgement path (the core's `prepare`): the sender's name for group turns, where the model sees
- * who is speaking, and names for mentions the event left without one. Direct chats show no author, so their
- * sender is not looked up.
+ * who is speaking, names for mentions the event left without one, and the messages a merged forward holds
+ * (`readForward`). Direct chats show no author, so their sender is not looked up.
  */
 export async function prepareFeishuMessage(
   names: FeishuUserNames,
   message: InboundMessage,
+  readForward: (messageId: string) => Promise<string>,
 ): Promise<PreparedMessage> {
   const tenantKey = message.address.workspace;
-  const text = await names.resolveText(tenantKey, message.text);
+  const text = message.forwardsHistory
+    ? await readForward(message.messageId)
+    : await names.resolveText(tenantKey, message.text);
   const name =
     message.user.name ?? (message.isDirect ? undefined : await names.get(tenantKey, message.user.id));
   return { message: { ...message, text, user: name ? { ...message.user, name } : message.user } };

@@ -100,6 +100,80 @@ describe('Feishu: speakers, mentions and attachments through the running Butler'
     );
   });
 
+  it('reads the messages a merged forward holds, nested forwards indented, in the order they were sent', async () => {
+    const messageId = uniqueId('om_');
+    const nestedId = uniqueId('om_');
+    const sub = (
+      id: string,
+      upper: string,
+      sender: string,
+      createTime: number,
+      type: string,
+      content: unknown,
+    ) => ({
+      message_id: id,
+      upper_message_id: upper,
+      msg_type: type,
+      create_time: String(createTime),
+      chat_id: 'oc_elsewhere',
+      sender: { id: sender, id_type: 'open_id', sender_type: 'user', tenant_key: testTenantKey },
+      body: { content: JSON.stringify(content) },
+      mentions:
+        type === 'text' ? [{ key: '@_user_1', id: aliceOpenId, id_type: 'open_id', name: 'Alice Chen' }] : [],
+    });
+    suite.fake.messageItems.set(messageId, [
+      { message_id: messageId, msg_type: 'merge_forward', body: { content: 'Merged and Forwarded Message' } },
+      sub(uniqueId('om_'), messageId, bobOpenId, 2_000, 'text', {
+        text: '@_user_1 rolled back.\nAll green.',
+      }),
+      sub(uniqueId('om_'), messageId, aliceOpenId, 1_000, 'text', { text: 'the deploy failed at 10:02' }),
+      sub(nestedId, messageId, bobOpenId, 3_000, 'merge_forward', 'Merged and Forwarded Message'),
+      sub(uniqueId('om_'), nestedId, 'ou_carol', 500, 'image', { image_key: 'img_v3_01' }),
+    ]);
+    await postToButler(
+      suite.url,
+      messageEvent({
+        messageId,
+        chatType: 'p2p',
+        chatId: uniqueId('oc_dm_'),
+        messageType: 'merge_forward',
+        content: {},
+      }),
+    );
+    await suite.app.settle();
+    expect(lastUserContent(suite.model, 0)).toBe(
+      [
+        '[forwarded a chat history:]',
+        'Alice Chen: the deploy failed at 10:02',
+        'Bob Li: @Alice Chen rolled back.',
+        '  All green.',
+        'Bob Li: [forwarded a chat history]',
+        '  ou_carol: [sent an image, which Butler cannot view]',
+      ].join('\n'),
+    );
+    const reads = suite.fake.callsTo('GET', /^\/open-apis\/im\/v1\/messages\//);
+    expect(reads.map((call) => call.path)).toEqual([`/open-apis/im/v1/messages/${messageId}`]);
+  });
+
+  it('says a forwarded history could not be opened when Feishu will not list it, and still answers', async () => {
+    const chatId = uniqueId('oc_dm_');
+    await postToButler(
+      suite.url,
+      messageEvent({
+        chatType: 'p2p',
+        chatId,
+        messageType: 'merge_forward',
+        content: {},
+      }),
+    );
+    await suite.app.settle();
+    expect(lastUserContent(suite.model, 0)).toBe('[forwarded a chat history, which Butler could not open]');
+    expect(suite.fake.sentMessages().filter((message) => message.chatId === chatId)).toHaveLength(1);
+    expect(logs.records().some((line) => line.msg === 'Feishu forwarded history could not be read')).toBe(
+      true,
+    );
+  });
+
   it('acknowledges lifecycle events it does not act on quietly, storing nothing', async () => {
     const before = await storedEvents(suite.app);
     logs.clear();

@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { renderApprovalCard } from '../../../src/adapters/feishu/approval-card.js';
 import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapter.js';
-import { createFeishuApi } from '../../../src/adapters/feishu/feishu-api.js';
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
 import {
   createCardkitHealth,
@@ -12,7 +11,7 @@ import type { ReplyStream, ReplyTarget } from '../../../src/core/adapter.js';
 import type { ApprovalCard } from '../../../src/core/approval-card.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { FakeFeishuApi, type RecordedCall, rateLimitCode } from '../../helpers/fake-feishu-api.js';
-import { testAppId, testAppSecret } from './feishu-events.js';
+import { feishuClientFor } from '../../helpers/feishu-client.js';
 
 let fake: FakeFeishuApi;
 
@@ -23,18 +22,7 @@ afterAll(() => fake.close());
 afterEach(() => fake.restore());
 
 function adapterWith(settings: Partial<StreamSettings> = {}) {
-  const { api } = createFeishuApi({
-    config: {
-      appId: testAppId,
-      appSecret: testAppSecret,
-      baseUrl: fake.baseUrl,
-      encryptKey: undefined,
-      verificationToken: 'token',
-      connection: 'webhook',
-    },
-    logger: silentLogger,
-    requestTimeoutMilliseconds: 2_000,
-  });
+  const api = feishuClientFor(fake, silentLogger);
   return createFeishuChatAdapter({
     api,
     logger: silentLogger,

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createFeishuApi } from '../../../src/adapters/feishu/feishu-api.js';
 import {
   contactScopeHint,
   FeishuUserNames,
@@ -8,7 +7,8 @@ import {
 import type { InboundMessage } from '../../../src/core/events.js';
 import type { Logger } from '../../../src/core/logger.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
-import { aliceOpenId, bobOpenId, testAppId, testAppSecret, testTenantKey } from './feishu-events.js';
+import { feishuClientFor } from '../../helpers/feishu-client.js';
+import { aliceOpenId, bobOpenId, testTenantKey } from './feishu-events.js';
 
 /** FeishuUserNames through the real Lark SDK client against the fake Open API. */
 
@@ -24,6 +24,11 @@ beforeEach(() => {
   fake.contactScopeMissing = false;
   fake.restore();
 });
+
+/** These messages forward nothing; a call would mean prepare read a history it should not. */
+async function noForward(): Promise<string> {
+  throw new Error('no forwarded history expected');
+}
 
 function recordingLogger() {
   const lines: Array<{ level: string; message: unknown }> = [];
@@ -42,18 +47,7 @@ function recordingLogger() {
 function setup() {
   const clock = { now: 1_000_000 };
   const { lines, logger } = recordingLogger();
-  const { api } = createFeishuApi({
-    config: {
-      appId: testAppId,
-      appSecret: testAppSecret,
-      baseUrl: fake.baseUrl,
-      encryptKey: undefined,
-      verificationToken: 'token',
-      connection: 'webhook',
-    },
-    logger,
-    requestTimeoutMilliseconds: 2_000,
-  });
+  const api = feishuClientFor(fake, logger);
   const names = new FeishuUserNames(api, logger, () => clock.now);
   return { names, lines, clock, lookups: () => fake.callsTo('GET', /^\/open-apis\/contact\/v3\/users\//) };
 }
@@ -78,10 +72,14 @@ describe('Feishu user names', () => {
     const { names, lookups } = setup();
     fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
     fake.contactUsers.set(bobOpenId, { name: 'Bob Li' });
-    const prepared = await prepareFeishuMessage(names, groupMessage(`ask @${bobOpenId} and @${bobOpenId}`));
+    const prepared = await prepareFeishuMessage(
+      names,
+      groupMessage(`ask @${bobOpenId} and @${bobOpenId}`),
+      noForward,
+    );
     expect(prepared.message.user).toEqual({ id: aliceOpenId, name: 'Alice Chen' });
     expect(prepared.message.text).toBe('ask @Bob Li and @Bob Li');
-    await prepareFeishuMessage(names, groupMessage('again'));
+    await prepareFeishuMessage(names, groupMessage('again'), noForward);
     expect(lookups().map((call) => [call.path, call.query.user_id_type])).toEqual([
       [`/open-apis/contact/v3/users/${bobOpenId}`, 'open_id'],
       [`/open-apis/contact/v3/users/${aliceOpenId}`, 'open_id'],
@@ -90,7 +88,7 @@ describe('Feishu user names', () => {
 
   it('does not look up the sender of a direct message (the model sees no author there)', async () => {
     const { names, lookups } = setup();
-    const prepared = await prepareFeishuMessage(names, { ...groupMessage('hi'), isDirect: true });
+    const prepared = await prepareFeishuMessage(names, { ...groupMessage('hi'), isDirect: true }, noForward);
     expect(prepared.message.user).toEqual({ id: aliceOpenId });
     expect(lookups()).toHaveLength(0);
   });
@@ -110,10 +108,10 @@ describe('Feishu user names', () => {
   it('keeps the open_id when the scope is missing, hints once, and stops asking for a while', async () => {
     const { names, lines, clock, lookups } = setup();
     fake.contactScopeMissing = true;
-    const prepared = await prepareFeishuMessage(names, groupMessage(`cc @${bobOpenId}`));
+    const prepared = await prepareFeishuMessage(names, groupMessage(`cc @${bobOpenId}`), noForward);
     expect(prepared.message.user).toEqual({ id: aliceOpenId });
     expect(prepared.message.text).toBe(`cc @${bobOpenId}`);
-    await prepareFeishuMessage(names, groupMessage('more', bobOpenId));
+    await prepareFeishuMessage(names, groupMessage('more', bobOpenId), noForward);
     expect(lookups()).toHaveLength(1);
     const hints = lines.filter((line) => line.level === 'warn');
     expect(hints).toEqual([{ level: 'warn', message: contactScopeHint }]);

@@ -1,0 +1,20 @@
+import { createFeishuApi, type FeishuApi } from '../../src/adapters/feishu/feishu-api.js';
+import { type Logger, silentLogger } from '../../src/core/logger.js';
+import { testAppId, testAppSecret } from '../unit/feishu/feishu-events.js';
+import type { FakeFeishuApi } from './fake-feishu-api.js';
+
+/** Butler's Feishu client (the real Lark SDK) pointed at the fake Open API, for tests of what it asks. */
+export function feishuClientFor(fake: FakeFeishuApi, logger: Logger = silentLogger): FeishuApi {
+  return createFeishuApi({
+    config: {
+      appId: testAppId,
+      appSecret: testAppSecret,
+      baseUrl: fake.baseUrl,
+      encryptKey: undefined,
+      verificationToken: 'token',
+      connection: 'webhook',
+    },
+    logger,
+    requestTimeoutMilliseconds: 2_000,
+  }).api;
+}
