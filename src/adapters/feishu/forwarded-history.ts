@@ -67,8 +67,9 @@ async function renderForward(
       continue;
     }
     budget.messages += 1;
-    const author =
-      item.senderName ?? (item.senderId ? ((await nameOf(item.senderId)) ?? item.senderId) : 'someone');
+    // Only people (open_ids) have a contact entry; an app's message shows its app_id.
+    const person = item.senderId?.startsWith('ou_') ? await nameOf(item.senderId) : undefined;
+    const author = item.senderName ?? person ?? item.senderId ?? 'someone';
     const resolve: MentionResolver = (reference, name) => {
       const known = item.mentions.get(reference) ?? name;
       return known ? `@${known}` : reference;

@@ -43,7 +43,11 @@ function forwardItem(id: string, upper: string, createTime: number) {
   };
 }
 
-const nameOf = async (openId: string) => (openId === aliceOpenId ? 'Alice Chen' : undefined);
+const asked: string[] = [];
+const nameOf = async (openId: string) => {
+  asked.push(openId);
+  return openId === aliceOpenId ? 'Alice Chen' : undefined;
+};
 
 describe('forwardedHistoryText', () => {
   it('reads at most 100 messages and says how many more there were', async () => {
@@ -70,7 +74,7 @@ describe('forwardedHistoryText', () => {
     expect(text).toContain('[… and 6 more forwarded messages, not shown]');
   });
 
-  it('reads forwards inside forwards three deep, prefers the name Feishu gave, and keeps an unknown id', async () => {
+  it("reads forwards inside forwards three deep, prefers the name Feishu gave, and keeps unknown ids and apps' ids", async () => {
     const [top, second, third] = [uniqueId('om_'), uniqueId('om_'), uniqueId('om_')];
     fake.messageItems.set(top, [
       textItem(top, 'top', 1, { sender_name: 'Alice (from Feishu)' }),
@@ -79,6 +83,7 @@ describe('forwardedHistoryText', () => {
       forwardItem(third, second, 4),
       textItem(third, 'third', 5),
       forwardItem(uniqueId('om_'), third, 6),
+      textItem(top, 'build green', 7, { id: 'cli_ci_bot', id_type: 'app_id', sender_type: 'app' }),
     ]);
     expect(await forwardedHistoryText(api(), top, nameOf, quiet)).toBe(
       [
@@ -89,8 +94,10 @@ describe('forwardedHistoryText', () => {
         '  Alice Chen: [forwarded a chat history]',
         '    Alice Chen: third',
         '    Alice Chen: [forwarded a chat history, which Butler cannot open]',
+        'cli_ci_bot: build green',
       ].join('\n'),
     );
+    expect(asked).not.toContain('cli_ci_bot');
   });
 
   it('says so when the forward holds nothing Feishu lists', async () => {
