@@ -75,6 +75,8 @@ async function settled(app: TestButler) {
 }
 
 describe(`two agents, one approval across a restart, on Slack (${databaseKind})`, () => {
+  // Two Butlers start one after the other (on PGlite, each a WebAssembly Postgres): 7 s alone here, over
+  // 20 s with three other files running, so it gets the restart tests' minute.
   it('answers one coherent reply after the approver clicks on the restarted Butler', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'butler-agents-slack-'));
     const first = await startTestButler(options(dataDir));
@@ -138,5 +140,5 @@ describe(`two agents, one approval across a restart, on Slack (${databaseKind})`
       await first.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });
