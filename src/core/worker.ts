@@ -242,7 +242,9 @@ export class Worker {
         'failed',
         'too many attempts',
       );
-      await this.notify(worn, 'Sorry, I could not process your message. Please try again.');
+      const apology = 'Sorry, I could not process your message. Please try again.';
+      await this.notify(worn, apology);
+      await this.reportDropped(worn, apology);
     }
     const live = events.filter((event) => event.attempts <= this.options.maxAttempts);
     const first = live[0];
@@ -288,18 +290,40 @@ export class Worker {
       }
       await this.store.inbox.finish([event.id], 'rate_limited');
       if (rank === limit + 1) await this.notify([event], rateLimitNotice(limit));
+      await this.reportDropped([event], rateLimitNotice(limit));
     }
     return allowed;
   }
 
+  /**
+   * Ends, for adapters that follow turns (the HTTP API's streams), messages dropped without a turn: a
+   * caller waiting for its answer learns there will be none.
+   */
+  private async reportDropped(events: InboxEvent[], error: string): Promise<void> {
+    const to = this.senderOf(events);
+    await to?.adapter
+      .onTurnEvent?.(to.target, { type: 'error', error })
+      .catch((failure: unknown) => this.logger.warn({ err: failure }, 'could not report a dropped message'));
+  }
+
   private async notify(events: InboxEvent[], text: string): Promise<void> {
-    const last = events.at(-1);
-    if (last?.payload.kind !== 'message') return;
-    const message = last.payload;
-    await this.adapters
-      .get(message.address.platform)
-      ?.postNotice({ address: message.address, replyTo: message.messageId, userId: message.user.id }, text)
+    const to = this.senderOf(events);
+    await to?.adapter
+      .postNotice(to.target, text)
       .catch((error: unknown) => this.logger.warn({ err: error }, 'could not post a notice'));
+  }
+
+  /** The adapter and reply target of the last of `events`, when it is a message. */
+  private senderOf(events: InboxEvent[]) {
+    const last = events.at(-1);
+    if (last?.payload.kind !== 'message') return undefined;
+    const message = last.payload;
+    const adapter = this.adapters.get(message.address.platform);
+    if (!adapter) return undefined;
+    return {
+      adapter,
+      target: { address: message.address, replyTo: message.messageId, userId: message.user.id },
+    };
   }
 }
 

@@ -39,7 +39,9 @@ function checkedId(raw: string | undefined): string {
 
 /** `Last-Event-ID` (what EventSource sends on reconnect) or `?after=`; 0 = from the start. */
 function resumeFrom(header: string | string[] | undefined, query: URLSearchParams): number {
-  const raw = (Array.isArray(header) ? header[0] : header) ?? query.get('after') ?? '0';
+  // An empty header is no header: EventSource sends none before its first event id.
+  const fromHeader = (Array.isArray(header) ? header[0] : header)?.trim() || undefined;
+  const raw = fromHeader ?? query.get('after') ?? '0';
   const id = Number(raw);
   if (!Number.isSafeInteger(id) || id < 0)
     throw new ApiError(400, 'invalid_event_id', 'Last-Event-ID must be an event id.');
@@ -67,8 +69,6 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         const idempotencyKey = request.headers['idempotency-key'];
         const messageId = randomUUID();
         const after = await feed.lastId(key);
-        // Before the turn can start, so that the stream shows the question first.
-        await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
         const accepted = await intake.accept({
           kind: 'message',
           address,
@@ -89,6 +89,9 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
           );
         if (accepted.status === 'ignored')
           throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
+        // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
+        // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
+        await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
         const stream = new SseStream(response, deps.streams);
         await feed.follow(key, after, stream, deps.idleMs);
         stream.end();
@@ -101,6 +104,8 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
       async handle({ request, response, caller, params, query }) {
         const key = encodeConversationKey(apiAddress(caller, checkedId(params[0])));
         const after = resumeFrom(request.headers['last-event-id'], query);
+        if ((await feed.lastId(key)) === 0)
+          throw new ApiError(404, 'not_found', 'This key has no conversation with that id.');
         const stream = new SseStream(response, deps.streams);
         await feed.follow(key, after, stream, deps.idleMs);
         stream.end();

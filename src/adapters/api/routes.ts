@@ -53,7 +53,7 @@ export function dispatcher(input: {
       }
       if (route.scope !== 'any' && !caller.scopes.includes(route.scope))
         throw new ApiError(403, 'forbidden', `The key ${caller.name} lacks the ${route.scope} scope.`);
-      const params = (route.pattern.exec(path) ?? []).slice(1).map((part) => decodeURIComponent(part));
+      const params = (route.pattern.exec(path) ?? []).slice(1).map(decodedPathPart);
       await route.handle({ request, response, caller, params, query: url.searchParams });
     } catch (error) {
       if (error instanceof ApiError) return sendError(response, error);
@@ -65,4 +65,12 @@ export function dispatcher(input: {
       throw error;
     }
   };
+}
+
+function decodedPathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new ApiError(400, 'invalid_path', `The path part ${part} is not valid percent-encoding.`);
+  }
 }

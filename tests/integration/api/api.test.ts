@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
-import { readEvents, types } from '../../helpers/sse-client.js';
+import { readEvents, type SseEvent, types } from '../../helpers/sse-client.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
 /** Other systems talking to Butler over HTTP: the same durable core, approvals and memory, streamed as SSE. */
@@ -74,6 +74,19 @@ function call(path: string, init: RequestInit & { key?: string } = {}) {
 
 const send = (id: string, text: string, key = keys.ci) =>
   call(`/conversations/${id}/messages`, { method: 'POST', body: JSON.stringify({ text }), key });
+
+/** The events stored after `afterId` that a follower sees within `ms` (the stream itself would wait on). */
+async function eventsWithin(id: string, afterId: string | undefined, ms: number) {
+  const seen: SseEvent[] = [];
+  const response = await call(`/conversations/${id}/events?after=${afterId}`, {
+    signal: AbortSignal.timeout(ms),
+  });
+  await readEvents(response, (_event, all) => {
+    seen.splice(0, seen.length, ...all);
+    return false;
+  }).catch(() => {});
+  return seen;
+}
 
 describe(`HTTP API on ${databaseKind}`, () => {
   it('refuses a missing or wrong key with 401 and a key without the scope with 403', async () => {
@@ -242,11 +255,32 @@ describe(`HTTP API on ${databaseKind}`, () => {
     const headers = { 'idempotency-key': 'deploy-42-attempt' };
     const body = JSON.stringify({ text: 'ship it' });
     const first = await call(`/conversations/${id}/messages`, { method: 'POST', body, headers });
-    await readEvents(first);
+    const answered = await readEvents(first);
     const retry = await call(`/conversations/${id}/messages`, { method: 'POST', body, headers });
     expect(retry.status).toBe(409);
     await app.settle();
     expect(model.requests).toHaveLength(1);
+    // The refused retry left nothing in the conversation's events.
+    expect(await eventsWithin(id, answered.at(-1)?.id, 800)).toEqual([]);
+  });
+
+  it('answers 404 for the events of a conversation that never was, and 400 for a broken path', async () => {
+    const unknown = await call(`/conversations/${newConversation()}/events`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: 'not_found' });
+    const broken = await call('/conversations/%E0%A4%A/messages', { method: 'POST', body: '{"text":"hi"}' });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ error: 'invalid_path' });
+  });
+
+  it('resumes after ?after= when Last-Event-ID is sent empty', async () => {
+    const id = newConversation();
+    model.enqueue({ text: 'Resumed.' });
+    const events = await readEvents(await send(id, 'hello'));
+    const resumed = await readEvents(
+      await call(`/conversations/${id}/events?after=${events[0]?.id}`, { headers: { 'last-event-id': '' } }),
+    );
+    expect(resumed.map((event) => event.id)).toEqual(events.slice(1).map((event) => event.id));
   });
 
   it('reads a conversation by its full key', async () => {
