@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
 import { pendingCalls } from '../../core/approval-card.js';
+import type { ConversationEvent } from '../../core/conversation-events.js';
 import { encodeConversationKey } from '../../core/conversation-key.js';
 import type { Logger } from '../../core/logger.js';
 import type { ConversationFeed } from './conversation-feed.js';
@@ -26,8 +27,16 @@ class ApiReply implements ReplyStream {
     private readonly conversationKey: string,
     private readonly options: OpenReplyOptions,
     private readonly logger: Logger,
+    private readonly openReplies: Map<string, ApiReply>,
   ) {
     this.messageIds = [...(options.resume ?? []).slice(0, 1)];
+    openReplies.set(conversationKey, this);
+  }
+
+  /** Stores the text written so far; other events of the turn go after it. */
+  async settle(): Promise<void> {
+    this.flush();
+    await this.writes;
   }
 
   async append(delta: string): Promise<void> {
@@ -41,8 +50,8 @@ class ApiReply implements ReplyStream {
   }
 
   async finish(text: string): Promise<void> {
-    this.flush();
-    await this.writes;
+    await this.settle();
+    if (this.openReplies.get(this.conversationKey) === this) this.openReplies.delete(this.conversationKey);
     await this.feed.append(this.conversationKey, [{ type: 'message', role: 'assistant', content: text }]);
   }
 
@@ -60,20 +69,29 @@ class ApiReply implements ReplyStream {
 }
 
 export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAdapter {
+  // Each conversation's reply being written: its buffered text is stored before any other event of the
+  // turn (a tool call, an approval request), so the stream keeps the model's order.
+  const openReplies = new Map<string, ApiReply>();
+  const appendInOrder = async (target: ReplyTarget, events: ConversationEvent[]) => {
+    const key = keyOf(target);
+    await openReplies.get(key)?.settle();
+    await feed.append(key, events);
+  };
+
   return {
     platform: 'api',
 
     async openReply(target, options = {}) {
-      return new ApiReply(feed, keyOf(target), options, logger);
+      return new ApiReply(feed, keyOf(target), options, logger, openReplies);
     },
 
     async postNotice(target, text) {
-      await feed.append(keyOf(target), [{ type: 'message', role: 'assistant', content: text }]);
+      await appendInOrder(target, [{ type: 'message', role: 'assistant', content: text }]);
     },
 
     async postApprovalCard(target, card) {
-      await feed.append(
-        keyOf(target),
+      await appendInOrder(
+        target,
         pendingCalls(card).map((call) => ({
           type: 'confirm_required' as const,
           approvalId: call.approvalId,
@@ -95,7 +113,8 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAd
     },
 
     async onTurnEvent(target, event) {
-      await feed.append(keyOf(target), [event]);
+      await appendInOrder(target, [event]);
+      if (event.type === 'done' || event.type === 'error') openReplies.delete(keyOf(target));
     },
   };
 }

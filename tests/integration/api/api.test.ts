@@ -152,6 +152,26 @@ describe(`HTTP API on ${databaseKind}`, () => {
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
   });
 
+  it('keeps the text the model wrote before a tool call ahead of that call', async () => {
+    model.enqueue(
+      {
+        text: 'Let me check. ',
+        toolCalls: [{ id: 'status_2', name: 'service_status', arguments: '{"service":"api"}' }],
+      },
+      { text: 'All good.' },
+    );
+    const events = await readEvents(await send(newConversation(), 'status?'));
+    expect(events.map((event) => [event.data.type, event.data.text ?? ''])).toEqual([
+      ['message', ''],
+      ['delta', 'Let me check. '],
+      ['tool_call', ''],
+      ['tool_result', ''],
+      ['delta', '\n\nAll good.'],
+      ['message', ''],
+      ['done', ''],
+    ]);
+  });
+
   it('ends the stream at confirm_required; an API approver decides; Last-Event-ID streams the continuation', async () => {
     const id = newConversation();
     model.enqueue({
