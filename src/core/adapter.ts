@@ -16,6 +16,11 @@ export interface ReplyTarget {
   replyTo?: string;
   /** The user the reply answers (Slack streams to channels need the recipient). */
   userId: string;
+  /**
+   * Every message the turn answers, when there are several sent together (`replyTo` is the last); the HTTP
+   * API ends each message's stream at its own turn.
+   */
+  messageIds?: readonly string[];
 }
 
 export interface OpenReplyOptions {

@@ -1,7 +1,8 @@
 import type { TokenUsage } from './observer.js';
 
 /**
- * What the HTTP API streams about a conversation (one JSON object per event, discriminated by `type`). Each
+ * What the HTTP API streams about a conversation (one JSON object per event, discriminated by `type`; a turn's
+ * end lists the ids of the messages it answered in `answers`). Each
  * event is stored with an increasing id, so a client that lost its stream resumes from any event
  * (`Last-Event-ID`), and a turn that finished while nobody listened can still be read.
  */
@@ -17,19 +18,25 @@ export type ConversationEvent =
       summary: string;
       risk: string;
       expiresAt: string;
+      answers?: string[];
     }
   | { type: 'message'; role: 'user' | 'assistant'; content: string }
-  | { type: 'done'; usage: TokenUsage }
-  | { type: 'error'; error: string };
+  | { type: 'done'; usage: TokenUsage; answers?: string[] }
+  | { type: 'error'; error: string; answers?: string[] };
 
 export interface StoredConversationEvent {
   id: number;
   event: ConversationEvent;
 }
 
-/** Events that end what a client waits for: the turn's end, its failure, or a request for approval. */
-export const isTurnEnd = (event: ConversationEvent) =>
-  event.type === 'done' || event.type === 'error' || event.type === 'confirm_required';
+/**
+ * Events that end what a client waits for: the turn's end, its failure, or a request for approval. With
+ * `messageId`, only the end of the turn that answers that message (`answers`), or of a turn that does not
+ * say which messages it answers.
+ */
+export const isTurnEnd = (event: ConversationEvent, messageId?: string) =>
+  (event.type === 'done' || event.type === 'error' || event.type === 'confirm_required') &&
+  (messageId === undefined || event.answers === undefined || event.answers.includes(messageId));
 
 export interface ConversationEventRepository {
   /** Appends in order; returns their ids. */

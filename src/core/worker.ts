@@ -320,9 +320,12 @@ export class Worker {
     const message = last.payload;
     const adapter = this.adapters.get(message.address.platform);
     if (!adapter) return undefined;
+    const messageIds = events.flatMap((event) =>
+      event.payload.kind === 'message' ? [event.payload.messageId] : [],
+    );
     return {
       adapter,
-      target: { address: message.address, replyTo: message.messageId, userId: message.user.id },
+      target: { address: message.address, replyTo: message.messageId, userId: message.user.id, messageIds },
     };
   }
 }

@@ -100,6 +100,7 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAd
           summary: call.summary,
           risk: call.risk,
           expiresAt: card.expiresAt.toISOString(),
+          ...answersOf(target),
         })),
       );
       return `approval-${card.batchId}`;
@@ -113,10 +114,17 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAd
     },
 
     async onTurnEvent(target, event) {
-      await appendInOrder(target, [event]);
+      const ends = event.type === 'done' || event.type === 'error';
+      await appendInOrder(target, [ends ? { ...event, ...answersOf(target) } : event]);
       if (event.type === 'done' || event.type === 'error') openReplies.delete(keyOf(target));
     },
   };
+}
+
+/** The messages a turn answers, as its end event lists them; a continuation after approval answers `replyTo`. */
+function answersOf(target: ReplyTarget): { answers?: string[] } {
+  const ids = target.messageIds ?? (target.replyTo ? [target.replyTo] : []);
+  return ids.length > 0 ? { answers: [...ids] } : {};
 }
 
 /** The card's arguments text back as JSON; a card cuts very long arguments, which then stay text. */

@@ -31,13 +31,15 @@ export class ConversationFeed {
 
   /**
    * Sends the conversation's events after `afterId` until one ends a turn (`done`, `error`,
-   * `confirm_required`), the client leaves, or nothing new comes for `idleMs`.
+   * `confirm_required`; with `messageId`, the turn that answers that message), the client leaves, or
+   * nothing new comes for `idleMs`.
    */
   async follow(
     conversationKey: string,
     afterId: number,
     stream: SseStream,
     idleMs: number,
+    messageId?: string,
   ): Promise<'turn_end' | 'client_left' | 'idle'> {
     const pageSize = this.options.pageSize ?? 200;
     let last = afterId;
@@ -47,7 +49,7 @@ export class ConversationFeed {
       for (const { id, event } of page) {
         stream.send(event, id);
         last = id;
-        if (isTurnEnd(event)) return 'turn_end';
+        if (isTurnEnd(event, messageId)) return 'turn_end';
       }
       if (page.length === pageSize) continue;
       if (page.length > 0) quietSince = Date.now();

@@ -92,8 +92,10 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
         // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
         await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
+        // A turn already running answers earlier messages: this stream ends with the turn that answers this one.
+        response.setHeader('butler-message-id', messageId);
         const stream = new SseStream(response, deps.streams);
-        await feed.follow(key, after, stream, deps.idleMs);
+        await feed.follow(key, after, stream, deps.idleMs, messageId);
         stream.end();
       },
     },

@@ -78,7 +78,15 @@ export function openApiDocument(serverUrl: string) {
           ],
           requestBody: { required: true, ...json(sendMessageBody) },
           responses: {
-            '200': eventStream,
+            '200': {
+              ...eventStream,
+              headers: {
+                'Butler-Message-Id': {
+                  description: "This message's id, as the turn's end lists it in `answers`",
+                  schema: { type: 'string' },
+                },
+              },
+            },
             '409': { description: 'Duplicate Idempotency-Key', ...json(errorBody) },
             ...errors,
           },
@@ -93,7 +101,11 @@ export function openApiDocument(serverUrl: string) {
             { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
             { name: 'after', in: 'query', required: false, schema: { type: 'integer' } },
           ],
-          responses: { '200': eventStream, ...errors },
+          responses: {
+            '200': eventStream,
+            '404': { description: 'No conversation with this id for this key', ...json(errorBody) },
+            ...errors,
+          },
         },
       },
       '/approvals/{id}/decision': {

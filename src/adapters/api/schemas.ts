@@ -17,6 +17,9 @@ export const decisionBody = z.strictObject({
 
 const usage = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() });
 
+/** The ids of the messages a turn answered (the `Butler-Message-Id` of each POST). */
+const answers = z.array(z.string()).optional();
+
 /** The events of a conversation stream (`data` of each server-sent event). */
 export const conversationEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('delta'), text: z.string() }),
@@ -36,10 +39,11 @@ export const conversationEvent = z.discriminatedUnion('type', [
     summary: z.string(),
     risk: z.string(),
     expiresAt: z.string(),
+    answers,
   }),
   z.object({ type: z.literal('message'), role: z.enum(['user', 'assistant']), content: z.string() }),
-  z.object({ type: z.literal('done'), usage }),
-  z.object({ type: z.literal('error'), error: z.string() }),
+  z.object({ type: z.literal('done'), usage, answers }),
+  z.object({ type: z.literal('error'), error: z.string(), answers }),
 ]);
 
 export const errorBody = z.object({ error: z.string(), message: z.string() });

@@ -55,7 +55,12 @@ export class TurnRunner {
     const turn = await beginTurn(this.deps, {
       conversationKey,
       eventIds,
-      target: { address: last.address, replyTo: last.messageId, userId: last.user.id },
+      target: {
+        address: last.address,
+        replyTo: last.messageId,
+        userId: last.user.id,
+        messageIds: messages.map((message) => message.messageId),
+      },
       requester: last.user,
       isDirect: last.isDirect,
       trigger: 'message',

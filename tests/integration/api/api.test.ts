@@ -152,6 +152,29 @@ describe(`HTTP API on ${databaseKind}`, () => {
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
   });
 
+  it('streams a message sent during a running turn until the turn that answers it', async () => {
+    const id = newConversation();
+    model.enqueue(
+      { text: 'Answer A.', chunks: ['Ans', 'wer ', 'A.'], chunkDelayMs: 300 },
+      { text: 'Answer B.' },
+    );
+    const first = send(id, 'question A').then(async (response) => ({
+      messageId: response.headers.get('butler-message-id'),
+      events: await readEvents(response),
+    }));
+    await model.waitForRequests(1);
+    const second = await send(id, 'question B');
+    const messageId = second.headers.get('butler-message-id');
+    const events = await readEvents(second);
+    const a = await first;
+
+    expect(events[0]?.data).toEqual({ type: 'message', role: 'user', content: 'question B' });
+    expect(events.at(-2)?.data).toEqual({ type: 'message', role: 'assistant', content: 'Answer B.' });
+    expect(events.at(-1)?.data).toMatchObject({ type: 'done', answers: [messageId] });
+    expect(a.events.at(-1)?.data).toMatchObject({ type: 'done', answers: [a.messageId] });
+    expect(a.events.map((event) => event.data.content)).not.toContain('Answer B.');
+  });
+
   it('keeps the text the model wrote before a tool call ahead of that call', async () => {
     model.enqueue(
       {
@@ -319,10 +342,15 @@ describe(`HTTP API on ${databaseKind}`, () => {
   it('rolls usage up to what the turns reported', async () => {
     const id = newConversation();
     model.enqueue({ text: 'One.', usage: { promptTokens: 30, completionTokens: 3 } });
-    const done = (await readEvents(await send(id, 'first'))).at(-1);
+    const first = await send(id, 'first');
+    const done = (await readEvents(first)).at(-1);
     model.enqueue({ text: 'Two.', usage: { promptTokens: 50, completionTokens: 5 } });
     await readEvents(await send(id, 'second'));
-    expect(done?.data).toEqual({ type: 'done', usage: { promptTokens: 30, completionTokens: 3 } });
+    expect(done?.data).toEqual({
+      type: 'done',
+      usage: { promptTokens: 30, completionTokens: 3 },
+      answers: [first.headers.get('butler-message-id')],
+    });
     const usage = (await (await call('/usage?groupBy=conversation', { key: keys.reader })).json()) as {
       items: Array<{ key: string; turns: number; promptTokens: number; completionTokens: number }>;
     };

@@ -41,11 +41,16 @@ describe(`HTTP API on ${databaseKind}: messages over the rate limit`, () => {
     const answered = await readEvents(await send(id, 'one'));
     expect(answered.at(-1)?.data.type).toBe('done');
 
-    const second = await readEvents(await send(id, 'two'));
+    const response = await send(id, 'two');
+    const second = await readEvents(response);
     expect(second.map((event) => event.data)).toEqual([
       { type: 'message', role: 'user', content: 'two' },
       { type: 'message', role: 'assistant', content: expect.stringMatching(/faster/) },
-      { type: 'error', error: expect.stringMatching(/faster/) },
+      {
+        type: 'error',
+        error: expect.stringMatching(/faster/),
+        answers: [response.headers.get('butler-message-id')],
+      },
     ]);
     const third = await readEvents(await send(id, 'three'));
     expect(third.map((event) => event.data.type)).toEqual(['message', 'error']);
