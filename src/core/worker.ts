@@ -289,8 +289,9 @@ export class Worker {
         continue;
       }
       await this.store.inbox.finish([event.id], 'rate_limited');
-      if (rank === limit + 1) await this.notify([event], rateLimitNotice(limit));
-      await this.reportDropped([event], rateLimitNotice(limit));
+      const notice = rateLimitNotice(limit);
+      if (rank === limit + 1) await this.notify([event], notice);
+      await this.reportDropped([event], notice);
     }
     return allowed;
   }

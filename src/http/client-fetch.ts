@@ -66,20 +66,24 @@ function headerRecord(init: FetchInit['headers']): Record<string, string> {
   return record;
 }
 
-function decompressed(incoming: http.IncomingMessage): Readable {
-  const encoding = incoming.headers['content-encoding']?.trim().toLowerCase();
-  // As fetch does: lenient about a stream that ends without its final block.
-  const lenient = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip(lenient)
-      : encoding === 'deflate'
-        ? zlib.createInflate(lenient)
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : undefined;
+/** As fetch does: lenient about a stream that ends without its final block. */
+const lenient = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+const decoders: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
+  gzip: () => zlib.createGunzip(lenient),
+  'x-gzip': () => zlib.createGunzip(lenient),
+  deflate: () => zlib.createInflate(lenient),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+function decompressed(incoming: http.IncomingMessage, encoding: string | null): Readable {
+  const decoder = encoding ? decoders[encoding.trim().toLowerCase()]?.() : undefined;
   // pipeline destroys both with the error when either fails; the body stream reports it.
   return decoder ? pipeline(incoming, decoder, () => {}) : incoming;
+}
+
+/** What fetch rejects with when the request could not be made or answered. */
+function fetchFailed(cause: unknown): TypeError {
+  return new TypeError('fetch failed', { cause });
 }
 
 function toResponse(incoming: http.IncomingMessage, method: string, url: URL): Response {
@@ -90,7 +94,9 @@ function toResponse(incoming: http.IncomingMessage, method: string, url: URL): R
   const status = incoming.statusCode ?? 0;
   const empty = method === 'HEAD' || nullBodyStatuses.has(status);
   if (empty) incoming.resume();
-  const body = empty ? null : (Readable.toWeb(decompressed(incoming)) as ReadableStream<Uint8Array>);
+  const body = empty
+    ? null
+    : (Readable.toWeb(decompressed(incoming, headers.get('content-encoding'))) as ReadableStream<Uint8Array>);
   const response = new Response(body, { status, statusText: incoming.statusMessage ?? '', headers });
   Object.defineProperty(response, 'url', { value: url.href });
   return response;
@@ -157,7 +163,7 @@ function send(
 
     request.on('error', (error) => {
       forget();
-      reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: error }));
+      reject(signal?.aborted ? signal.reason : fetchFailed(error));
     });
     request.on('response', (response) => {
       incoming = response;
@@ -167,12 +173,12 @@ function send(
         forget();
         response.resume();
         if (init.redirect === 'error') {
-          reject(new TypeError('fetch failed', { cause: new Error(`unexpected redirect (${status})`) }));
+          reject(fetchFailed(new Error(`unexpected redirect (${status})`)));
         } else {
           try {
             resolve({ status, location: new URL(location, url) });
           } catch (error) {
-            reject(new TypeError('fetch failed', { cause: error }));
+            reject(fetchFailed(error));
           }
         }
         return;
@@ -183,7 +189,7 @@ function send(
       } catch (error) {
         // A status or status text the Response constructor refuses (a status over 599, say).
         response.destroy();
-        reject(new TypeError('fetch failed', { cause: error }));
+        reject(fetchFailed(error));
       }
     });
     request.end(body);

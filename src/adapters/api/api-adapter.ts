@@ -116,7 +116,7 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAd
     async onTurnEvent(target, event) {
       const ends = event.type === 'done' || event.type === 'error';
       await appendInOrder(target, [ends ? { ...event, ...answersOf(target) } : event]);
-      if (event.type === 'done' || event.type === 'error') openReplies.delete(keyOf(target));
+      if (ends) openReplies.delete(keyOf(target));
     },
   };
 }

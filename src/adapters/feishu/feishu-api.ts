@@ -3,7 +3,7 @@ import type { FeishuConfig } from '../../config/index.js';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
-import { arrayField, asRecord, type JsonRecord, recordField, stringField } from './fields.js';
+import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
 
 /**
@@ -200,11 +200,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
             path: { message_id: messageId },
             params: { user_id_type: 'open_id' },
           }),
-        (body) =>
-          arrayField(data(body), 'items').flatMap((item): JsonRecord[] => {
-            const record = asRecord(item);
-            return record ? [record] : [];
-          }),
+        (body) => recordsField(data(body), 'items'),
       ),
     // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, …}
     // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,

@@ -21,3 +21,11 @@ export function arrayField(record: JsonRecord | undefined, key: string): unknown
   const value = record?.[key];
   return Array.isArray(value) ? value : [];
 }
+
+/** The objects in an array field, skipping anything else it holds. */
+export function recordsField(record: JsonRecord | undefined, key: string): JsonRecord[] {
+  return arrayField(record, key).flatMap((value): JsonRecord[] => {
+    const item = asRecord(value);
+    return item ? [item] : [];
+  });
+}

@@ -1,6 +1,6 @@
 import type { Logger } from '../../core/logger.js';
 import type { FeishuApi } from './feishu-api.js';
-import { arrayField, asRecord, type JsonRecord, recordField, stringField } from './fields.js';
+import { type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { type MentionResolver, messageText } from './message-content.js';
 
 /**
@@ -31,10 +31,9 @@ interface ForwardedItem {
 function toItem(raw: JsonRecord): ForwardedItem {
   const sender = recordField(raw, 'sender');
   const mentions = new Map<string, string>();
-  for (const mention of arrayField(raw, 'mentions')) {
-    const record = asRecord(mention);
-    const key = stringField(record, 'key');
-    const name = stringField(record, 'name');
+  for (const mention of recordsField(raw, 'mentions')) {
+    const key = stringField(mention, 'key');
+    const name = stringField(mention, 'name');
     if (key && name) mentions.set(key, name);
   }
   return {
@@ -74,14 +73,14 @@ async function renderForward(
       const known = item.mentions.get(reference) ?? name;
       return known ? `@${known}` : reference;
     };
-    const nested = item.type === 'merge_forward' && item.id !== undefined && depth + 1 < maxDepth;
-    const text = nested
+    const nestedId = item.type === 'merge_forward' && depth + 1 < maxDepth ? item.id : undefined;
+    const text = nestedId
       ? '[forwarded a chat history]'
       : messageText(item.type, item.content, resolve).replace(/\n/g, `\n${indent}  `);
     const line = `${indent}${author}: ${text}`;
     budget.characters += line.length;
     lines.push(line);
-    if (nested && item.id) lines.push(...(await renderForward(item.id, children, nameOf, depth + 1, budget)));
+    if (nestedId) lines.push(...(await renderForward(nestedId, children, nameOf, depth + 1, budget)));
   }
   return lines;
 }
