@@ -63,6 +63,8 @@ export interface Butler {
   toolNames(): string[];
   /** Each MCP server's state in words (banner, /readyz). */
   mcpStatus(): Record<string, string>;
+  /** MCP tools that run without an approval card (low risk by annotation or override), for the banner. */
+  mcpToolsWithoutCard(): string[];
   /** The HTTP port actually bound (0 until started, or when not listening). */
   port: number;
   start(): Promise<void>;
@@ -210,8 +212,9 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       const address = decodeConversationKey(first.conversationKey);
       await adapters.get(address.platform)?.updateApprovalCard(address, first.cardMessageId, card);
     },
+    answersOn: (platform) => adapters.has(platform),
   });
-  const service = new ButlerService(store, approvals, file.access, logger, wake);
+  const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
 
   const connectors = (await options.connectors?.(service)) ?? [];
   const api =
@@ -302,6 +305,11 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     toolNames: () =>
       tools.all().map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
     mcpStatus: () => mcp.describe(),
+    mcpToolsWithoutCard: () =>
+      mcp
+        .tools()
+        .filter((tool) => tool.risk === 'low')
+        .map((tool) => tool.name),
     port: 0,
     async start() {
       if (http) butler.port = await http.listen();

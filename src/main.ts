@@ -44,6 +44,7 @@ async function main(): Promise<void> {
       databaseLocation: butler.database.location,
       tools: butler.toolNames(),
       mcp: butler.mcpStatus(),
+      mcpWithoutCard: butler.mcpToolsWithoutCard(),
     }),
   );
 

@@ -6,7 +6,14 @@ import type { AppConfig } from './index.js';
  */
 export function startupBanner(
   config: AppConfig,
-  facts: { port: number; databaseLocation: string; tools: string[]; mcp: Record<string, string> },
+  facts: {
+    port: number;
+    databaseLocation: string;
+    tools: string[];
+    mcp: Record<string, string>;
+    /** MCP tools that run without a card: an admin should see them before anyone asks for one. */
+    mcpWithoutCard: string[];
+  },
 ): string {
   const line = (name: string, state: string, hint?: string) =>
     `  ${name.padEnd(10)} ${state}${hint ? `  (${hint})` : ''}`;
@@ -75,6 +82,16 @@ export function startupBanner(
     ),
   );
   for (const [server, state] of Object.entries(facts.mcp)) lines.push(line(`mcp ${server}`, state));
+  if (Object.keys(facts.mcp).length > 0)
+    lines.push(
+      line(
+        'no card',
+        facts.mcpWithoutCard.length > 0
+          ? `these MCP tools run without approval: ${facts.mcpWithoutCard.join(', ')}`
+          : 'every MCP tool asks for approval',
+        facts.mcpWithoutCard.length > 0 ? 'raise one with mcpServers[].tools.risk' : undefined,
+      ),
+    );
   for (const agent of config.agents) {
     const tools =
       agent.tools.length === 0

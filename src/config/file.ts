@@ -74,6 +74,8 @@ export const fileConfigSchema = z
       .object({ slack: allowlist.optional(), feishu: allowlist.optional(), console: allowlist.optional() })
       .strict()
       .default({}),
+    /** Longest message text Butler reads, on every platform; a longer one is cut and the reply says so. */
+    maxMessageChars: z.number().int().min(1000).max(200_000).default(40_000),
     /** Messages older than this when they arrive (after an outage) are skipped, not answered. */
     maxMessageAgeMinutes: z.number().positive().default(30),
     /** Answer messages from other bots (Slack). Off by default to avoid bot loops. */

@@ -153,6 +153,25 @@ export function missingApprovers(
     }));
 }
 
+/**
+ * Card callbacks over a Feishu webhook are signed only with an Encrypt Key; with just a Verification Token a
+ * captured click could be replayed or forged with any approver's id. Approval-gated tools then need one.
+ */
+function unsignedFeishuApprovals(file: FileConfig, feishu: FeishuConfig | undefined): ConfigIssue[] {
+  if (feishu?.connection !== 'webhook' || feishu.encryptKey) return [];
+  const gated = [
+    ...file.tools.filter((tool) => tool.risk !== 'low').map((tool) => tool.name),
+    ...file.mcpServers.map((server) => `${server.name}__*`),
+  ];
+  if (gated.length === 0) return [];
+  return [
+    {
+      variable: 'FEISHU_ENCRYPT_KEY',
+      message: `tools that need approval (${gated.join(', ')}) need signed card callbacks: set the app's Encrypt Key, or use FEISHU_CONNECTION=websocket`,
+    },
+  ];
+}
+
 function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: ConfigIssue[]) {
   const explicit = env.BUTLER_CONFIG;
   const defaultPath = resolve(cwd, 'butler.config.yaml');
@@ -299,6 +318,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   if (file) {
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
+    issues.push(...unsignedFeishuApprovals(file, feishu));
   }
 
   let langfuse: LangfuseConfig = { enabled: false };

@@ -39,7 +39,8 @@ export interface ApprovalCard {
   batchId: string;
   /** In the order the model asked for them. */
   calls: ApprovalCardCall[];
-  requester: ChatUser;
+  /** Everyone whose message the turn answered, in the order they wrote: the card is "for" all of them. */
+  requesters: readonly ChatUser[];
   /** User ids of configured approvers, for mentions on the card. */
   approverIds: readonly string[];
   expiresAt: Date;
@@ -55,11 +56,6 @@ export const cardArgumentsLimit = 1500;
 
 /** A card with more calls than this shows only "Approve all" / "Reject all" for the rest. */
 export const callsWithOwnButtons = 10;
-
-export function truncateText(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  return `${text.slice(0, Math.max(0, limit - 1))}…`;
-}
 
 /** Calls still waiting for a decision. */
 export function pendingCalls(card: ApprovalCard): ApprovalCardCall[] {

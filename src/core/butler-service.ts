@@ -11,7 +11,10 @@ import type {
 } from './events.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store.js';
-import { cleanJson } from './text.js';
+import { cleanJson, graphemePrefix } from './text.js';
+
+/** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
+export const defaultMaxMessageChars = 40_000;
 
 /** Per-platform allowlists; an omitted list allows everyone. */
 export interface AccessRules {
@@ -35,6 +38,8 @@ export class ButlerService implements ButlerIntake {
     private readonly access: Readonly<Partial<Record<Platform, AccessRules | undefined>>>,
     private readonly logger: Logger,
     private readonly onWork: () => void,
+    /** Longest message text kept, for every platform alike; the reply says when a message was cut. */
+    private readonly maxMessageChars = defaultMaxMessageChars,
   ) {}
 
   isAllowed(message: InboundMessage): boolean {
@@ -48,7 +53,7 @@ export class ButlerService implements ButlerIntake {
   }
 
   async accept(received: InboundMessage): Promise<AcceptResult> {
-    const message = cleanJson(received);
+    const message = this.withinLength(cleanJson(received));
     const log = this.logger.child({ platform: message.address.platform, eventId: message.eventId });
     if (!this.isAllowed(message)) {
       log.info(
@@ -70,6 +75,16 @@ export class ButlerService implements ButlerIntake {
     }
     this.onWork();
     return { status: 'accepted', eventId };
+  }
+
+  /** The message with its text cut to the limit (on a grapheme boundary), noting how long it was. */
+  private withinLength(message: InboundMessage): InboundMessage {
+    if (message.text.length <= this.maxMessageChars) return message;
+    return {
+      ...message,
+      text: graphemePrefix(message.text, this.maxMessageChars),
+      cutFrom: message.text.length,
+    };
   }
 
   decide(input: ApprovalDecisionInput): Promise<DecisionResult> {

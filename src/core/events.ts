@@ -17,10 +17,30 @@ export interface ConversationAddress {
 }
 
 export interface ChatUser {
-  /** Platform user id (Slack `U…`, Feishu `ou_…`). Authority for approvals. */
+  /** Platform user id (Slack `U…`, Feishu `ou_…`). Authority for approvals, together with the platform. */
   id: string;
   /** Display name, when the adapter knows it. */
   name?: string;
+}
+
+/**
+ * A user with the platform their id belongs to. Ids are unique only within a platform: an API key named
+ * `U0ALICE` is not Slack's `U0ALICE`, so authority always compares both.
+ */
+export interface Person extends ChatUser {
+  platform: Platform;
+}
+
+export function samePerson(
+  left: Pick<Person, 'platform' | 'id'>,
+  right: Pick<Person, 'platform' | 'id'>,
+): boolean {
+  return left.platform === right.platform && left.id === right.id;
+}
+
+/** The user as a person of `platform` (where the id came from). */
+export function onPlatform(user: ChatUser, platform: Platform): Person {
+  return { ...user, platform };
 }
 
 /** One earlier message of a thread, given as context when a conversation starts inside it. */
@@ -54,6 +74,8 @@ export interface InboundMessage {
    * (Feishu `merge_forward`); until then `text` says only that a history was forwarded.
    */
   forwardsHistory?: true;
+  /** Set when the intake cut `text` to its length limit: how many characters the message had. */
+  cutFrom?: number;
 }
 
 export type { Decision } from './approval-card.js';
@@ -68,6 +90,11 @@ export type ApprovalDecisionInput = {
   user: ChatUser;
   decision: Decision;
   reason?: string;
+  /**
+   * The platform message the button was clicked on, where the platform says: the decision is refused
+   * unless it is the request's own card (a button value naming another request decides nothing).
+   */
+  cardMessageId?: string;
 } & ({ approvalId: string; batchId?: undefined } | { batchId: string; approvalId?: undefined });
 
 export type AcceptResult =

@@ -1,6 +1,6 @@
 import type { ApprovalStatus } from './approval-card.js';
 import type { ConversationEventRepository } from './conversation-events.js';
-import type { ChatUser, ConversationAddress, InboundMessage, Platform } from './events.js';
+import type { ChatUser, ConversationAddress, InboundMessage, Person, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
 import type { ReadRepository } from './read-models.js';
 import type {
@@ -81,8 +81,14 @@ export interface InboxRepository {
    * Claims every pending event of the oldest conversation nobody holds, taking a lease on it.
    * Events of a conversation whose lease expired (its worker died) are claimed again. `release`: a
    * conversation this owner is done with, whose lease the same statement gives up (saves a round trip).
+   * `platforms`: only conversations of these (the ones this process has adapters for); default all.
    */
-  claimNext(owner: string, leaseMs: number, release?: string): Promise<ClaimedBatch | undefined>;
+  claimNext(
+    owner: string,
+    leaseMs: number,
+    release?: string,
+    platforms?: readonly Platform[],
+  ): Promise<ClaimedBatch | undefined>;
   /** Extends the lease; false when it was lost (expired and taken by another worker). */
   renewLease(conversationKey: string, owner: string, leaseMs: number): Promise<boolean>;
   releaseLease(conversationKey: string, owner: string): Promise<void>;
@@ -213,7 +219,13 @@ export interface NewApproval {
   arguments: unknown;
   risk: Risk;
   summary: string;
+  /** The person whose message the turn answered last (the reply goes to them). */
   requestedBy: ChatUser;
+  /** Everyone whose message the turn answered, on the approval's platform: each counts as a requester. */
+  requesters: ChatUser[];
+  /** A personal call (a memory saved for someone): only this person may decide it. */
+  confirmBy?: ChatUser;
+  /** The configured approvers when it was asked, for the record; decisions check the list in force. */
   approverIds: string[];
   expiresAt: Date;
   resume: ResumeState;
@@ -224,7 +236,7 @@ export type ExecutionState = 'running' | 'succeeded' | 'failed' | 'skipped';
 export interface ApprovalRecord extends NewApproval {
   id: string;
   status: ApprovalStatus;
-  decidedBy: ChatUser | null;
+  decidedBy: Person | null;
   decidedAt: Date | null;
   reason: string | null;
   /** Approved for the conversation: the standing approval it granted lasts until then. */
@@ -252,7 +264,7 @@ export interface ApprovalRepository {
     id: string,
     decision: {
       status: 'approved' | 'rejected';
-      decidedBy: ChatUser;
+      decidedBy: Person;
       reason: string | null;
       at: Date;
       standingUntil?: Date;
@@ -282,7 +294,9 @@ export interface AuditEntry {
   risk: Risk | 'unknown';
   decision: 'auto' | 'approved' | 'granted' | 'rejected' | 'expired' | 'invalid';
   outcome: 'succeeded' | 'failed' | 'not_run';
+  /** The person the turn answered last; `requesters` has everyone it answered. */
   actor: string;
+  requesters: string[];
   decidedBy: string | null;
   error: string | null;
   durationMs: number;
@@ -298,15 +312,16 @@ export interface ApprovalGrant {
   conversationKey: string;
   toolName: string;
   risk: Risk;
-  grantedBy: ChatUser;
+  /** With their platform: an approval decided over the API is granted by an API key. */
+  grantedBy: Person;
   approvalId: string;
   expiresAt: Date;
 }
 
 export interface GrantRepository {
   create(grant: Omit<ApprovalGrant, 'id'>): Promise<ApprovalGrant>;
-  /** The live grant for this tool in this conversation (latest ending first), if any. */
-  findActive(conversationKey: string, toolName: string, now: Date): Promise<ApprovalGrant | undefined>;
+  /** The live grants for this tool in this conversation, latest ending first. */
+  listActiveFor(conversationKey: string, toolName: string, now: Date): Promise<ApprovalGrant[]>;
   listActive(conversationKey: string, now: Date): Promise<ApprovalGrant[]>;
   /** Ends every live grant of the conversation; returns them. */
   revokeActive(conversationKey: string, revokedBy: ChatUser, now: Date): Promise<ApprovalGrant[]>;

@@ -109,3 +109,47 @@ export class StreamingTextCleaner {
     return cleanText(rest);
   }
 }
+
+/** "ops", "ops and docs", "ops, docs and triage". */
+export function joinNames(names: readonly string[]): string {
+  if (names.length <= 1) return names[0] ?? '';
+  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * The longest prefix of `text` of at most `limit` UTF-16 units that ends between two graphemes: an emoji,
+ * a flag or a letter with its accents is never cut in half. A boundary depends only on what comes before
+ * it, so only the first `limit + 1` units are segmented.
+ */
+export function graphemePrefix(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let cut = 0;
+  for (const { index } of graphemes.segment(text.slice(0, limit + 1))) {
+    if (index > limit) break;
+    cut = index;
+  }
+  return text.slice(0, cut);
+}
+
+/** `text` in at most `limit` UTF-16 units, ending with "…" when it was cut (on a grapheme boundary). */
+export function truncateText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  return `${graphemePrefix(text, Math.max(0, limit - 1))}…`;
+}
+
+/**
+ * Characters that change how text around them reads without showing themselves: bidirectional overrides
+ * and isolates (which can make `rm -rf /` display as something else) and zero-width characters.
+ */
+const invisibleControls =
+  /[\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]/g;
+
+/** Shows invisible formatting characters as `<U+202E>`, where a person must see exactly what is there. */
+export function visibleControls(text: string): string {
+  return text.replace(
+    invisibleControls,
+    (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`,
+  );
+}

@@ -62,6 +62,14 @@ export class Worker {
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * The platforms this process can answer on. Another process sharing the database (the terminal chat
+   * beside the service) takes the rest: a decision made in the web console continues its turn there.
+   */
+  private get served(): Platform[] {
+    return [...this.adapters.keys()];
+  }
+
   start(): void {
     this.stopping = false;
     for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
@@ -118,12 +126,12 @@ export class Worker {
     while (!this.stopping) {
       let claim: ClaimedBatch | undefined;
       try {
-        claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs, finished);
+        claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs, finished, this.served);
         // Events that came for the finished conversation during its turn were still leased to this
         // claim: without other work, look once more rather than leave them to the next poll.
         if (!claim && finished) {
           finished = undefined;
-          claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs);
+          claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs, undefined, this.served);
         }
         finished = undefined;
         if (this.claimFailures > 0) this.logger.info({ failures: this.claimFailures }, 'claiming work again');

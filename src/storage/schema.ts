@@ -148,13 +148,19 @@ export const approvals = pgTable(
     risk: text('risk').$type<'low' | 'medium' | 'high'>().notNull(),
     summary: text('summary').notNull(),
     requestedBy: jsonb('requested_by').$type<ChatUser>().notNull(),
+    /** Everyone whose message the turn answered; null (older rows) = `requested_by` alone. */
+    requesters: jsonb('requesters').$type<ChatUser[]>(),
+    /** A personal call (a memory saved for someone): only this person decides it. */
+    confirmBy: jsonb('confirm_by').$type<ChatUser>(),
+    /** Approvers configured when it was asked, for the record; decisions check the list in force. */
     approverIds: jsonb('approver_ids').$type<string[]>().notNull(),
     /** pending → approved | rejected | expired */
     status: text('status')
       .$type<'pending' | 'approved' | 'rejected' | 'expired'>()
       .notNull()
       .default('pending'),
-    decidedBy: jsonb('decided_by').$type<ChatUser>(),
+    /** With the decider's platform (older rows: none, meaning the approval's). */
+    decidedBy: jsonb('decided_by').$type<ChatUser & { platform?: Platform }>(),
     decidedAt: timestamp('decided_at', { withTimezone: true }),
     reason: text('reason'),
     /** Approved "for this conversation": the standing approval it granted lasts until then. */
@@ -186,7 +192,8 @@ export const approvalGrants = pgTable(
     toolName: text('tool_name').notNull(),
     /** The highest risk it covers: a tool whose risk was raised since needs a card again. */
     risk: text('risk').$type<'low' | 'medium' | 'high'>().notNull(),
-    grantedBy: jsonb('granted_by').$type<ChatUser>().notNull(),
+    /** With the grantor's platform (older rows: none, meaning the conversation's). */
+    grantedBy: jsonb('granted_by').$type<ChatUser & { platform?: Platform }>().notNull(),
     /** The approval whose card granted it. */
     approvalId: uuid('approval_id').notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
@@ -210,6 +217,8 @@ export const auditLog = pgTable(
     decision: text('decision').notNull(),
     outcome: text('outcome').notNull(),
     actor: text('actor').notNull(),
+    /** Everyone whose message the turn answered (user ids on the conversation's platform). */
+    requesters: jsonb('requesters').$type<string[]>(),
     decidedBy: text('decided_by'),
     /** The standing approval that let it run without a card. */
     grantId: uuid('grant_id'),

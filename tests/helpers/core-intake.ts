@@ -35,7 +35,17 @@ export interface PendingApprovalOptions {
   expiresAt?: Date;
   /** The conversation the approval belongs to. */
   address?: ConversationAddress;
+  /** The platform message that shows its card; default `cardMessages[platform]`. */
+  cardMessageId?: string;
 }
+
+/** The message a pending approval's card is on, per platform: what a click on it names. */
+export const cardMessages: Record<Platform, string> = {
+  slack: '1700000000.000900',
+  feishu: 'om_card',
+  console: 'console-card',
+  api: 'api-card',
+};
 
 /** A lock held by another transaction until `release()`, as a concurrent writer would hold it. */
 export interface HeldLock {
@@ -156,13 +166,18 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
             risk: options.risk ?? 'high',
             summary: `Restart ${service}`,
             requestedBy: options.requester,
+            requesters: [options.requester],
             expiresAt: options.expiresAt ?? new Date(Date.now() + 60 * 60_000),
             resume: { turnId: 'turn', assistant: { content: '', toolCalls }, results: [] },
           }),
         ),
       );
     }
-    return created;
+    await store.approvals.setCardMessage(batchId, options.cardMessageId ?? cardMessages[options.platform]);
+    return created.map((approval) => ({
+      ...approval,
+      cardMessageId: options.cardMessageId ?? cardMessages[options.platform],
+    }));
   }
 
   const releaseAll = () => Promise.all([...held].map((lock) => lock.release()));

@@ -222,6 +222,7 @@ export function toolContext(
     address: { platform: 'slack', workspace: 'T1', channel: 'C1', thread: '1.0' },
     conversationKey: 'slack:T1:C1:1.0',
     requester: { id: 'U1' },
+    requesters: [{ id: 'U1' }],
     callId,
     signal,
     logger: silentLogger,

@@ -34,7 +34,13 @@ describe('api keys', () => {
       { CI_KEY: longKey },
     );
     expect(config.apiKeys).toEqual([{ name: 'ci-bot', key: longKey, scopes: ['chat', 'read'] }]);
-    const banner = startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {} });
+    const banner = startupBanner(config, {
+      port: 3000,
+      databaseLocation: 'db',
+      tools: [],
+      mcp: {},
+      mcpWithoutCard: [],
+    });
     expect(banner).toContain('api        on at /api/v1, keys: ci-bot');
     expect(banner).not.toContain(longKey);
   });

@@ -53,7 +53,9 @@ describe('configuration', () => {
       databaseLocation: '.butler/pglite',
       tools: ['remember'],
       mcp: { github: 'degraded: down (connect ECONNREFUSED); its tools are left out until it is back' },
+      mcpWithoutCard: ['fs__read_file', 'fs__list_directory'],
     });
+    expect(banner).toContain('these MCP tools run without approval: fs__read_file, fs__list_directory');
     expect(banner).toContain('set BUTLER_MODEL');
     expect(banner).toContain('mcp github degraded: down (connect ECONNREFUSED)');
     expect(banner).toContain('set SLACK_BOT_TOKEN');
@@ -363,7 +365,13 @@ tools:
         timeoutMs: 5000,
         minConfidence: 0.7,
       });
-      const banner = startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {} });
+      const banner = startupBanner(config, {
+        port: 3000,
+        databaseLocation: 'db',
+        tools: [],
+        mcp: {},
+        mcpWithoutCard: [],
+      });
       expect(banner).toContain('agent ops  2 tool patterns, model small');
       expect(banner).toContain('routing    on (tiny)');
     });
@@ -477,7 +485,13 @@ tools:
         minConfidence: 0.7,
       });
       expect(config.file.delegation).toEqual({ maxParallel: 3 });
-      const banner = startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {} });
+      const banner = startupBanner(config, {
+        port: 3000,
+        databaseLocation: 'db',
+        tools: [],
+        mcp: {},
+        mcpWithoutCard: [],
+      });
       expect(banner).toContain("agent ops  no tools, Butler's model");
       expect(banner).toContain('routing    on (the Butler model)');
     });

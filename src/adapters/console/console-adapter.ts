@@ -7,6 +7,7 @@ import {
   toolLabel,
 } from '../../core/approval-card.js';
 import type { ConversationAddress } from '../../core/events.js';
+import { joinNames } from '../../core/text.js';
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
@@ -35,7 +36,7 @@ function outcomeLines(call: ApprovalCardCall, indent: string): string[] {
 }
 
 export function renderCard(card: ApprovalCard): string {
-  const requester = card.requester.name ?? card.requester.id;
+  const requester = joinNames(card.requesters.map((user) => user.name ?? user.id));
   const [only] = card.calls;
   if (card.calls.length === 1 && only) {
     return [

@@ -6,8 +6,8 @@ import {
   type Decision,
   pendingCalls,
   toolLabel,
-  truncateText,
 } from '../../core/approval-card.js';
+import { truncateText } from '../../core/text.js';
 import type { Risk } from '../../core/tools/tool.js';
 import {
   agentMarkdown,
@@ -16,6 +16,7 @@ import {
   escapeMarkdown,
   formatTime,
   outcomeMarkdown,
+  requestersMarkdown,
   toolMarkdown,
   userMarkdown,
 } from './approval-markdown.js';
@@ -183,7 +184,7 @@ function batchButtons(card: ApprovalCard, pending: readonly ApprovalCardCall[]):
 function detailsMarkdown(card: ApprovalCard, leading: string[], whoMayApprove: string | undefined): string {
   const approvers = card.approverIds.slice(0, shownApprovers).map((id) => userMarkdown({ id }));
   const mentions = approvers.length > 0 ? ` (${approvers.join(' ')})` : '';
-  const lines = [...leading, `**Requested by:** ${userMarkdown(card.requester)}`];
+  const lines = [...leading, `**Requested by:** ${requestersMarkdown(card.requesters)}`];
   if (whoMayApprove !== undefined)
     lines.push(`**Who may approve:** ${escapeMarkdown(whoMayApprove)}${mentions}`);
   else if (approvers.length > 0) lines.push(`**Approvers:** ${approvers.join(' ')}`);
@@ -219,7 +220,7 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall, layout: La
   ];
   if (layout.argumentsLimit > 0)
     elements.push(markdown(`**Arguments**\n${argumentsMarkdown(call.argumentsJson, layout.argumentsLimit)}`));
-  const leading = [`**Tool:** ${toolMarkdown(call)}`, agentMarkdown(call, card.requester) ?? []].flat();
+  const leading = [`**Tool:** ${toolMarkdown(call)}`, agentMarkdown(call, card.requesters) ?? []].flat();
   elements.push(markdown(detailsMarkdown(card, leading, call.whoMayApprove)));
   const outcome = outcomeMarkdown(call);
   if (outcome) {
@@ -267,7 +268,7 @@ function callMarkdown(
 ): string {
   const lines = [
     `**${index + 1}.** ${toolMarkdown(call)} · ${call.risk} risk`,
-    agentMarkdown(call, card.requester) ?? [],
+    agentMarkdown(call, card.requesters) ?? [],
     escapeMarkdown(truncateText(call.summary, layout.summaryLimit)),
   ].flat();
   if (layout.argumentsLimit > 0) lines.push(argumentsMarkdown(call.argumentsJson, layout.argumentsLimit));

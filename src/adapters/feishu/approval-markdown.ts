@@ -1,5 +1,6 @@
-import { type ApprovalCardCall, outcomeLine, truncateText } from '../../core/approval-card.js';
+import { type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
 import type { ChatUser } from '../../core/events.js';
+import { joinNames, truncateText } from '../../core/text.js';
 
 /** Text pieces of the Feishu approval card: card markdown that names users, tools, agents and outcomes safely. */
 
@@ -31,11 +32,16 @@ export function toolMarkdown(call: ApprovalCardCall): string {
 /** Agent names are short identifiers from configuration; a long one is cut so every call keeps its room. */
 const agentNameLimit = 40;
 
+/** "Ana", "Ana and Bo": everyone a card's calls were asked for. */
+export function requestersMarkdown(requesters: readonly ChatUser[]): string {
+  return joinNames(requesters.map(userMarkdown));
+}
+
 /** "Asked by the **ops** agent for Alice" for a call Butler delegated; undefined for Butler's own calls. */
-export function agentMarkdown(call: ApprovalCardCall, requester: ChatUser): string | undefined {
+export function agentMarkdown(call: ApprovalCardCall, requesters: readonly ChatUser[]): string | undefined {
   if (!call.agent) return undefined;
   const agent = escapeMarkdown(truncateText(call.agent, agentNameLimit));
-  return `Asked by the **${agent}** agent for ${userMarkdown(requester)}`;
+  return `Asked by the **${agent}** agent for ${requestersMarkdown(requesters)}`;
 }
 
 /**

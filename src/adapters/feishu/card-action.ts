@@ -6,6 +6,7 @@ import type { Logger } from '../../core/logger.js';
 import { type ApprovalButtonValue, renderApprovalCard } from './approval-card.js';
 import type { CardActionEvent } from './event-payloads.js';
 import { asRecord, type JsonRecord, stringField } from './fields.js';
+import { maxTimestampSkewSeconds } from './verify.js';
 
 /** The synchronous answer to `card.action.trigger`: a toast and, optionally, the card that replaces the clicked one. */
 export interface CardActionResponse {
@@ -21,6 +22,7 @@ interface RawCard {
 export interface CardActionDependencies {
   intake: ButlerIntake;
   logger: Logger;
+  now: () => number;
   /** Feishu drops answers after 3 s; answer with a holding toast before then. */
   answerWithinMilliseconds: number;
   /** A decision that finished after the answer went out still has to show on the card. */
@@ -51,8 +53,13 @@ export function parseButtonValue(value: unknown): ApprovalButtonValue | undefine
   return undefined;
 }
 
-function decisionInput(value: ApprovalButtonValue, operatorOpenId: string): ApprovalDecisionInput {
-  const common = { platform: 'feishu', user: { id: operatorOpenId } } as const;
+function decisionInput(value: ApprovalButtonValue, event: CardActionEvent): ApprovalDecisionInput {
+  const common = {
+    platform: 'feishu',
+    user: { id: event.operatorOpenId },
+    // The click decides only the card it is on; without a message to compare, nothing.
+    cardMessageId: event.openMessageId ?? '',
+  } as const;
   return 'batch_id' in value
     ? { ...common, batchId: value.batch_id, decision: value.decision }
     : { ...common, approvalId: value.approval_id, decision: value.decision };
@@ -130,7 +137,14 @@ export async function handleCardAction(
     eventId: event.eventId,
     user: event.operatorOpenId,
   };
-  const decision = intake.decide(decisionInput(value, event.operatorOpenId));
+  // Feishu never re-pushes a callback, so an old one is a replay (the signature, when there is one, is
+  // checked for freshness too; the long connection has none).
+  const age = dependencies.now() - event.createTime;
+  if (!(Math.abs(age) <= maxTimestampSkewSeconds * 1000)) {
+    logger.warn({ ...fields, ageMilliseconds: age }, 'Feishu card action outside the replay window refused');
+    return { toast: { type: 'error', content: 'This click is too old to count. Please click again.' } };
+  }
+  const decision = intake.decide(decisionInput(value, event));
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<typeof pending>((resolve) => {
     timer = setTimeout(() => resolve(pending), dependencies.answerWithinMilliseconds);

@@ -3,6 +3,9 @@ import type { JsonRecord } from './fields.js';
 import type { InboundHandlers } from './inbound.js';
 import { larkLoggerLevel } from './lark-logger.js';
 
+/** The callback of a click on a card (JSON 2.0 cards, `card.action.trigger`). */
+export const cardActionEventType = 'card.action.trigger';
+
 export interface FeishuDispatcher {
   /** The SDK dispatcher, for the long connection. */
   eventDispatcher: lark.EventDispatcher;
@@ -41,7 +44,7 @@ export function createFeishuDispatcher(handlers: InboundHandlers, larkLogger: la
   }).register<Record<string, (data: unknown) => Promise<unknown>>>({
     ...quiet,
     'im.message.receive_v1': (data: unknown) => handlers.onMessage(data),
-    'card.action.trigger': (data: unknown) => handlers.onCardAction(data),
+    [cardActionEventType]: (data: unknown) => handlers.onCardAction(data),
   });
   return {
     eventDispatcher,

@@ -40,6 +40,20 @@ export interface CardActionEvent {
   value: unknown;
   openMessageId: string | undefined;
   openChatId: string | undefined;
+  /** When Feishu sent it, milliseconds since the epoch; NaN when the envelope did not say. */
+  createTime: number;
+}
+
+/**
+ * Epoch milliseconds from an envelope's `create_time`, whatever its unit: message events carry
+ * milliseconds, card callbacks microseconds (Feishu's callback examples), some older payloads seconds.
+ */
+export function epochMilliseconds(value: string | undefined): number {
+  const number = Number(value);
+  if (value === undefined || !Number.isFinite(number) || number <= 0) return Number.NaN;
+  if (number >= 1e14) return Math.floor(number / 1000);
+  if (number >= 1e11) return number;
+  return number * 1000;
 }
 
 function required(value: string | undefined, name: string): string {
@@ -104,5 +118,6 @@ export function parseCardActionEvent(data: unknown): CardActionEvent {
     value: recordField(record, 'action')?.value,
     openMessageId: stringField(context, 'open_message_id'),
     openChatId: stringField(context, 'open_chat_id'),
+    createTime: epochMilliseconds(stringField(record, 'create_time')),
   };
 }

@@ -73,6 +73,7 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
       return handleCardAction(parseCardActionEvent(data), {
         intake,
         logger,
+        now: options.now,
         answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
         updateCardLater: options.updateCardLater,
       });

@@ -2,6 +2,7 @@ import { VerificationError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { readBody } from '../../http/body.js';
 import { type RouteHandler, sendJson } from '../../http/server.js';
+import { cardActionEventType } from './dispatcher.js';
 import { classifyEnvelope, openEnvelope } from './envelope.js';
 import { asRecord, type JsonRecord } from './fields.js';
 import { isSigned, readSignatureHeaders, verifySignature, verifyToken } from './verify.js';
@@ -42,6 +43,20 @@ export function createWebhookHandler(options: WebhookOptions): RouteHandler {
 
     if (encryptKey && !signed) throw new VerificationError('Feishu request is missing signature headers');
     if (verificationToken) verifyToken(envelope.token, verificationToken);
+    if (!encryptKey && envelope.eventType === cardActionEventType) {
+      // Unsigned, a click is only as good as a token every event carries: anyone who saw one could replay a
+      // decision or name any approver. Without an Encrypt Key, cards are decided over the long connection.
+      logger.error(
+        { eventId: envelope.eventId },
+        'Feishu card callback refused: approvals over the webhook need FEISHU_ENCRYPT_KEY',
+      );
+      return sendJson(response, 200, {
+        toast: {
+          type: 'error',
+          content: 'Butler cannot take decisions here until its admin sets an Encrypt Key.',
+        },
+      });
+    }
     logger.debug({ eventId: envelope.eventId, eventType: envelope.eventType }, 'Feishu webhook verified');
     const result = await options.dispatch(payload);
     sendJson(response, 200, asRecord(result) ?? {});

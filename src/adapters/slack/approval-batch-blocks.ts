@@ -5,8 +5,8 @@ import {
   outcomeLine,
   pendingCalls,
   toolLabel,
-  truncateText,
 } from '../../core/approval-card.js';
+import { truncateText } from '../../core/text.js';
 import {
   agentLine,
   approverMentions,
@@ -15,6 +15,7 @@ import {
   batchActions,
   callActions,
   outcomeIcons,
+  requesterMentions,
   riskLabels,
   toolHeading,
 } from './approval-parts.js';
@@ -88,7 +89,7 @@ function header(card: ApprovalCard, pendingCount: number): SlackBlock {
         ? `:lock: *${plural(total, 'action')} need approval*`
         : `:lock: *${pendingCount} of ${plural(total, 'action')} still need approval*`;
   const deadline = `${pendingCount > 0 ? 'Expires' : 'Expiry'} ${slackDate(card.expiresAt)}`;
-  const lines = [title, `Requested by <@${card.requester.id}> · ${deadline}`];
+  const lines = [title, `Requested by ${requesterMentions(card)} · ${deadline}`];
   const mentions = approverMentions(card.approverIds);
   if (mentions) lines.push(`Approvers: ${mentions}`);
   return section(lines.join('\n'));

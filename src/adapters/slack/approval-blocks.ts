@@ -1,9 +1,5 @@
-import {
-  type ApprovalCard,
-  type ApprovalCardCall,
-  outcomeLine,
-  truncateText,
-} from '../../core/approval-card.js';
+import { type ApprovalCard, type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
+import { truncateText } from '../../core/text.js';
 import { renderBatchCard } from './approval-batch-blocks.js';
 import {
   agentLine,
@@ -11,6 +7,7 @@ import {
   askedBySuffix,
   callActions,
   outcomeIcons,
+  requesterMentions,
   riskLabels,
   toolHeading,
 } from './approval-parts.js';
@@ -64,7 +61,7 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
       type: 'section',
       fields: [
         mrkdwn(`*Risk:*\n${riskLabels[call.risk]}`, blockLimits.field),
-        mrkdwn(`*Requested by:*\n<@${card.requester.id}>`, blockLimits.field),
+        mrkdwn(`*Requested by:*\n${requesterMentions(card)}`, blockLimits.field),
         mrkdwn(whoMayApprove(card, call), blockLimits.field),
         mrkdwn(`*${pending ? 'Expires' : 'Expiry'}:*\n${slackDate(card.expiresAt)}`, blockLimits.field),
       ],

@@ -4,6 +4,7 @@ import {
   type ApprovalStatus,
   pendingCalls,
 } from '../../core/approval-card.js';
+import { joinNames } from '../../core/text.js';
 import type { Risk } from '../../core/tools/tool.js';
 import { blockLimits, escapedWithin, mrkdwn, plain, type SlackBlock } from './block-kit.js';
 import { escapeMrkdwn } from './mrkdwn.js';
@@ -42,6 +43,11 @@ export function toolHeading(call: Pick<ApprovalCardCall, 'toolName' | 'origin'>)
   return `${name} — ${escapedWithin(tool, 100)} on MCP server ${escapedWithin(server, 100)}`;
 }
 
+/** "<@A>", "<@A> and <@B>": everyone the card's calls were asked for. */
+export function requesterMentions(card: ApprovalCard): string {
+  return joinNames(card.requesters.map((user) => `<@${user.id}>`));
+}
+
 /** Agent names are short identifiers from configuration; a long one is cut so every call keeps its room. */
 const agentNameLimit = 40;
 
@@ -51,7 +57,7 @@ const agentNameLimit = 40;
  */
 export function agentLine(card: ApprovalCard, call: ApprovalCardCall): string | undefined {
   if (!call.agent) return undefined;
-  return `:robot_face: Asked by the *${escapedWithin(call.agent, agentNameLimit)}* agent for <@${card.requester.id}>`;
+  return `:robot_face: Asked by the *${escapedWithin(call.agent, agentNameLimit)}* agent for ${requesterMentions(card)}`;
 }
 
 /** " (asked by the ops agent)" after a tool's name in notification text; empty for Butler's own calls. */

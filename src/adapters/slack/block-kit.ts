@@ -1,4 +1,4 @@
-import { truncateText } from '../../core/approval-card.js';
+import { truncateText } from '../../core/text.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
 /** Block Kit building blocks shared by Butler's messages: limits, text objects, safe truncation. */

@@ -105,6 +105,8 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
         platform: 'slack',
         user: click.user,
         decision: click.decision,
+        // The click decides only the card it is on; without a message to compare, nothing.
+        cardMessageId: click.messageTs ?? '',
         ...(click.reason ? { reason: click.reason } : {}),
       });
       logger.info(

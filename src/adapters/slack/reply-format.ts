@@ -1,4 +1,4 @@
-import { truncateText } from '../../core/approval-card.js';
+import { truncateText } from '../../core/text.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import { SlackApiError, type SlackBlocks } from './slack-api.js';
 

@@ -18,9 +18,3 @@ export interface AgentSpec {
 
 /** The name of the tool Butler's model delegates with. */
 export const delegateToolName = 'delegate';
-
-/** "ops", "ops and docs", "ops, docs and triage". */
-export function joinNames(names: readonly string[]): string {
-  if (names.length <= 1) return names[0] ?? '';
-  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-}

@@ -137,6 +137,8 @@ export class Delegator {
       tools: this.toolSets.get(spec.name) as AgentToolSet,
       observer,
       agent: spec.name,
+      // A sub-agent reads Butler's words, not the person's: its personal calls need confirmation.
+      afterToolOutput: true,
       signal: AbortSignal.any([scope.signal, deadline]),
       logger: scope.logger.child({ agent: spec.name }),
     };

@@ -1,5 +1,11 @@
 import type { ApprovalCard } from '../approval-card.js';
-import type { ApprovalDecisionInput, ChatUser, Platform } from '../events.js';
+import {
+  type ApprovalDecisionInput,
+  type ChatUser,
+  onPlatform,
+  type Person,
+  type Platform,
+} from '../events.js';
 import type { Logger } from '../logger.js';
 import type { Observer } from '../observer.js';
 import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../store.js';
@@ -7,6 +13,7 @@ import type { ApprovalPolicy } from '../tools/policy.js';
 import type { Risk } from '../tools/tool.js';
 import { batchCard, isPastDeadline } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
+import { decisionParties } from './parties.js';
 
 /**
  * Dedup key of the one resume event a batch may produce, once every call on its card is decided or
@@ -41,6 +48,11 @@ export interface ApprovalServiceOptions {
    * absent, the card changes when the turn continues.
    */
   showDecision?: (batch: readonly ApprovalRecord[], card: ApprovalCard) => Promise<void>;
+  /**
+   * Whether this process answers on `platform`. A decision on a request asked where it does not (the
+   * terminal chat, decided in the web console) continues in the process that does, once it runs.
+   */
+  answersOn?: (platform: Platform) => boolean;
 }
 
 /** Channels that may decide requests asked elsewhere, by their own approvers (`approvers.api`). */
@@ -71,7 +83,13 @@ export class ApprovalService {
     return { ...input, approverIds: this.policy.approversOn(input.platform) };
   }
 
-  async decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
+  async decide(received: ApprovalDecisionInput): Promise<DecisionResult> {
+    // Ids are UUIDs, which the database compares case-insensitively: so must everything else.
+    const input = {
+      ...received,
+      ...(received.approvalId ? { approvalId: received.approvalId.toLowerCase() } : {}),
+      ...(received.batchId ? { batchId: received.batchId.toLowerCase() } : {}),
+    } as ApprovalDecisionInput;
     const id = input.approvalId ?? input.batchId;
     const notFound: DecisionResult = {
       ok: false,
@@ -84,10 +102,16 @@ export class ApprovalService {
       input.batchId === undefined
         ? await this.batchOf(input.approvalId)
         : await this.store.approvals.listBatch(input.batchId);
-    const origin = batch[0]?.platform;
-    if (!origin) return notFound;
-    const crossChannel = origin !== input.platform;
+    const [first] = batch;
+    if (!first) return notFound;
+    const crossChannel = first.platform !== input.platform;
     if (crossChannel && !decidesEverywhere.includes(input.platform)) return notFound;
+    // A button decides only the card it is on: a value naming another request is not this card's.
+    if (input.cardMessageId !== undefined && input.cardMessageId !== first.cardMessageId) {
+      log.warn({ clickedMessage: input.cardMessageId }, 'approval click on a message that is not its card');
+      return { ...notFound, message: 'This button does not belong to this request.' };
+    }
+    const user = onPlatform(input.user, input.platform);
     const targets = input.approvalId ? batch.filter((approval) => approval.id === input.approvalId) : batch;
     const open = targets.filter((approval) => approval.status === 'pending' && !isPastDeadline(approval));
     if (open.length === 0) return this.alreadyDecided(batch, input.approvalId);
@@ -97,13 +121,9 @@ export class ApprovalService {
       return { ok: false, code: 'not_authorized', message: 'Standing approvals are not available here.' };
     const refusals: string[] = [];
     const allowed = open.filter((approval) => {
-      const check = {
-        risk: approval.risk,
-        requester: approval.requestedBy,
-        // Elsewhere, only that channel's own approvers decide (an API key listed in approvers.api).
-        approverIds: crossChannel ? this.policy.approversOn(input.platform) : approval.approverIds,
-        user: input.user,
-      };
+      // Elsewhere, only that channel's own approvers decide (an API key listed in approvers.api): the
+      // policy compares people by platform and id, against the approver list in force now.
+      const check = { ...decisionParties(approval), risk: approval.risk, user };
       const permission = standing ? this.policy.mayGrant(check) : this.policy.mayDecide(check);
       if (!permission.allowed) refusals.push(permission.reason);
       return permission.allowed;
@@ -118,10 +138,10 @@ export class ApprovalService {
       };
     }
 
-    const { after, changed } = await this.apply(allowed, input, standing);
+    const { after, changed } = await this.apply(allowed, input, user, standing);
     if (changed.length === 0) return this.alreadyDecided(after, input.approvalId);
     for (const approval of changed) {
-      log.info({ user: input.user.id, status: approval.status, approval: approval.id }, 'approval decided');
+      log.info({ user: user.id, status: approval.status, approval: approval.id }, 'approval decided');
       this.observer.approvalDecided({
         approvalId: approval.id,
         conversationKey: approval.conversationKey,
@@ -138,22 +158,34 @@ export class ApprovalService {
         .showDecision?.(after, card)
         .catch((error: unknown) => log.warn({ err: error }, 'could not show the decision on the card'));
     const skipped = open.length - changed.length;
-    return {
-      ok: true,
-      card,
-      ...(skipped > 0 ? { message: this.partialMessage(changed.length, skipped, refusals[0]) } : {}),
-    };
+    const notes = [
+      ...(skipped > 0 ? [this.partialMessage(changed.length, skipped, refusals[0])] : []),
+      ...(crossChannel && this.options.answersOn?.(first.platform) === false
+        ? [
+            `The request was asked on ${first.platform}: Butler continues it there, as soon as a Butler process serving ${first.platform} runs on this database.`,
+          ]
+        : []),
+    ];
+    return { ok: true, card, ...(notes.length > 0 ? { message: notes.join(' ') } : {}) };
   }
 
-  /** The live standing approval that lets `toolName` (at `risk`) run in the conversation without a card. */
-  async standingGrant(
-    conversationKey: string,
-    toolName: string,
-    risk: Risk,
-  ): Promise<ApprovalGrant | undefined> {
-    const grant = await this.store.grants.findActive(conversationKey, toolName, new Date());
-    // A tool whose risk was raised since the grant needs a card again.
-    return grant && riskRank[risk] <= riskRank[grant.risk] ? grant : undefined;
+  /**
+   * The live standing approval that lets `toolName` (at `risk`) run in the conversation without a card for
+   * `requesters`: granted by someone who is still an approver and is none of them when the risk is high.
+   */
+  async standingGrant(input: {
+    conversationKey: string;
+    toolName: string;
+    risk: Risk;
+    requesters: readonly Person[];
+  }): Promise<ApprovalGrant | undefined> {
+    const grants = await this.store.grants.listActiveFor(input.conversationKey, input.toolName, new Date());
+    return grants.find(
+      (grant) =>
+        // A tool whose risk was raised since the grant needs a card again.
+        riskRank[input.risk] <= riskRank[grant.risk] &&
+        this.policy.grantCovers({ risk: input.risk, grantor: grant.grantedBy, requesters: input.requesters }),
+    );
   }
 
   /** Ends every standing approval in the conversation; only an approver of the platform may. */
@@ -162,7 +194,7 @@ export class ApprovalService {
     platform: Platform,
     user: ChatUser,
   ): Promise<{ ok: true; revoked: ApprovalGrant[] } | { ok: false; reason: string }> {
-    if (!this.policy.approversOn(platform).includes(user.id))
+    if (!this.policy.isApprover(onPlatform(user, platform)))
       return { ok: false, reason: 'Only an approver can revoke standing approvals.' };
     const revoked = await this.store.grants.revokeActive(conversationKey, user, new Date());
     this.logger.info(
@@ -208,6 +240,7 @@ export class ApprovalService {
   private async apply(
     targets: readonly ApprovalRecord[],
     input: ApprovalDecisionInput,
+    user: Person,
     standing: boolean,
   ): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[] }> {
     const at = new Date();
@@ -221,7 +254,7 @@ export class ApprovalService {
       for (const target of targets) {
         const row = await tx.approvals.decide(target.id, {
           status: input.decision === 'reject' ? 'rejected' : 'approved',
-          decidedBy: input.user,
+          decidedBy: user,
           reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
           at,
           ...(standingUntil ? { standingUntil } : {}),
@@ -233,7 +266,7 @@ export class ApprovalService {
             conversationKey: row.conversationKey,
             toolName: row.toolName,
             risk: row.risk,
-            grantedBy: input.user,
+            grantedBy: user,
             approvalId: row.id,
             expiresAt: standingUntil,
           });

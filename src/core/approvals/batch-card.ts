@@ -1,11 +1,9 @@
-import {
-  type ApprovalCard,
-  type ApprovalCardCall,
-  cardArgumentsLimit,
-  truncateText,
-} from '../approval-card.js';
+import { type ApprovalCard, type ApprovalCardCall, cardArgumentsLimit } from '../approval-card.js';
+import type { ChatUser } from '../events.js';
 import type { ApprovalRecord } from '../store.js';
+import { truncateText, visibleControls } from '../text.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
+import { decisionParties } from './parties.js';
 
 /** A pending approval whose deadline passed before the sweeper got to it: shown, and treated, as expired. */
 export function isPastDeadline(approval: ApprovalRecord, now = new Date()): boolean {
@@ -36,24 +34,35 @@ function byCallOrder(left: ApprovalRecord, right: ApprovalRecord): number {
   return leftStep - rightStep || leftAgent - rightAgent;
 }
 
+/** A name from the platform, shown as it is (a display name can hold invisible controls too). */
+function visiblePerson<User extends ChatUser>(user: User): User {
+  return user.name ? { ...user, name: visibleControls(user.name) } : user;
+}
+
 function cardCall(
   approval: ApprovalRecord,
   policy: ApprovalPolicy,
   argumentsLimit: number,
 ): ApprovalCardCall {
+  const { confirmBy } = decisionParties(approval);
   return {
     approvalId: approval.id,
     status: isPastDeadline(approval) ? 'expired' : approval.status,
     toolName: approval.toolName,
     ...(approval.origin ? { origin: approval.origin } : {}),
     ...(approval.agent ? { agent: approval.agent.name } : {}),
-    summary: approval.summary,
-    argumentsJson: truncateText(JSON.stringify(approval.arguments, null, 2), argumentsLimit),
+    // What the approver reads is what runs: invisible controls that could reorder or hide text show.
+    summary: visibleControls(approval.summary),
+    argumentsJson: truncateText(visibleControls(JSON.stringify(approval.arguments, null, 2)), argumentsLimit),
     risk: approval.risk,
-    whoMayApprove: policy.describe(approval.risk, approval.approverIds),
-    ...(approval.decidedBy ? { decidedBy: approval.decidedBy } : {}),
+    whoMayApprove: policy.describe(approval.risk, {
+      platform: approval.platform,
+      requesterCount: approval.requesters.length,
+      confirmBy,
+    }),
+    ...(approval.decidedBy ? { decidedBy: visiblePerson(approval.decidedBy) } : {}),
     ...(approval.decidedAt ? { decidedAt: approval.decidedAt } : {}),
-    ...(approval.reason ? { reason: approval.reason } : {}),
+    ...(approval.reason ? { reason: visibleControls(approval.reason) } : {}),
     ...(approval.standingUntil ? { standingUntil: approval.standingUntil } : {}),
   };
 }
@@ -72,8 +81,9 @@ export function batchCard(
   return {
     batchId: first.batchId,
     calls: ordered.map((approval) => cardCall(approval, policy, argumentsLimit)),
-    requester: first.requestedBy,
-    approverIds: first.approverIds,
+    requesters: first.requesters.map(visiblePerson),
+    // Mentions go to the approvers who can decide now.
+    approverIds: policy.approversOn(first.platform),
     expiresAt: first.expiresAt,
     ...(standingApprovalHours > 0 ? { standingApprovalHours } : {}),
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ArgumentsCheck, JsonSchema, Risk, Tool, ToolContext } from './tool.js';
+import type { ChatUser } from '../events.js';
+import type { ArgumentsCheck, JsonSchema, PersonalOwner, Risk, Tool, ToolContext } from './tool.js';
 
 /** Schema → model parameters (input side: defaulted fields stay optional) without the `$schema` key. */
 export function toParameters(schema: z.ZodType): JsonSchema {
@@ -25,6 +26,7 @@ export interface ToolSpec<Schema extends z.ZodType> {
   risk: Risk;
   summarize(input: z.output<Schema>): string;
   execute(input: z.output<Schema>, context: ToolContext): Promise<string>;
+  personal?(input: z.output<Schema>, requesters: readonly ChatUser[]): PersonalOwner;
 }
 
 /** A tool whose arguments are described and validated by a zod schema. */
@@ -37,5 +39,6 @@ export function defineTool<Schema extends z.ZodType>(spec: ToolSpec<Schema>): To
     parse: (raw) => checkArguments(spec.schema as z.ZodType<z.output<Schema>>, raw),
     summarize: spec.summarize,
     execute: spec.execute,
+    ...(spec.personal ? { personal: spec.personal } : {}),
   };
 }

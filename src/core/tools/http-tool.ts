@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { truncateText } from '../approval-card.js';
+import { truncateText } from '../text.js';
 import { checkArguments } from './define-tool.js';
 import type { JsonSchema, Risk, Tool } from './tool.js';
 

@@ -1,12 +1,34 @@
-import type { ChatUser, Platform } from '../events.js';
+import { type Person, type Platform, samePerson } from '../events.js';
 import type { Risk } from './tool.js';
 
 /**
- * Who may let a tool call run. low: at once. medium: the requester or a configured approver.
- * high: a configured approver who is not the requester (separation of duties).
+ * Who may let a tool call run. low: at once. medium: an approver, or the requester when the turn answered
+ * one person. high: an approver who is none of the people the turn answered (separation of duties).
+ * A personal call (a memory saved for someone) is decided by that person alone.
+ * Authority is the configured approver list in force now, compared by platform and id.
  * Fails closed: any risk other than exactly `low` needs approval, and only the listed cases may decide;
  * an error while deciding propagates and nothing is approved.
  */
+
+export interface DecisionCheck {
+  risk: Risk;
+  /** Everyone whose message the turn answered, on the conversation's platform. */
+  requesters: readonly Person[];
+  /** A personal call: only this person decides it (and no standing approval covers it). */
+  confirmBy?: Person | undefined;
+  /** Who clicked, from the platform's signed payload (or the API key). */
+  user: Person;
+}
+
+export type Permission = { allowed: true } | { allowed: false; reason: string };
+
+const allowed: Permission = { allowed: true };
+const refused = (reason: string): Permission => ({ allowed: false, reason });
+const notRequester = (requesters: readonly Person[]) =>
+  `High-risk actions need an approver other than the ${requesters.length > 1 ? 'people' : 'person'} who asked.`;
+
+const nameOf = (person: Person) => person.name ?? person.id;
+
 export class ApprovalPolicy {
   constructor(private readonly approvers: Readonly<Partial<Record<Platform, readonly string[]>>>) {}
 
@@ -14,57 +36,76 @@ export class ApprovalPolicy {
     return [...(this.approvers[platform] ?? [])];
   }
 
+  /** Whether `person` is a configured approver now (a removed approver decides nothing, grants included). */
+  isApprover(person: Pick<Person, 'platform' | 'id'>): boolean {
+    return (this.approvers[person.platform] ?? []).includes(person.id);
+  }
+
   needsApproval(risk: Risk): boolean {
     return risk !== 'low';
   }
 
-  /** Whether `user` may decide a call of `risk` that `requester` asked for; `reason` explains a refusal. */
-  mayDecide(input: {
-    risk: Risk;
-    requester: ChatUser;
-    approverIds: readonly string[];
-    user: ChatUser;
-  }): { allowed: true } | { allowed: false; reason: string } {
-    const isApprover = input.approverIds.includes(input.user.id);
-    const isRequester = input.user.id === input.requester.id;
-    if (input.risk === 'medium' && (isRequester || isApprover)) return { allowed: true };
-    if (input.risk === 'high' && isApprover && !isRequester) return { allowed: true };
-    if (input.risk === 'high' && isRequester) {
-      return {
-        allowed: false,
-        reason: 'High-risk actions need an approver other than the person who asked.',
-      };
+  /** Whether `check.user` may decide the call; `reason` explains a refusal to the clicker. */
+  mayDecide(check: DecisionCheck): Permission {
+    const { user, requesters } = check;
+    if (check.confirmBy)
+      return samePerson(user, check.confirmBy)
+        ? allowed
+        : refused(`Only ${nameOf(check.confirmBy)} can confirm this: it is saved for them.`);
+    const isApprover = this.isApprover(user);
+    const isRequester = requesters.some((requester) => samePerson(requester, user));
+    if (check.risk === 'medium') {
+      if (isApprover || (isRequester && requesters.length === 1)) return allowed;
+      // Nobody can tell which of several people asked for the call: someone accountable decides.
+      if (isRequester) return refused('Several people asked in this turn: an approver confirms this.');
     }
-    return { allowed: false, reason: 'You are not allowed to decide this request.' };
+    if (check.risk === 'high') {
+      if (isRequester) return refused(notRequester(requesters));
+      if (isApprover) return allowed;
+    }
+    return refused('You are not allowed to decide this request.');
   }
 
   /**
-   * Whether `user` may approve every later call of a tool in the conversation (a standing approval). It
-   * covers calls by anyone there, so only an approver may grant it; for high risk, not the requester.
+   * Whether `check.user` may approve every later call of the tool in the conversation (a standing
+   * approval). It covers calls by anyone there, so only an approver may grant it; for high risk, none of
+   * the people who asked; never for a personal call.
    */
-  mayGrant(input: {
-    risk: Risk;
-    requester: ChatUser;
-    approverIds: readonly string[];
-    user: ChatUser;
-  }): { allowed: true } | { allowed: false; reason: string } {
-    if (!input.approverIds.includes(input.user.id))
-      return { allowed: false, reason: 'Only an approver can approve a tool for the whole conversation.' };
-    if (input.risk === 'high' && input.user.id === input.requester.id)
-      return {
-        allowed: false,
-        reason: 'High-risk actions need an approver other than the person who asked.',
-      };
-    return { allowed: true };
+  mayGrant(check: DecisionCheck): Permission {
+    if (check.confirmBy) return refused('This request cannot be approved for the whole conversation.');
+    if (!this.isApprover(check.user))
+      return refused('Only an approver can approve a tool for the whole conversation.');
+    if (check.risk === 'high' && check.requesters.some((requester) => samePerson(requester, check.user)))
+      return refused(notRequester(check.requesters));
+    return allowed;
+  }
+
+  /**
+   * Whether a standing approval by `grantor` lets a call of `risk` asked by `requesters` run without a
+   * card: its grantor must still be an approver, and a grant never lets its grantor skip separation of
+   * duties on a high-risk call they asked for themselves.
+   */
+  grantCovers(input: { risk: Risk; grantor: Person; requesters: readonly Person[] }): boolean {
+    if (!this.isApprover(input.grantor)) return false;
+    return !(input.risk === 'high' && input.requesters.some((person) => samePerson(person, input.grantor)));
   }
 
   /** "Who may approve", in words, for cards. */
-  describe(risk: Risk, approverIds: readonly string[]): string {
-    if (risk === 'medium') return approverIds.length > 0 ? 'the requester or an approver' : 'the requester';
+  describe(
+    risk: Risk,
+    input: { platform: Platform; requesterCount: number; confirmBy?: Person | undefined },
+  ): string {
+    if (input.confirmBy) return `${nameOf(input.confirmBy)} (it is saved for them)`;
+    const anyApprover = this.approversOn(input.platform).length > 0;
+    if (risk === 'medium') {
+      if (input.requesterCount > 1) return anyApprover ? 'an approver' : 'nobody: no approver is configured';
+      return anyApprover ? 'the requester or an approver' : 'the requester';
+    }
     if (risk === 'high') {
-      return approverIds.length > 0
-        ? 'an approver other than the requester'
-        : 'nobody: no approver is configured';
+      if (!anyApprover) return 'nobody: no approver is configured';
+      return input.requesterCount > 1
+        ? 'an approver other than the people who asked'
+        : 'an approver other than the requester';
     }
     return 'anyone (runs without approval)';
   }

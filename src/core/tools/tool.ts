@@ -10,8 +10,10 @@ export type JsonSchema = Record<string, unknown>;
 export interface ToolContext {
   address: ConversationAddress;
   conversationKey: string;
-  /** Who asked for the call (the requester of the turn). */
+  /** The person the turn answered last. */
   requester: ChatUser;
+  /** Everyone whose message the turn answered (on the conversation's platform), in the order they wrote. */
+  requesters: readonly ChatUser[];
   /** Stable for one tool call across retries and restarts: use it as an idempotency key. */
   callId: string;
   signal: AbortSignal;
@@ -25,6 +27,8 @@ export type ToolOrigin =
   | { kind: 'mcp'; server: string; tool: string };
 
 export type ArgumentsCheck<Input> = { ok: true; value: Input } | { ok: false; error: string };
+
+export type PersonalOwner = { ok: true; owner: ChatUser } | { ok: false; error: string };
 
 /**
  * A tool the model may call. `parse` validates (and may default) the model's arguments before anything
@@ -40,5 +44,11 @@ export interface Tool<Input = unknown> {
   parse(raw: unknown): ArgumentsCheck<Input>;
   /** One line a person can read on an approval card. */
   summarize(input: Input): string;
+  /**
+   * Set by tools that write one person's own data (a memory): whose it is, from the call and the people
+   * the turn answers, or why the call cannot say. Such a call needs that person's own confirmation when
+   * the model may have been steered (several people wrote, or tool output came first).
+   */
+  personal?(input: Input, requesters: readonly ChatUser[]): PersonalOwner;
   execute(input: Input, context: ToolContext): Promise<string>;
 }

@@ -1,6 +1,6 @@
-import { joinNames } from '../agents/agent-spec.js';
 import type { TurnBinding } from '../agents/delegator.js';
 import type { ApprovalRecord } from '../store.js';
+import { joinNames } from '../text.js';
 import type { ParkedRun, ToolResult, ToolScope } from './tool-calls.js';
 import type { Turn, TurnRunnerDeps } from './turn.js';
 

@@ -1,6 +1,6 @@
 import type { TurnEvent } from '../adapter.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { ChatUser, ConversationAddress } from '../events.js';
+import { type ChatUser, type ConversationAddress, onPlatform } from '../events.js';
 import type { Logger } from '../logger.js';
 import type { ToolCall } from '../messages.js';
 import type { StepObserver } from '../observer.js';
@@ -8,7 +8,7 @@ import type { AgentFrame, AuditEntry, Store } from '../store.js';
 import { cleanJson, cleanText } from '../text.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolSet } from '../tools/registry.js';
-import type { Tool } from '../tools/tool.js';
+import type { Risk, Tool } from '../tools/tool.js';
 
 /**
  * Resolves a model step's tool calls: invalid ones get an error result, low-risk ones and those a standing
@@ -27,7 +27,15 @@ export interface ToolScope {
   approvals: ApprovalService;
   conversationKey: string;
   address: ConversationAddress;
+  /** The person the turn answered last. */
   requester: ChatUser;
+  /** Everyone whose message the turn answered: each is a requester of every call. */
+  requesters: readonly ChatUser[];
+  /**
+   * Whether the model may have read tool output (or, in a sub-agent, only Butler's words) before these
+   * calls: a personal call (a memory) then needs its person's confirmation.
+   */
+  afterToolOutput: boolean;
   observer: StepObserver;
   logger: Logger;
   signal: AbortSignal;
@@ -44,6 +52,10 @@ export interface PendingCall {
   call: ToolCall;
   tool: Tool;
   input: unknown;
+  /** The risk it is decided at: the tool's, or medium for a personal call that needs confirmation. */
+  risk: Risk;
+  /** A personal call: only this person confirms it. */
+  confirmBy?: ChatUser;
   agent?: { name: string; delegateCallId: string };
 }
 
@@ -72,12 +84,16 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function audit(scope: ToolScope, entry: Omit<AuditEntry, 'conversationKey' | 'actor'>): Promise<void> {
+async function audit(
+  scope: ToolScope,
+  entry: Omit<AuditEntry, 'conversationKey' | 'actor' | 'requesters'>,
+): Promise<void> {
   try {
     await scope.store.audit.record({
       ...entry,
       conversationKey: scope.conversationKey,
       actor: scope.requester.id,
+      requesters: scope.requesters.map((requester) => requester.id),
       agent: scope.agent ?? null,
     });
   } catch (error) {
@@ -183,6 +199,7 @@ export async function runTool(
       address: scope.address,
       conversationKey: scope.conversationKey,
       requester: scope.requester,
+      requesters: scope.requesters,
       callId: call.id,
       signal: scope.signal,
       logger: scope.logger.child({ tool: tool.name }),
@@ -292,11 +309,27 @@ export async function resolveToolCalls(
       continue;
     }
     const { tool, input } = checked;
+    const personal = tool.personal?.(input, scope.requesters);
+    if (personal && !personal.ok) {
+      results.push(await refuse(scope, call, tool.risk, personal.error));
+      continue;
+    }
+    // A person's own data is written from their own words: when others wrote too, or tool output came
+    // first, the model may have been steered, so that person confirms (no standing approval covers it).
+    if (personal?.ok && (scope.requesters.length > 1 || scope.afterToolOutput)) {
+      pending.push({ call, tool, input, risk: 'medium', confirmBy: personal.owner });
+      continue;
+    }
     const grant = scope.policy.needsApproval(tool.risk)
-      ? await scope.approvals.standingGrant(scope.conversationKey, tool.name, tool.risk)
+      ? await scope.approvals.standingGrant({
+          conversationKey: scope.conversationKey,
+          toolName: tool.name,
+          risk: tool.risk,
+          requesters: scope.requesters.map((requester) => onPlatform(requester, scope.address.platform)),
+        })
       : undefined;
     if (scope.policy.needsApproval(tool.risk) && !grant) {
-      pending.push({ call, tool, input });
+      pending.push({ call, tool, input, risk: tool.risk });
       continue;
     }
     const outcome = await runTool(scope, {

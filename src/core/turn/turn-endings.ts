@@ -120,7 +120,7 @@ export async function parkTurn(
   };
   const batch = await store.transaction(async (tx) => {
     const created = [];
-    for (const { call, tool, input, agent } of resolution.pending) {
+    for (const { call, tool, input, agent, risk, confirmBy } of resolution.pending) {
       created.push(
         await tx.approvals.create(
           approvals.newApproval({
@@ -132,9 +132,11 @@ export async function parkTurn(
             ...(agent ? { agent } : {}),
             toolCallId: call.id,
             arguments: input,
-            risk: tool.risk,
+            risk,
             summary: tool.summarize(input),
             requestedBy: turn.requester,
+            requesters: turn.requesters,
+            ...(confirmBy ? { confirmBy } : {}),
             expiresAt,
             resume,
           }),

@@ -1,7 +1,7 @@
 import { routedStep } from '../agents/router.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
 import { decodeConversationKey } from '../conversation-key.js';
-import type { InboundMessage } from '../events.js';
+import type { ChatUser, InboundMessage } from '../events.js';
 import type { ConversationMessage, ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
 import { cleanJson } from '../text.js';
@@ -25,6 +25,27 @@ import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } fro
  * so a crash never leaves the conversation half-written; `inflight` on the conversation records
  * what was already posted so a retried turn overwrites its reply instead of posting a second one.
  */
+
+/** What the reply says first when the intake cut a message to its length limit. */
+function cutNotice(messages: readonly InboundMessage[]): string | undefined {
+  const cut = messages.filter((message) => message.cutFrom !== undefined);
+  if (cut.length === 0) return undefined;
+  const parts = cut.map(
+    (message) =>
+      `${message.text.length.toLocaleString('en-US')} of its ${(message.cutFrom ?? 0).toLocaleString('en-US')} characters`,
+  );
+  return `_That message was too long for me: I read only the first ${parts.join(', and ')}._\n\n`;
+}
+
+/** Each person once, in the order they last wrote (so the last is whom the reply answers). */
+function distinctPeople(users: readonly ChatUser[]): ChatUser[] {
+  const seen = new Map<string, ChatUser>();
+  for (const user of users) {
+    seen.delete(user.id);
+    seen.set(user.id, user);
+  }
+  return [...seen.values()];
+}
 
 /** The tool messages of a step, in the order of its calls. */
 const toolMessages = (calls: readonly ToolCall[], results: readonly ToolResult[]): ConversationMessage[] =>
@@ -61,7 +82,7 @@ export class TurnRunner {
         userId: last.user.id,
         messageIds: messages.map((message) => message.messageId),
       },
-      requester: last.user,
+      requesters: distinctPeople(messages.map((message) => message.user)),
       isDirect: last.isDirect,
       trigger: 'message',
       signal,
@@ -73,6 +94,8 @@ export class TurnRunner {
     try {
       const { window } = turn.opening;
       const pending = await this.newTurnMessages(turn, messages, window.length === 0);
+      const cut = cutNotice(messages);
+      if (cut) await turn.reply.append(cut);
       // Commands (`revoke`, `usage`) are answered without the model.
       const answer = await answerCommand(this.deps, turn, last.text);
       if (answer !== undefined) {
@@ -99,7 +122,7 @@ export class TurnRunner {
         ...(resume.replyTo ? { replyTo: resume.replyTo } : {}),
         userId: first.requestedBy.id,
       },
-      requester: first.requestedBy,
+      requesters: first.requesters,
       isDirect: resume.isDirect ?? false,
       trigger: 'resume',
       signal,
@@ -119,7 +142,8 @@ export class TurnRunner {
     }
     turn.working.start();
     try {
-      const scope = this.toolScope(turn);
+      // The step that parked was the model's, after whatever it had read: treat it as steerable.
+      const scope = this.toolScope(turn, true);
       const { assistant } = resume;
       const decided: ToolResult[] = [];
       for (const approval of batch.filter((entry) => !entry.agent))
@@ -152,6 +176,8 @@ export class TurnRunner {
       const [first] = batch;
       if (!first) continue;
       const address = decodeConversationKey(first.conversationKey);
+      // Another process serving that platform posts it (the same sweep runs there).
+      if (!this.deps.adapters.has(address.platform)) continue;
       await postApprovalCard(
         this.deps,
         adapterFor(this.deps, address.platform),
@@ -166,7 +192,7 @@ export class TurnRunner {
     }
   }
 
-  private toolScope(turn: Turn): ToolScope {
+  private toolScope(turn: Turn, afterToolOutput: boolean): ToolScope {
     const { delegator } = this.deps;
     return {
       ...(delegator ? { delegation: delegator.forTurn(turnBinding(turn)) } : {}),
@@ -177,6 +203,8 @@ export class TurnRunner {
       conversationKey: turn.conversation.key,
       address: turn.target.address,
       requester: turn.requester,
+      requesters: turn.requesters,
+      afterToolOutput,
       observer: turn.observer,
       logger: turn.log,
       signal: turn.signal,
@@ -213,13 +241,16 @@ export class TurnRunner {
           turn.log.warn({ err: error }, 'could not prepare the message; using it as received');
         }
       }
-      // The name `prepare` found shows on approval cards as the requester's, not the bare platform id.
-      if (index === messages.length - 1 && message.user.id === turn.requester.id)
-        turn.requester = message.user;
-      const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
-      pending.push(
-        author ? { role: 'user', content: message.text, author } : { role: 'user', content: message.text },
+      // The names `prepare` found show on approval cards, not the bare platform ids.
+      turn.requesters = turn.requesters.map((person) =>
+        person.id === message.user.id && message.user.name ? message.user : person,
       );
+      if (message.user.id === turn.requester.id && message.user.name) turn.requester = message.user;
+      const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
+      const content = message.cutFrom
+        ? `${message.text}\n\n[Butler cut this message here: it had ${message.cutFrom} characters; the first ${message.text.length} are above.]`
+        : message.text;
+      pending.push(author ? { role: 'user', content, author } : { role: 'user', content });
     }
     return pending;
   }
@@ -243,7 +274,8 @@ export class TurnRunner {
 
   /** Runs or parks a step's tool calls: true when the turn parked, else the step joins `pending`. */
   private async resolveStep(turn: Turn, pending: ConversationMessage[], assistant: AssistantStep) {
-    const resolution = await resolveToolCalls(this.toolScope(turn), assistant.toolCalls, []);
+    const afterToolOutput = pending.some((message) => message.role === 'tool');
+    const resolution = await resolveToolCalls(this.toolScope(turn, afterToolOutput), assistant.toolCalls, []);
     if (resolution.status === 'needs_approval') {
       await parkTurn(this.deps, turn, pending, assistant, resolution);
       return true;

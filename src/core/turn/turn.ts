@@ -58,7 +58,10 @@ export interface Turn {
   opening: Omit<TurnOpening, 'conversation'>;
   adapter: ChatAdapter;
   target: ReplyTarget;
+  /** The person the turn answers last (its reply is addressed to them). */
   requester: ChatUser;
+  /** Everyone whose message the turn answers, in the order they last wrote; each is a requester of its calls. */
+  requesters: ChatUser[];
   isDirect: boolean;
   eventIds: number[];
   inflight: InflightRecord;
@@ -134,7 +137,8 @@ export async function beginTurn(
     conversationKey: string;
     eventIds: number[];
     target: ReplyTarget;
-    requester: ChatUser;
+    /** Everyone the turn answers, in the order they last wrote: the last is whom the reply answers. */
+    requesters: ChatUser[];
     isDirect: boolean;
     trigger: 'message' | 'resume';
     signal: AbortSignal;
@@ -149,11 +153,14 @@ export async function beginTurn(
 ): Promise<Turn> {
   const { store } = deps;
   const address = input.target.address;
+  const requester = input.requesters.at(-1);
+  if (!requester) throw new Error('a turn answers at least one person');
   const { conversation, ...opening } = await store.turns.open({
     conversationKey: input.conversationKey,
     address,
-    memoriesOf: { platform: address.platform, workspace: address.workspace, userId: input.requester.id },
-    memoriesLimit: deps.options.memoriesInPrompt,
+    memoriesOf: { platform: address.platform, workspace: address.workspace, userId: requester.id },
+    // Personal notes only in a turn that answers their owner alone: in a shared turn they would reach others.
+    memoriesLimit: input.requesters.length === 1 ? deps.options.memoriesInPrompt : 0,
   });
   const earlier = conversation.inflight;
   const recovering = earlier?.eventIds.some((id) => input.eventIds.includes(id)) ? earlier : undefined;
@@ -193,7 +200,8 @@ export async function beginTurn(
     opening,
     adapter,
     target: input.target,
-    requester: input.requester,
+    requester,
+    requesters: input.requesters,
     isDirect: input.isDirect,
     eventIds: input.eventIds,
     inflight: record,
@@ -208,7 +216,7 @@ export async function beginTurn(
       turnId: id,
       conversationKey: conversation.key,
       platform: input.target.address.platform,
-      userId: input.requester.id,
+      userId: requester.id,
       trigger: input.trigger,
     }),
     log,

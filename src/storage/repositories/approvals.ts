@@ -20,11 +20,13 @@ export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
     risk: row.risk,
     summary: row.summary,
     requestedBy: row.requestedBy,
+    requesters: row.requesters ?? [row.requestedBy],
+    ...(row.confirmBy ? { confirmBy: row.confirmBy } : {}),
     approverIds: row.approverIds,
     expiresAt: row.expiresAt,
     resume: row.resume,
     status: row.status,
-    decidedBy: row.decidedBy,
+    decidedBy: row.decidedBy ? { platform: row.platform, ...row.decidedBy } : null,
     decidedAt: row.decidedAt,
     reason: row.reason,
     standingUntil: row.standingUntil,
@@ -45,10 +47,15 @@ const inBatch = (batchId: string) =>
 export function approvalRepository(db: Database): ApprovalRepository {
   return {
     async create(approval) {
-      const { agent, ...rest } = cleanJson(approval);
+      const { agent, confirmBy, ...rest } = cleanJson(approval);
       const [row] = await db
         .insert(approvals)
-        .values({ ...rest, agent: agent?.name ?? null, delegateCallId: agent?.delegateCallId ?? null })
+        .values({
+          ...rest,
+          confirmBy: confirmBy ?? null,
+          agent: agent?.name ?? null,
+          delegateCallId: agent?.delegateCallId ?? null,
+        })
         .returning();
       if (!row) throw new Error('Could not create approval');
       return toApproval(row);

@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import { decodeConversationKey } from '../../core/conversation-key.js';
 import type { ApprovalGrant, GrantRepository } from '../../core/store.js';
 import { cleanJson } from '../../core/text.js';
 import type { Database } from '../database.js';
@@ -10,7 +11,7 @@ function toGrant(row: typeof approvalGrants.$inferSelect): ApprovalGrant {
     conversationKey: row.conversationKey,
     toolName: row.toolName,
     risk: row.risk,
-    grantedBy: row.grantedBy,
+    grantedBy: { platform: decodeConversationKey(row.conversationKey).platform, ...row.grantedBy },
     approvalId: row.approvalId,
     expiresAt: row.expiresAt,
   };
@@ -31,14 +32,13 @@ export function grantRepository(db: Database): GrantRepository {
       return toGrant(row);
     },
 
-    async findActive(conversationKey, toolName, now) {
-      const [row] = await db
+    async listActiveFor(conversationKey, toolName, now) {
+      const rows = await db
         .select()
         .from(approvalGrants)
         .where(and(live(conversationKey, now), eq(approvalGrants.toolName, toolName)))
-        .orderBy(desc(approvalGrants.expiresAt))
-        .limit(1);
-      return row ? toGrant(row) : undefined;
+        .orderBy(desc(approvalGrants.expiresAt));
+      return rows.map(toGrant);
     },
 
     async listActive(conversationKey, now) {

@@ -1,4 +1,5 @@
 import { and, asc, eq, getTableColumns, inArray, lt, not, type Placeholder, sql } from 'drizzle-orm';
+import { platforms } from '../../core/events.js';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/store.js';
 import { cleanJson, cleanText } from '../../core/text.js';
 import type { Database } from '../database.js';
@@ -51,7 +52,8 @@ const candidateWindow = 32;
  * this statement's snapshot, so that conversation's new events wait for the next claim).
  * No row locks and no anti-joins: the open-event count swings faster than the planner's statistics,
  * and plans built on stale ones (an anti-join against the backlog) once made each claim quadratic.
- * Placeholders: `owner`, `leaseMs`, `release` (a conversation key, or null).
+ * Placeholders: `owner`, `leaseMs`, `release` (a conversation key, or null), `platforms` (those this
+ * process serves: events of others wait for a process that can deliver them).
  */
 function claimQuery(db: Database) {
   const owner = sql.placeholder('owner');
@@ -76,7 +78,7 @@ function claimQuery(db: Database) {
     })
     .as(sql`
       select conversation_key, lead(conversation_key) over (order by id) as following
-      from butler_claim_candidates(${candidateWindow}) order by id`);
+      from butler_claim_candidates(${candidateWindow}, ${sql.placeholder('platforms')}::text[]) order by id`);
   // Read in the window's order; the lock function runs row by row until one succeeds.
   const chosen = db.$with('claim_chosen').as(
     db
@@ -220,8 +222,14 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
         ? insertOne
         : groupCommit({ one: insertOne, many: insertMany, inFlight: 2, maxBatch: 200 }),
 
-    async claimNext(owner, leaseMs, release) {
-      const events = await claimStatement().execute({ owner, leaseMs, release: release ?? null });
+    async claimNext(owner, leaseMs, release, served = platforms) {
+      // A Postgres array literal: drizzle passes a JS array as a list of parameters, not one array.
+      const events = await claimStatement().execute({
+        owner,
+        leaseMs,
+        release: release ?? null,
+        platforms: `{${served.join(',')}}`,
+      });
       const [first] = events;
       if (!first) return undefined;
       events.sort((a, b) => a.id - b.id);

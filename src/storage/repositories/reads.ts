@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, lt, lte, or, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, lt, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import {
   type ConversationListItem,
@@ -119,7 +119,13 @@ export function readRepository(db: Database): ReadRepository {
         .where(
           all(
             tool ? eq(auditLog.toolName, tool) : undefined,
-            actor ? or(eq(auditLog.actor, actor), eq(auditLog.decidedBy, actor)) : undefined,
+            actor
+              ? or(
+                  eq(auditLog.actor, actor),
+                  eq(auditLog.decidedBy, actor),
+                  sql`${auditLog.requesters} @> ${JSON.stringify([actor])}::jsonb`,
+                )
+              : undefined,
             since ? gte(auditLog.createdAt, since) : undefined,
             until ? lte(auditLog.createdAt, until) : undefined,
             before(cursor, auditLog.createdAt, auditLog.id),
@@ -144,6 +150,7 @@ export function readRepository(db: Database): ReadRepository {
           decision: row.decision as never,
           outcome: row.outcome as never,
           actor: row.actor,
+          requesters: row.requesters ?? [row.actor],
           decidedBy: row.decidedBy,
           error: row.error,
           durationMs: row.durationMs,

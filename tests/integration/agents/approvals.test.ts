@@ -56,7 +56,7 @@ describe(`approvals inside sub-agents on ${databaseKind}`, () => {
       status: 'pending',
       risk: 'high',
     });
-    expect(suite.platform.lastCard().card.requester).toMatchObject({ id: 'ana' });
+    expect(suite.platform.lastCard().card.requesters).toMatchObject([{ id: 'ana' }]);
     expect(suite.platform.finalTexts().at(-1)).toBe('_Asking ops…_');
 
     suite.model.enqueueFor(byAgent('ops'), { text: 'Restarted payments-api; healthy.' });

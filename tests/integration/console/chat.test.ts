@@ -231,7 +231,7 @@ describe('the terminal approval card', () => {
   const card = (calls: ApprovalCardCall[]): ApprovalCard => ({
     batchId: 'batch-1',
     calls,
-    requester: { id: 'ana', name: 'Ana' },
+    requesters: [{ id: 'ana', name: 'Ana' }],
     approverIds: ['olga'],
     expiresAt: new Date('2026-11-20T13:00:00Z'),
   });

@@ -138,7 +138,7 @@ describe(`approvals on ${databaseKind}`, () => {
         whoMayApprove: 'the requester or an approver',
       },
     ]);
-    expect(card.requester).toEqual(ana);
+    expect(card.requesters).toEqual([ana]);
     expect(toolServer.requests).toHaveLength(0);
 
     model.enqueue({ text: 'Scaled api.' });

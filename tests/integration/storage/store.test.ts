@@ -253,6 +253,7 @@ describe(`storage on ${databaseKind}`, () => {
       risk: 'high',
       summary: 'Restart api',
       requestedBy: { id: 'U1' },
+      requesters: [{ id: 'U1' }],
       approverIds: ['U2'],
       expiresAt: new Date(Date.now() + 60_000),
       resume: {
@@ -266,7 +267,7 @@ describe(`storage on ${databaseKind}`, () => {
       ['U2', 'U3', 'U4'].map((id) =>
         store.approvals.decide(created.id, {
           status: 'approved',
-          decidedBy: { id },
+          decidedBy: { id, platform: 'slack' },
           reason: null,
           at: new Date(),
         }),
@@ -280,7 +281,7 @@ describe(`storage on ${databaseKind}`, () => {
     expect(
       await store.approvals.decide(late.id, {
         status: 'approved',
-        decidedBy: { id: 'U2' },
+        decidedBy: { id: 'U2', platform: 'slack' },
         reason: null,
         at: new Date(),
       }),

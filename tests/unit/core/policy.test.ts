@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { decodeConversationKey, encodeConversationKey } from '../../../src/core/conversation-key.js';
+import type { Person } from '../../../src/core/events.js';
 import { ApprovalPolicy } from '../../../src/core/tools/policy.js';
 
+const slack = (id: string): Person => ({ platform: 'slack', id });
+
 describe('approval policy', () => {
-  const policy = new ApprovalPolicy({ slack: ['UAPPROVER'] });
-  const requester = { id: 'UREQUESTER' };
-  const decide = (risk: 'medium' | 'high', userId: string) =>
-    policy.mayDecide({ risk, requester, approverIds: policy.approversOn('slack'), user: { id: userId } })
-      .allowed;
+  const policy = new ApprovalPolicy({ slack: ['UAPPROVER', 'UBOSS'], api: ['UAPPROVER'] });
+  const decide = (risk: 'medium' | 'high', user: Person, requesters = [slack('UREQUESTER')]) =>
+    policy.mayDecide({ risk, requesters, user }).allowed;
 
   it('needs approval for anything but low risk', () => {
     expect(policy.needsApproval('low')).toBe(false);
@@ -17,20 +18,19 @@ describe('approval policy', () => {
   });
 
   it('lets the requester or an approver decide medium risk', () => {
-    expect(decide('medium', 'UREQUESTER')).toBe(true);
-    expect(decide('medium', 'UAPPROVER')).toBe(true);
-    expect(decide('medium', 'USTRANGER')).toBe(false);
+    expect(decide('medium', slack('UREQUESTER'))).toBe(true);
+    expect(decide('medium', slack('UAPPROVER'))).toBe(true);
+    expect(decide('medium', slack('USTRANGER'))).toBe(false);
   });
 
   it('keeps high risk for an approver other than the requester', () => {
-    expect(decide('high', 'UAPPROVER')).toBe(true);
-    expect(decide('high', 'UREQUESTER')).toBe(false);
-    expect(decide('high', 'USTRANGER')).toBe(false);
+    expect(decide('high', slack('UAPPROVER'))).toBe(true);
+    expect(decide('high', slack('UREQUESTER'))).toBe(false);
+    expect(decide('high', slack('USTRANGER'))).toBe(false);
     const selfApprover = policy.mayDecide({
       risk: 'high',
-      requester: { id: 'UAPPROVER' },
-      approverIds: ['UAPPROVER'],
-      user: { id: 'UAPPROVER' },
+      requesters: [slack('UAPPROVER')],
+      user: slack('UAPPROVER'),
     });
     expect(selfApprover).toEqual({
       allowed: false,
@@ -38,9 +38,60 @@ describe('approval policy', () => {
     });
   });
 
+  it('counts everyone a turn answered as a requester', () => {
+    // An approver asked, a colleague wrote "ok" last: both are requesters of the turn's calls.
+    const shared = [slack('UAPPROVER'), slack('UCOLLEAGUE')];
+    expect(decide('high', slack('UAPPROVER'), shared)).toBe(false);
+    expect(decide('high', slack('UBOSS'), shared)).toBe(true);
+    // A non-approver in a shared turn cannot confirm a medium call someone else may have asked for.
+    expect(decide('medium', slack('UCOLLEAGUE'), shared)).toBe(false);
+    expect(decide('medium', slack('UAPPROVER'), shared)).toBe(true);
+  });
+
+  it('compares people by platform and id', () => {
+    // An API key named like a Slack user is not that user, and is an approver only as listed for api.
+    expect(decide('medium', { platform: 'api', id: 'UREQUESTER' })).toBe(false);
+    expect(decide('high', { platform: 'api', id: 'UAPPROVER' }, [slack('UAPPROVER')])).toBe(true);
+    expect(decide('high', { platform: 'api', id: 'UBOSS' })).toBe(false);
+  });
+
+  it('leaves a personal call to its person alone', () => {
+    const check = {
+      risk: 'medium' as const,
+      requesters: [slack('UREQUESTER')],
+      confirmBy: slack('UREQUESTER'),
+    };
+    expect(policy.mayDecide({ ...check, user: slack('UREQUESTER') }).allowed).toBe(true);
+    expect(policy.mayDecide({ ...check, user: slack('UAPPROVER') }).allowed).toBe(false);
+    expect(policy.mayGrant({ ...check, user: slack('UAPPROVER') }).allowed).toBe(false);
+  });
+
+  it('never lets a grant cover a high-risk call its grantor asked for, nor one of a removed approver', () => {
+    expect(
+      policy.grantCovers({ risk: 'high', grantor: slack('UAPPROVER'), requesters: [slack('UREQUESTER')] }),
+    ).toBe(true);
+    expect(
+      policy.grantCovers({ risk: 'high', grantor: slack('UAPPROVER'), requesters: [slack('UAPPROVER')] }),
+    ).toBe(false);
+    expect(
+      policy.grantCovers({ risk: 'medium', grantor: slack('UAPPROVER'), requesters: [slack('UAPPROVER')] }),
+    ).toBe(true);
+    expect(
+      policy.grantCovers({ risk: 'medium', grantor: slack('UFORMER'), requesters: [slack('UREQUESTER')] }),
+    ).toBe(false);
+  });
+
   it('describes who may decide on the card', () => {
-    expect(policy.describe('high', [])).toContain('no approver is configured');
-    expect(policy.describe('medium', ['U1'])).toBe('the requester or an approver');
+    expect(new ApprovalPolicy({}).describe('high', { platform: 'slack', requesterCount: 1 })).toContain(
+      'no approver is configured',
+    );
+    expect(policy.describe('medium', { platform: 'slack', requesterCount: 1 })).toBe(
+      'the requester or an approver',
+    );
+    expect(policy.describe('medium', { platform: 'slack', requesterCount: 2 })).toBe('an approver');
+    expect(policy.describe('high', { platform: 'slack', requesterCount: 2 })).toBe(
+      'an approver other than the people who asked',
+    );
   });
 });
 

@@ -55,6 +55,7 @@ async function click(options: ClickOptions = {}) {
   const response = await handleCardAction(flattened(value, options.operatorOpenId ?? bobOpenId), {
     intake: core.intake,
     logger: silentLogger,
+    now: Date.now,
     answerWithinMilliseconds: options.answerWithinMilliseconds ?? 2_500,
     updateCardLater: async (messageId, updated) => void later.push([messageId, updated]),
   });
@@ -101,7 +102,7 @@ describe('Feishu card clicks', () => {
         { ...call, approvalId: 'appr_1', status: 'approved', decidedBy: { id: bobOpenId } },
         { ...call, approvalId: 'appr_2' },
       ],
-      requester: { id: aliceOpenId },
+      requesters: [{ id: aliceOpenId }],
       approverIds: [bobOpenId],
       expiresAt: new Date(Date.now() + 60_000),
     };
@@ -203,7 +204,13 @@ describe('Feishu card clicks', () => {
       [
         'om_card',
         expect.objectContaining({
-          calls: [expect.objectContaining({ approvalId, status: 'approved', decidedBy: { id: bobOpenId } })],
+          calls: [
+            expect.objectContaining({
+              approvalId,
+              status: 'approved',
+              decidedBy: { id: bobOpenId, platform: 'feishu' },
+            }),
+          ],
         }),
       ],
     ]);

@@ -18,7 +18,7 @@ const baseCall: ApprovalCardCall = {
 const baseCard: ApprovalCard = {
   batchId: 'batch_1',
   calls: [baseCall],
-  requester: { id: 'ou_alice' },
+  requesters: [{ id: 'ou_alice' }],
   approverIds: ['ou_approver1'],
   expiresAt: new Date('2026-12-01T12:30:00Z'),
 };
@@ -117,7 +117,7 @@ describe('Feishu approval card of one call', () => {
       header: { title: { content: 'Approval needed: restart_service' } },
     });
     const named = renderApprovalCard(
-      single({ agent: 'o*p*s <at id=all>' }, { requester: { id: 'x', name: 'Alice' } }),
+      single({ agent: 'o*p*s <at id=all>' }, { requesters: [{ id: 'x', name: 'Alice' }] }),
     );
     expect(markdownText(named)).toContain(
       'Asked by the **o&#42;p&#42;s &#60;at id=all&#62;** agent for Alice',

@@ -1,4 +1,5 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
+import { cardMessages } from '../../helpers/core-intake.js';
 
 /**
  * What Feishu sends: real-shaped im.message.receive_v1 and card.action.trigger envelopes (v2 schema), encrypted
@@ -165,7 +166,7 @@ export function cardActionEvent(spec: CardActionSpec): Json {
       context: {
         url: '',
         preview_token: '',
-        open_message_id: spec.messageId ?? uniqueId('om_'),
+        open_message_id: spec.messageId ?? cardMessages.feishu,
         open_chat_id: spec.chatId ?? 'oc_group_chat',
       },
     },

@@ -243,7 +243,7 @@ describe('Feishu notices, approval cards and the working indicator', () => {
         whoMayApprove: 'the requester or an approver',
       },
     ],
-    requester: { id: 'ou_alice' },
+    requesters: [{ id: 'ou_alice' }],
     approverIds: [],
     expiresAt: new Date('2026-12-01T12:00:00Z'),
   };

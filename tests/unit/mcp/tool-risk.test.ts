@@ -15,7 +15,9 @@ const risk = (
 describe('mcpToolRisk', () => {
   it('maps trusted annotations: read-only low, explicitly non-destructive medium, else high', () => {
     expect(risk({ readOnlyHint: true })).toBe('low');
-    expect(risk({ readOnlyHint: true, destructiveHint: true })).toBe('low');
+    // A tool that says it only reads and also that it destroys is believed on the dangerous side.
+    expect(risk({ readOnlyHint: true, destructiveHint: true })).toBe('high');
+    expect(risk({ readOnlyHint: true, destructiveHint: false })).toBe('low');
     expect(risk({ destructiveHint: false })).toBe('medium');
     expect(risk({ readOnlyHint: false, destructiveHint: false })).toBe('medium');
     expect(risk({ destructiveHint: true })).toBe('high');

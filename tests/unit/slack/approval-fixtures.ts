@@ -30,7 +30,7 @@ export function approvalCard(calls: ApprovalCardCall[], overrides: Partial<Appro
   return {
     batchId,
     calls,
-    requester: { id: 'U0ALICE', name: 'Alice' },
+    requesters: [{ id: 'U0ALICE', name: 'Alice' }],
     approverIds: ['U0APPROVER', 'U0BOSS'],
     expiresAt: new Date('2026-11-20T12:30:00Z'),
     ...overrides,

@@ -73,7 +73,9 @@ describe('Slack card clicks: what the core is asked to decide', () => {
     intake.answer = () => new Promise((resolve) => (finish = resolve));
     const response = click('butler_approve_all', { batchId });
     expect(await Promise.race([response.then(() => 'acknowledged'), delay(150, 'waiting')])).toBe('waiting');
-    expect(intake.decisions).toEqual([{ batchId, platform: 'slack', user: approver, decision: 'approve' }]);
+    expect(intake.decisions).toEqual([
+      { batchId, platform: 'slack', cardMessageId: cardTs, user: approver, decision: 'approve' },
+    ]);
     const message = 'Approved 1 call; 1 needs an approver other than you.';
     finish({
       ok: true,
@@ -112,6 +114,7 @@ describe('Slack card clicks: what the core is asked to decide', () => {
       {
         approvalId: restartCall.approvalId,
         platform: 'slack',
+        cardMessageId: cardTs,
         user: approver,
         decision: 'approve_for_conversation',
       },
@@ -132,7 +135,13 @@ describe('Slack card clicks: what the core is asked to decide', () => {
     });
     await postToSlack(url, asForm(body));
     expect(intake.decisions).toEqual([
-      { approvalId: deleteRecordCall.approvalId, platform: 'slack', user: approver, decision: 'approve' },
+      {
+        approvalId: deleteRecordCall.approvalId,
+        platform: 'slack',
+        cardMessageId: cardTs,
+        user: approver,
+        decision: 'approve',
+      },
     ]);
   });
 
@@ -157,7 +166,14 @@ describe('Slack card clicks: what the core is asked to decide', () => {
     const submission = rejectSubmission({ batchId, messageTs: cardTs, threadTs, reason: 'wrong table' });
     expect((await postToSlack(url, asForm(submission))).status).toBe(200);
     expect(intake.decisions).toEqual([
-      { batchId, platform: 'slack', user: approver, decision: 'reject', reason: 'wrong table' },
+      {
+        batchId,
+        platform: 'slack',
+        cardMessageId: cardTs,
+        user: approver,
+        decision: 'reject',
+        reason: 'wrong table',
+      },
     ]);
     const blocks = await updatedBlocks();
     expect(blocks.match(/Rejected by approver: wrong table/g)).toHaveLength(2);
@@ -168,7 +184,9 @@ describe('Slack card clicks: what the core is asked to decide', () => {
     fake.failNext('views.open', { error: 'expired_trigger_id' });
     await click('butler_reject_all', { batchId });
     await fake.waitFor(() => intake.decisions[0]);
-    expect(intake.decisions).toEqual([{ batchId, platform: 'slack', user: approver, decision: 'reject' }]);
+    expect(intake.decisions).toEqual([
+      { batchId, platform: 'slack', cardMessageId: cardTs, user: approver, decision: 'reject' },
+    ]);
   });
 
   it('tells a clicker the core refused privately and leaves the card alone', async () => {

@@ -325,7 +325,11 @@ describe('Slack over HTTP: approval clicks', () => {
     });
     const redraw = await fake.waitFor(() => fake.callsTo('chat.update')[1]);
     expect(JSON.stringify(redraw.args.blocks)).toContain('Approved by Ana');
-    expect((await core.approval(approvalId)).decidedBy).toEqual({ id: 'U0ANA', name: 'Ana' });
+    expect((await core.approval(approvalId)).decidedBy).toEqual({
+      id: 'U0ANA',
+      name: 'Ana',
+      platform: 'slack',
+    });
   });
 
   async function clickPastDeadline() {

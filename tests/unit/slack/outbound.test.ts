@@ -51,7 +51,7 @@ const pendingCall: ApprovalCardCall = {
 const card: ApprovalCard = {
   batchId: 'batch-1',
   calls: [pendingCall],
-  requester: { id: 'U0ALICE' },
+  requesters: [{ id: 'U0ALICE' }],
   approverIds: [],
   expiresAt: new Date('2026-11-20T13:00:00Z'),
 };

@@ -10,7 +10,8 @@ export interface McpToolAnnotations {
 }
 
 /**
- * Risk of an MCP tool: the config override wins; untrusted annotations make it high; `readOnlyHint` → low;
+ * Risk of an MCP tool: the config override wins; untrusted annotations make it high; annotations that
+ * contradict each other (`readOnlyHint` with `destructiveHint: true`) make it high; `readOnlyHint` → low;
  * an explicit `destructiveHint: false` → medium; anything else is high, as the spec defaults
  * `destructiveHint` to true.
  */
@@ -23,6 +24,7 @@ export function mcpToolRisk(input: {
   const override = Object.hasOwn(input.overrides, input.tool) ? input.overrides[input.tool] : undefined;
   if (override) return override;
   if (!input.trustAnnotations) return 'high';
+  if (input.annotations?.readOnlyHint === true && input.annotations.destructiveHint === true) return 'high';
   if (input.annotations?.readOnlyHint === true) return 'low';
   if (input.annotations?.destructiveHint === false) return 'medium';
   return 'high';
