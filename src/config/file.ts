@@ -16,6 +16,15 @@ const httpTool = z
     timeoutMs: z.number().int().positive().max(120_000).default(10_000),
     /** Longest response body handed back to the model, in characters. */
     maxResponseChars: z.number().int().positive().default(4000),
+    /** Past this many bytes the response is no longer read (the model is told it was cut). */
+    maxResponseBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(64 * 1_048_576)
+      .default(1_048_576),
+    /** `refuse`: a redirect is an error; `same-origin`: followed within the URL's origin, request unchanged. */
+    redirects: z.enum(['refuse', 'same-origin']).default('refuse'),
   })
   .strict();
 
@@ -27,6 +36,13 @@ const tool = z
     input: z
       .record(z.string(), z.unknown())
       .refine((schema) => schema.type === 'object', 'must be a JSON Schema with type: object')
+      // Only declared properties are ever sent, so a schema that admits others would promise what is refused.
+      .refine(
+        (schema) =>
+          (schema.additionalProperties === undefined || schema.additionalProperties === false) &&
+          schema.patternProperties === undefined,
+        'declares its arguments in `properties` only: an HTTP tool sends no other property',
+      )
       .default({ type: 'object', properties: {} }),
     http: httpTool,
   })

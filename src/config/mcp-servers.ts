@@ -29,6 +29,12 @@ export const mcpServerSchema = z
     timeoutMs: z.number().int().positive().max(600_000).default(mcpSettingDefaults.timeoutMs),
     connectTimeoutMs: z.number().int().positive().max(120_000).default(mcpSettingDefaults.connectTimeoutMs),
     maxResultChars: z.number().int().positive().default(mcpSettingDefaults.maxResultChars),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(64 * 1_048_576)
+      .default(mcpSettingDefaults.maxResponseBytes),
     trustAnnotations: z.boolean().default(mcpSettingDefaults.trustAnnotations),
     tools: z
       .object({
@@ -114,6 +120,7 @@ export function resolveMcpServers(
       risk: server.tools.risk,
       trustAnnotations: server.trustAnnotations,
       maxResultChars: server.maxResultChars,
+      maxResponseBytes: server.maxResponseBytes,
       secrets,
     };
   });

@@ -36,6 +36,7 @@ export function testSettings(
     risk: {},
     trustAnnotations: true,
     maxResultChars: 20_000,
+    maxResponseBytes: 1_048_576,
     ...overrides,
   };
 }
@@ -94,7 +95,12 @@ function answer(response: ServerResponse, status: number, message: string): void
 }
 
 /** The test server over HTTP in the test process, one SDK server per session as the SDK requires. */
-export async function startMcpHttpServer(options: { legacySse?: boolean } = {}): Promise<McpHttpTestServer> {
+export async function startMcpHttpServer(
+  options: {
+    legacySse?: boolean /** Answer requests with JSON bodies instead of SSE streams. */;
+    jsonResponse?: boolean;
+  } = {},
+): Promise<McpHttpTestServer> {
   const calls: CallRecord[] = [];
   const requestHeaders: IncomingHttpHeaders[] = [];
   const dynamicTools = new Set<string>();
@@ -121,6 +127,7 @@ export async function startMcpHttpServer(options: { legacySse?: boolean } = {}):
       const server = newServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: options.jsonResponse ?? false,
         onsessioninitialized: (id) => {
           sessions.set(id, { server, transport });
         },

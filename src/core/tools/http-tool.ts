@@ -2,13 +2,15 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { truncateText } from '../text.js';
 import { checkArguments } from './define-tool.js';
-import type { JsonSchema, Risk, Tool } from './tool.js';
+import { fetchWithinPolicy, HttpToolError, type RedirectPolicy, readCappedText } from './http-request.js';
+import type { ArgumentsCheck, JsonSchema, Risk, Tool } from './tool.js';
 
 /** A tool defined in the config file that calls an HTTP endpoint with the validated arguments. */
 export interface HttpToolDefinition {
   name: string;
   description: string;
   risk: Risk;
+  /** A JSON Schema of `type: object`; its `properties` are the only arguments the tool sends. */
   input: JsonSchema;
   http: {
     method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -16,6 +18,9 @@ export interface HttpToolDefinition {
     headers: Record<string, string>;
     timeoutMs: number;
     maxResponseChars: number;
+    /** Past this many bytes the response is no longer read. */
+    maxResponseBytes: number;
+    redirects: RedirectPolicy;
   };
 }
 
@@ -34,39 +39,96 @@ function describeArguments(input: unknown): string {
   return 'no arguments';
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const names = (keys: readonly string[]) => keys.map((key) => JSON.stringify(key)).join(', ');
+
+/**
+ * The admin's limits on what a call may send, checked before anything runs so that a refused call is
+ * audited as invalid: only the declared properties, and (for GET and DELETE, whose arguments become query
+ * parameters) none that would replace a query parameter fixed in the configured URL.
+ */
+function checkAllowed(
+  raw: unknown,
+  declared: readonly string[],
+  fixedQuery: ReadonlySet<string>,
+): ArgumentsCheck<never> | undefined {
+  if (!isRecord(raw)) return undefined;
+  const keys = Object.keys(raw);
+  const undeclared = keys.filter((key) => !declared.includes(key));
+  if (undeclared.length > 0) {
+    const allowed = declared.length > 0 ? `only ${names(declared)}` : 'no arguments';
+    return {
+      ok: false,
+      error: `${names(undeclared)} ${undeclared.length === 1 ? 'is' : 'are'} not declared by this tool, which takes ${allowed}; nothing was sent.`,
+    };
+  }
+  // Case-folded: some servers read query parameter names without regard to case.
+  const fixed = keys.filter((key) => fixedQuery.has(key.toLowerCase()));
+  if (fixed.length > 0) {
+    return {
+      ok: false,
+      error: `the query parameter ${names(fixed)} is fixed by this tool's configuration and cannot be set; nothing was sent.`,
+    };
+  }
+  return undefined;
+}
+
 export function createHttpTool(definition: HttpToolDefinition): Tool<Record<string, unknown>> {
-  const schema = z.fromJSONSchema(definition.input as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodType<
+  const { http } = definition;
+  const hasBody = http.method !== 'GET' && http.method !== 'DELETE';
+  const declared = Object.keys(isRecord(definition.input.properties) ? definition.input.properties : {});
+  const fixedQuery = new Set(
+    hasBody ? [] : [...new URL(http.url).searchParams.keys()].map((key) => key.toLowerCase()),
+  );
+  // Closed, so the model is told no other property is taken (the config refuses any other setting).
+  const parameters: JsonSchema = { ...definition.input, additionalProperties: false };
+  const schema = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]) as z.ZodType<
     Record<string, unknown>
   >;
-  const { http } = definition;
   return {
     name: definition.name,
     description: definition.description,
     risk: definition.risk,
-    parameters: definition.input,
-    parse: (raw) => checkArguments(schema, raw),
+    parameters,
+    parse: (raw) => checkAllowed(raw, declared, fixedQuery) ?? checkArguments(schema, raw),
     summarize: (input) => `${definition.description.replace(/\.$/, '')} (${describeArguments(input)})`,
     async execute(input, context) {
       const url = new URL(http.url);
-      const hasBody = http.method !== 'GET' && http.method !== 'DELETE';
       if (!hasBody) {
         for (const [key, value] of Object.entries(input)) {
-          url.searchParams.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+          url.searchParams.append(key, typeof value === 'string' ? value : JSON.stringify(value));
         }
       }
-      const response = await fetch(url, {
-        method: http.method,
-        headers: {
-          ...http.headers,
-          'idempotency-key': idempotencyKey(context.conversationKey, context.callId),
-          ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      // Arguments never become headers: these are the configured ones and Butler's own.
+      const response = await fetchWithinPolicy(
+        url,
+        {
+          method: http.method,
+          headers: {
+            ...http.headers,
+            'idempotency-key': idempotencyKey(context.conversationKey, context.callId),
+            ...(hasBody ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(hasBody ? { body: JSON.stringify(input) } : {}),
+          signal: AbortSignal.any([context.signal, AbortSignal.timeout(http.timeoutMs)]),
         },
-        ...(hasBody ? { body: JSON.stringify(input) } : {}),
-        signal: AbortSignal.any([context.signal, AbortSignal.timeout(http.timeoutMs)]),
-      });
-      const text = truncateText(await response.text(), http.maxResponseChars);
-      if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}: ${text}`);
-      return text || `HTTP ${response.status} (empty body)`;
+        http.redirects,
+      );
+      const { text, cut } = await readCappedText(response.body, http.maxResponseBytes);
+      const shown =
+        truncateText(text, http.maxResponseChars) +
+        (cut
+          ? `\n[cut: the answer was longer than ${http.maxResponseBytes} bytes; Butler stopped reading it there]`
+          : '');
+      if (!response.ok)
+        throw new HttpToolError(
+          'http_tool_status',
+          `HTTP ${response.status} ${response.statusText}: ${shown}`,
+        );
+      return shown || `HTTP ${response.status} (empty body)`;
     },
   };
 }

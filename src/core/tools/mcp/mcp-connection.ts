@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { cappedFetch } from './capped-fetch.js';
 import { describeError } from './error-text.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
@@ -163,8 +164,9 @@ export async function openMcpConnection(input: {
   } else {
     const url = new URL(transportSettings.url);
     const requestInit = { headers: transportSettings.headers };
+    const fetch = cappedFetch(settings.maxResponseBytes);
     try {
-      const transport = new StreamableHTTPClientTransport(url, { requestInit });
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
       await connectClient(client, transport, attempt);
       transportKind = 'streamable-http';
       session = transport;
@@ -172,7 +174,7 @@ export async function openMcpConnection(input: {
       if (!worthSseFallback(streamableError) || signal.aborted) throw streamableError;
       client = newClient();
       try {
-        await connectClient(client, new SSEClientTransport(url, { requestInit }), attempt);
+        await connectClient(client, new SSEClientTransport(url, { requestInit, fetch }), attempt);
       } catch (sseError) {
         throw new Error(
           `${describeError(streamableError)}; then the SSE fallback: ${describeError(sseError)}`,

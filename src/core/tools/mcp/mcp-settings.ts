@@ -32,6 +32,8 @@ export interface McpServerSettings {
   trustAnnotations: boolean;
   /** Longest result text handed to the model. */
   maxResultChars: number;
+  /** HTTP only: the most bytes one message from the server may take; a longer one is not read. */
+  maxResponseBytes: number;
   /**
    * Values to keep out of logs and status errors besides the env and header values (the config loader
    * passes every `${VAR}` value it substituted, e.g. a secret given in `args`).
@@ -45,4 +47,5 @@ export const mcpSettingDefaults = {
   connectTimeoutMs: 15_000,
   trustAnnotations: true,
   maxResultChars: 20_000,
+  maxResponseBytes: 1_048_576,
 } as const;
