@@ -74,7 +74,10 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
           address,
           messageId,
           eventId: messageId,
-          dedupKey: typeof idempotencyKey === 'string' ? `${caller.name}:${idempotencyKey}` : messageId,
+          // A namespace of its own: a key named `approval` once sent `approval:<batch id>`, the very dedup
+          // key of that batch's continuation, which then could never be enqueued.
+          dedupKey:
+            typeof idempotencyKey === 'string' ? `idempotency:${caller.name}:${idempotencyKey}` : messageId,
           user: { id: caller.name, name: caller.name },
           text: parsed.data.text,
           isMention: true,
