@@ -273,6 +273,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         port: config.port,
         logger,
         routes,
+        limits: file.http,
         prefixRoutes: new Map([...(api?.prefixRoutes ?? []), ...createWebConsole().prefixRoutes]),
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
