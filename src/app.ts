@@ -216,7 +216,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const connectors = (await options.connectors?.(service)) ?? [];
   const api =
     config.apiKeys.length > 0
-      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger })
+      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger, streams: file.api.streams })
       : undefined;
   for (const adapter of [
     ...connectors.map((connector) => connector.adapter),

@@ -50,7 +50,7 @@ export const fileConfigSchema = z
       .default({ slack: [], feishu: [], console: [], api: [] }),
     approvalTtlMinutes: z.number().positive().default(60),
     tools: z.array(tool).default([]),
-    /** The HTTP API's keys: who may talk to Butler over HTTP, and with which scopes. */
+    /** The HTTP API's keys: who may talk to Butler over HTTP, and with which scopes; limits on its streams. */
     api: apiSchema,
     /** Request deadlines and connection caps of the HTTP server. */
     http: httpSchema,
