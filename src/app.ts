@@ -219,7 +219,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const connectors = (await options.connectors?.(service)) ?? [];
   const api =
     config.apiKeys.length > 0
-      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger })
+      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger, streams: file.api.streams })
       : undefined;
   for (const adapter of [
     ...connectors.map((connector) => connector.adapter),
@@ -276,6 +276,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         port: config.port,
         logger,
         routes,
+        limits: file.http,
         prefixRoutes: new Map([...(api?.prefixRoutes ?? []), ...createWebConsole().prefixRoutes]),
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { defaultStreamLimits } from '../adapters/api/stream-slots.js';
 import type { ConfigIssue } from '../core/errors.js';
+import { apiStreamsSchema } from './api-streams.js';
 import type { Interpolate } from './mcp-servers.js';
 
 /**
@@ -46,9 +48,10 @@ export const apiSchema = z
         });
       })
       .default([]),
+    streams: apiStreamsSchema,
   })
   .strict()
-  .default({ keys: [] });
+  .default({ keys: [], streams: defaultStreamLimits });
 
 /** The keys with `${VAR}` resolved; too-short or duplicate keys are problems named by index. */
 export function resolveApiKeys(

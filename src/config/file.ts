@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
 import { agentsSchema, delegationSchema, routingSchema } from './agents.js';
 import { apiSchema } from './api-keys.js';
+import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
 
 /** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
@@ -65,8 +66,10 @@ export const fileConfigSchema = z
       .default({ slack: [], feishu: [], console: [], api: [] }),
     approvalTtlMinutes: z.number().positive().default(60),
     tools: z.array(tool).default([]),
-    /** The HTTP API's keys: who may talk to Butler over HTTP, and with which scopes. */
+    /** The HTTP API's keys: who may talk to Butler over HTTP, and with which scopes; limits on its streams. */
     api: apiSchema,
+    /** Request deadlines and connection caps of the HTTP server. */
+    http: httpSchema,
     /** MCP servers whose tools Butler offers (`{name}__{tool}`), gated like HTTP tools. */
     mcpServers: mcpServersSchema,
     /** Specialist agents Butler may delegate to, each with its own prompt, tools and possibly model. */

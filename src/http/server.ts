@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ButlerError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { type ConnectionLimitSettings, ConnectionLimits } from './connection-limits.js';
 
 /** A handler for one path. It owns the response; throwing a ButlerError maps to its status code. */
 export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
@@ -30,7 +31,34 @@ export interface HttpServerOptions {
    * give a webhook 3 s. The handler goes on; what it stores later is deduplicated on the retry.
    */
   routeDeadlineMs?: number;
+  /** Deadlines and connection caps; the defaults suit a service facing the internet. */
+  limits?: HttpLimits;
 }
+
+/**
+ * How long a client may take to send a request, and how many sockets it may hold. Node measures both
+ * deadlines from the first byte of a request until it is fully received (`headersTimeout`,
+ * `requestTimeout`): a response that streams for long (server-sent events) is not cut by them.
+ */
+export interface HttpLimits extends ConnectionLimitSettings {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** An idle kept-alive socket is closed after this long. */
+  keepAliveTimeoutMs: number;
+}
+
+export const defaultHttpLimits: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1000,
+  maxConnectionsPerAddress: 200,
+  reservedConnections: 100,
+};
+
+/** Node checks the deadlines on this interval (its default, 30 s, would let a 10 s deadline run to 40 s). */
+const deadlineCheckMs = (limits: HttpLimits) =>
+  Math.max(10, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 
 /** Inside the platforms' 3 s, with room for the network. */
 export const defaultRouteDeadlineMs = 1900;
@@ -40,6 +68,13 @@ const statusByCode: Record<string, number> = {
   payload_invalid: 400,
   payload_too_large: 413,
 };
+
+/** Answered when API and console requests already hold every place but the reserve kept for webhooks. */
+const serverBusy = {
+  error: 'server_busy',
+  message: 'Too many API requests are in progress; retry after the time in Retry-After.',
+};
+const busyRetryAfterSeconds = '5';
 
 export function sendJson(response: ServerResponse, status: number, body: unknown): void {
   if (response.headersSent) return;
@@ -54,12 +89,14 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 export interface HttpServer {
   readonly server: Server;
   listen(): Promise<number>;
-  /** Stops accepting connections and waits for in-flight requests. */
+  /** Stops accepting connections and waits for in-flight requests, at most the request deadline. */
   close(): Promise<void>;
 }
 
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const { logger, routes } = options;
+  const limits = options.limits ?? defaultHttpLimits;
+  const connections = new ConnectionLimits(limits, logger);
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -69,8 +106,15 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       return sendJson(response, report.ready ? 200 : 503, report);
     }
     for (const [prefix, handler] of options.prefixRoutes ?? []) {
-      if (path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
+      if (path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`)) {
+        const release = connections.takeApiPlace();
+        if (!release) {
+          response.setHeader('retry-after', busyRetryAfterSeconds);
+          return sendJson(response, 503, serverBusy);
+        }
+        response.once('close', release);
         return await handler(request, response);
+      }
     }
     const route = routes.get(path);
     if (!route) return sendJson(response, 404, { error: 'not_found' });
@@ -91,19 +135,35 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      const status = error instanceof ButlerError ? statusByCode[error.code] : undefined;
-      if (status) {
-        logger.warn({ path: request.url, code: (error as ButlerError).code }, (error as Error).message);
-        return sendJson(response, status, { error: (error as ButlerError).code });
-      }
-      logger.error({ err: error, path: request.url }, 'request failed');
-      sendJson(response, 500, { error: 'internal_error' });
-    });
-  });
-  // Platforms keep connections alive; do not let idle sockets hold shutdown.
-  server.keepAliveTimeout = 5_000;
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: deadlineCheckMs(limits),
+    },
+    (request, response) => {
+      connections.requestStarted(request.socket, (done) => response.once('close', done));
+      handle(request, response).catch((error: unknown) => answerFailure(request, response, error));
+    },
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.on('connection', (socket) => connections.admit(socket));
+
+  function answerFailure(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+    if (error instanceof ButlerError && error.code === 'request_aborted') {
+      // The client left, or Node cut a request that missed its deadline (it answered 408 itself).
+      logger.debug({ path: request.url }, error.message);
+      return;
+    }
+    const status = error instanceof ButlerError ? statusByCode[error.code] : undefined;
+    if (status) {
+      logger.warn({ path: request.url, code: (error as ButlerError).code }, (error as Error).message);
+      sendJson(response, status, { error: (error as ButlerError).code });
+      return;
+    }
+    logger.error({ err: error, path: request.url }, 'request failed');
+    sendJson(response, 500, { error: 'internal_error' });
+  }
 
   return {
     server,
@@ -117,8 +177,14 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       }),
     close: () =>
       new Promise((resolve) => {
-        server.close(() => resolve());
+        // Node stops checking its deadlines once closing: a stalled client would hold the close for good.
+        const cutOff = setTimeout(() => server.closeAllConnections(), limits.requestTimeoutMs);
+        server.close(() => {
+          clearTimeout(cutOff);
+          resolve();
+        });
         server.closeIdleConnections();
+        connections.closeIdle();
       }),
   };
 }

@@ -8,6 +8,7 @@ import { ApiError, readJson, sendJson } from './http-json.js';
 import type { Route } from './routes.js';
 import { approvalsQuery, auditQuery, decisionBody, pageQuery, parseQuery, usageQuery } from './schemas.js';
 import { SseStream } from './sse.js';
+import type { StreamSlots } from './stream-slots.js';
 
 /** Deciding approvals, and what admins read: conversations, approvals, the audit log, usage, live events. */
 
@@ -18,6 +19,7 @@ export interface AdminRouteDependencies {
   /** A live-events client whose socket stays full for this long is dropped. */
   slowConsumerMs: number;
   streams: Set<SseStream>;
+  slots: StreamSlots;
 }
 
 /** The query, or a 400 naming each bad parameter. */
@@ -127,10 +129,15 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       method: 'GET',
       pattern: /^\/events$/,
       scope: 'read',
-      async handle({ response }) {
+      async handle({ response, caller }) {
         if (!deps.bus) throw new ApiError(503, 'unavailable', 'The live event stream is not running.');
-        const stream = new SseStream(response, deps.streams);
-        await followBus(deps.bus, stream, deps.slowConsumerMs);
+        const release = deps.slots.take(caller.name);
+        try {
+          const stream = new SseStream(response, deps.streams);
+          await followBus(deps.bus, stream, deps.slowConsumerMs);
+        } finally {
+          release();
+        }
       },
     },
   ];
@@ -140,9 +147,11 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
 function followBus(bus: EventBus, stream: SseStream, slowConsumerMs: number): Promise<void> {
   return new Promise((resolve) => {
     let behindSince: number | undefined;
+    let stopped = false;
     const stop = () => {
+      if (stopped) return;
+      stopped = true;
       unsubscribe();
-      clearInterval(watch);
       stream.end();
       resolve();
     };
@@ -153,9 +162,6 @@ function followBus(bus: EventBus, stream: SseStream, slowConsumerMs: number): Pr
       if (behindSince !== undefined && Date.now() - behindSince > slowConsumerMs) return stop();
       stream.send(event);
     });
-    const watch = setInterval(() => {
-      if (stream.closed) stop();
-    }, 1000);
-    watch.unref();
+    stream.onClose(stop);
   });
 }

@@ -1,27 +1,43 @@
-import { EventEmitter } from 'node:events';
 import {
   type ConversationEvent,
   type ConversationEventRepository,
   isTurnEnd,
+  type StoredConversationEvent,
 } from '../../core/conversation-events.js';
+import type { ButlerEvent, EventBus } from '../../core/event-bus.js';
+import type { Logger } from '../../core/logger.js';
+import { ConversationWatch, type WatchTiming } from './conversation-watch.js';
 import type { SseStream } from './sse.js';
 
 /**
- * The stored event log of API conversations, and clients following it. Appends wake the followers in this
- * process at once; followers also look again every `pollMs`, which is how they see events that another
- * Butler process sharing the database appended.
+ * The stored event log of API conversations, and clients following it. Followers of one conversation share
+ * one read loop (`ConversationWatch`); appends in this process wake it at once.
  */
+
+export type FollowOutcome = 'turn_end' | 'client_left' | 'idle';
+
+/** Bus events that tell a conversation's log is about to grow, or just did. */
+const busSignals: Partial<Record<ButlerEvent['type'], 'busy' | 'turn_started' | 'turn_finished'>> = {
+  turn_started: 'turn_started',
+  turn_finished: 'turn_finished',
+  approval_decided: 'busy',
+  approval_expired: 'busy',
+};
+
 export class ConversationFeed {
-  private readonly appended = new EventEmitter().setMaxListeners(0);
+  private readonly watches = new Map<string, ConversationWatch>();
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly events: ConversationEventRepository,
-    private readonly options: { pollMs: number; pageSize?: number },
+    private readonly timing: WatchTiming,
+    private readonly bus: EventBus | undefined,
+    private readonly logger: Logger,
   ) {}
 
   async append(conversationKey: string, events: readonly ConversationEvent[]): Promise<number[]> {
     const ids = await this.events.append(conversationKey, events);
-    this.appended.emit(conversationKey);
+    this.watches.get(conversationKey)?.wake('busy');
     return ids;
   }
 
@@ -32,42 +48,95 @@ export class ConversationFeed {
   /**
    * Sends the conversation's events after `afterId` until one ends a turn (`done`, `error`,
    * `confirm_required`; with `messageId`, the turn that answers that message), the client leaves, or
-   * nothing new comes for `idleMs`.
+   * nothing new comes for `idleMs`. Rejects when reading what it missed fails.
    */
-  async follow(
+  follow(
     conversationKey: string,
     afterId: number,
     stream: SseStream,
     idleMs: number,
     messageId?: string,
-  ): Promise<'turn_end' | 'client_left' | 'idle'> {
-    const pageSize = this.options.pageSize ?? 200;
-    let last = afterId;
-    let quietSince = Date.now();
-    while (!stream.closed) {
-      const page = await this.events.listAfter(conversationKey, last, pageSize);
-      for (const { id, event } of page) {
-        stream.send(event, id);
-        last = id;
-        if (isTurnEnd(event, messageId)) return 'turn_end';
-      }
-      if (page.length === pageSize) continue;
-      if (page.length > 0) quietSince = Date.now();
-      else if (Date.now() - quietSince > idleMs) return 'idle';
-      await this.appendedOrTimeout(conversationKey);
-    }
-    return 'client_left';
+  ): Promise<FollowOutcome> {
+    const watch = this.watchOf(conversationKey, afterId);
+    return new Promise((resolve, reject) => {
+      let last = afterId;
+      let catchingUp = false;
+      let finished = false;
+      let idleTimer: NodeJS.Timeout | undefined;
+      const finish = (outcome: FollowOutcome | Error) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(idleTimer);
+        leave();
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      };
+      const restartIdle = () => {
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => finish('idle'), idleMs);
+      };
+      const deliver = (events: readonly StoredConversationEvent[]) => {
+        let sent = false;
+        for (const { id, event } of events) {
+          if (finished) return;
+          if (id <= last) continue;
+          stream.send(event, id);
+          last = id;
+          sent = true;
+          if (isTurnEnd(event, messageId)) return finish('turn_end');
+        }
+        if (sent) restartIdle();
+      };
+      // Behind the shared loop (joined late, or missed a page): read directly until level with it.
+      const catchUp = async () => {
+        catchingUp = true;
+        try {
+          while (!finished) {
+            const page = await this.events.listAfter(conversationKey, last, this.timing.pageSize);
+            deliver(page);
+            if (page.length < this.timing.pageSize && last >= watch.tail) break;
+          }
+        } catch (error) {
+          finish(error instanceof Error ? error : new Error(String(error)));
+        } finally {
+          catchingUp = false;
+        }
+      };
+      const leave = watch.add((page) => {
+        if (finished || catchingUp) return;
+        if (page.from > last) void catchUp();
+        else deliver(page.events);
+      });
+      stream.onClose(() => finish('client_left'));
+      restartIdle();
+      if (watch.tail > last) void catchUp();
+    });
   }
 
-  private appendedOrTimeout(conversationKey: string): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.appended.off(conversationKey, done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.options.pollMs);
-      this.appended.once(conversationKey, done);
+  /** Stops listening to the bus (the open streams are ended by their owner). */
+  close(): void {
+    this.unsubscribe?.();
+  }
+
+  private watchOf(conversationKey: string, afterId: number): ConversationWatch {
+    const existing = this.watches.get(conversationKey);
+    if (existing) return existing;
+    // The bus is listened to from the first stream on: a process that serves none opens no LISTEN.
+    this.unsubscribe ??= this.bus?.subscribe((event) => {
+      const signal = busSignals[event.type];
+      if (signal) this.watches.get(event.conversationKey)?.wake(signal);
     });
+    const watch = new ConversationWatch(
+      conversationKey,
+      afterId,
+      this.events,
+      { ...this.timing, quietWhenIdle: this.bus !== undefined },
+      this.logger,
+      () => {
+        if (this.watches.get(conversationKey) === watch) this.watches.delete(conversationKey);
+      },
+    );
+    this.watches.set(conversationKey, watch);
+    return watch;
   }
 }

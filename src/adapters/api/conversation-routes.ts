@@ -9,6 +9,7 @@ import { ApiError, readJson } from './http-json.js';
 import type { Route } from './routes.js';
 import { conversationId, sendMessageBody } from './schemas.js';
 import { SseStream } from './sse.js';
+import type { StreamSlots } from './stream-slots.js';
 
 /**
  * Talking to Butler over HTTP. A message goes through the durable inbox like any chat message; the response
@@ -23,6 +24,7 @@ export interface ConversationRouteDependencies {
   /** A stream with nothing new for this long ends (the turn is still read later with GET …/events). */
   idleMs: number;
   streams: Set<SseStream>;
+  slots: StreamSlots;
 }
 
 /** A key's conversations are its own: the key's name is the workspace, the id the channel. */
@@ -68,38 +70,44 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         const key = encodeConversationKey(address);
         const idempotencyKey = request.headers['idempotency-key'];
         const messageId = randomUUID();
-        const after = await feed.lastId(key);
-        const accepted = await intake.accept({
-          kind: 'message',
-          address,
-          messageId,
-          eventId: messageId,
-          // A namespace of its own: a key named `approval` once sent `approval:<batch id>`, the very dedup
-          // key of that batch's continuation, which then could never be enqueued.
-          dedupKey:
-            typeof idempotencyKey === 'string' ? `idempotency:${caller.name}:${idempotencyKey}` : messageId,
-          user: { id: caller.name, name: caller.name },
-          text: parsed.data.text,
-          isMention: true,
-          isDirect: true,
-          sentAt: new Date().toISOString(),
-        });
-        if (accepted.status === 'duplicate')
-          throw new ApiError(
-            409,
-            'duplicate',
-            'A message with this Idempotency-Key was already sent; read its events.',
-          );
-        if (accepted.status === 'ignored')
-          throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
-        // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
-        // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
-        await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
-        // A turn already running answers earlier messages: this stream ends with the turn that answers this one.
-        response.setHeader('butler-message-id', messageId);
-        const stream = new SseStream(response, deps.streams);
-        await feed.follow(key, after, stream, deps.idleMs, messageId);
-        stream.end();
+        // Over the stream cap the message is refused before Butler takes it: a retry sends it once.
+        const release = deps.slots.take(caller.name);
+        try {
+          const after = await feed.lastId(key);
+          const accepted = await intake.accept({
+            kind: 'message',
+            address,
+            messageId,
+            eventId: messageId,
+            // A namespace of its own: a key named `approval` once sent `approval:<batch id>`, the very
+            // dedup key of that batch's continuation, which then could never be enqueued.
+            dedupKey:
+              typeof idempotencyKey === 'string' ? `idempotency:${caller.name}:${idempotencyKey}` : messageId,
+            user: { id: caller.name, name: caller.name },
+            text: parsed.data.text,
+            isMention: true,
+            isDirect: true,
+            sentAt: new Date().toISOString(),
+          });
+          if (accepted.status === 'duplicate')
+            throw new ApiError(
+              409,
+              'duplicate',
+              'A message with this Idempotency-Key was already sent; read its events.',
+            );
+          if (accepted.status === 'ignored')
+            throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
+          // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
+          // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
+          await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
+          // A turn already running answers earlier messages: this stream ends with the turn that answers this one.
+          response.setHeader('butler-message-id', messageId);
+          const stream = new SseStream(response, deps.streams);
+          await feed.follow(key, after, stream, deps.idleMs, messageId);
+          stream.end();
+        } finally {
+          release();
+        }
       },
     },
     {
@@ -111,9 +119,14 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         const after = resumeFrom(request.headers['last-event-id'], query);
         if ((await feed.lastId(key)) === 0)
           throw new ApiError(404, 'not_found', 'This key has no conversation with that id.');
-        const stream = new SseStream(response, deps.streams);
-        await feed.follow(key, after, stream, deps.idleMs);
-        stream.end();
+        const release = deps.slots.take(caller.name);
+        try {
+          const stream = new SseStream(response, deps.streams);
+          await feed.follow(key, after, stream, deps.idleMs);
+          stream.end();
+        } finally {
+          release();
+        }
       },
     },
   ];

@@ -11,6 +11,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Sent with the answer, e.g. `retry-after`. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -36,6 +38,8 @@ export async function readJson(request: IncomingMessage): Promise<unknown> {
 }
 
 export function sendError(response: ServerResponse, error: ApiError): void {
+  if (!response.headersSent)
+    for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
   sendJson(response, error.status, { error: error.code, message: error.message });
 }
 

@@ -9,9 +9,11 @@ import { createApiAdapter } from './api-adapter.js';
 import { keyChecker } from './auth.js';
 import { ConversationFeed } from './conversation-feed.js';
 import { conversationRoutes } from './conversation-routes.js';
+import type { WatchTiming } from './conversation-watch.js';
 import { openApiDocument } from './openapi.js';
 import { dispatcher } from './routes.js';
 import type { SseStream } from './sse.js';
+import { defaultStreamLimits, type StreamLimits, StreamSlots } from './stream-slots.js';
 
 /**
  * The HTTP API (`/api/v1`): a third channel beside Slack and Feishu (platform `api`) for other systems, and
@@ -26,13 +28,25 @@ export interface ApiOptions {
   store: Store;
   bus: EventBus | undefined;
   logger: Logger;
-  tuning?: { pollMs?: number; idleMs?: number; slowConsumerMs?: number };
+  /** Open streams per key and in all, and how long a quiet one lasts (`api.streams` in the config file). */
+  streams?: StreamLimits;
 }
+
+/**
+ * While a conversation is busy its log is read every 250 ms (another process may be writing its turn); a quiet
+ * one every 2 s, since the bus wakes it when a turn starts anywhere.
+ */
+const timing: WatchTiming = { pollMs: 250, quietPollMs: 2000, busyWindowMs: 10_000, pageSize: 200 };
+
+/** A live-events client whose socket stays full this long is dropped. */
+const slowConsumerMs = 5_000;
 
 export function createApi(options: ApiOptions) {
   const { store, logger } = options;
   const streams = new Set<SseStream>();
-  const feed = new ConversationFeed(store.conversationEvents, { pollMs: options.tuning?.pollMs ?? 250 });
+  const limits = options.streams ?? defaultStreamLimits;
+  const slots = new StreamSlots(limits);
+  const feed = new ConversationFeed(store.conversationEvents, timing, options.bus, logger);
   const openApi: RouteHandler = (request, response) => {
     const host = request.headers.host ?? 'localhost';
     sendJson(response, 200, openApiDocument(`http://${host}${apiPrefix}`));
@@ -47,15 +61,17 @@ export function createApi(options: ApiOptions) {
         intake: options.intake,
         feed,
         logger,
-        idleMs: options.tuning?.idleMs ?? 300_000,
+        idleMs: limits.idleSeconds * 1000,
         streams,
+        slots,
       }),
       ...adminRoutes({
         intake: options.intake,
         store,
         bus: options.bus,
-        slowConsumerMs: options.tuning?.slowConsumerMs ?? 5_000,
+        slowConsumerMs,
         streams,
+        slots,
       }),
     ],
   });
@@ -64,6 +80,7 @@ export function createApi(options: ApiOptions) {
     prefixRoutes: new Map([[`${apiPrefix}/`, handler]]),
     /** Ends the open streams (clients reconnect with Last-Event-ID to another process or after the restart). */
     close() {
+      feed.close();
       for (const stream of [...streams]) stream.end();
     },
   };

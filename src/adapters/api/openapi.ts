@@ -45,10 +45,24 @@ const errors = {
   '400': { description: 'Bad request', ...json(errorBody) },
   '401': { description: 'Missing or wrong API key', ...json(errorBody) },
   '403': { description: 'The key lacks the scope', ...json(errorBody) },
+  '503': {
+    description: '`server_busy`: API requests hold every connection but those kept for webhooks; retry later',
+    headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+    ...json(errorBody),
+  },
+};
+/** Every stream takes one of its key's places, and one of Butler's (`api.streams` in the config file). */
+const tooManyStreams = {
+  '429': {
+    description:
+      '`too_many_streams`: the key, or Butler in all, has as many open streams as allowed; nothing was done',
+    headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+    ...json(errorBody),
+  },
 };
 const eventStream = {
   description:
-    'Server-sent events: `data` holds one JSON object per event (discriminated by `type`), `id` the event id for Last-Event-ID.',
+    'Server-sent events: `data` holds one JSON object per event (discriminated by `type`), `id` the event id for Last-Event-ID. A stream with nothing new for `api.streams.idleSeconds` (default 60) ends; resume with Last-Event-ID.',
   content: { 'text/event-stream': { schema: schema(conversationEvent) } },
 };
 
@@ -88,6 +102,7 @@ export function openApiDocument(serverUrl: string) {
               },
             },
             '409': { description: 'Duplicate Idempotency-Key', ...json(errorBody) },
+            ...tooManyStreams,
             ...errors,
           },
         },
@@ -104,6 +119,7 @@ export function openApiDocument(serverUrl: string) {
           responses: {
             '200': eventStream,
             '404': { description: 'No conversation with this id for this key', ...json(errorBody) },
+            ...tooManyStreams,
             ...errors,
           },
         },
@@ -150,6 +166,7 @@ export function openApiDocument(serverUrl: string) {
           'x-scope': 'read',
           responses: {
             '200': { description: 'Server-sent events', content: { 'text/event-stream': {} } },
+            ...tooManyStreams,
             ...errors,
           },
         },

@@ -40,6 +40,12 @@ export class SseStream {
     return !this.response.writableNeedDrain;
   }
 
+  /** Calls `listener` once the client has gone or the stream has ended (at once if it already has). */
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.response.once('close', listener);
+  }
+
   send(event: unknown, id?: number | string): void {
     if (this.closed) return;
     this.response.write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(event)}\n\n`);
