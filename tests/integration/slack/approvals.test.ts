@@ -57,7 +57,8 @@ async function requestRestart(): Promise<{ threadTs: string; cardTs: string; app
   await app.settle();
   const card = fake
     .callsTo('chat.postMessage')
-    .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve'));
+    .filter((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve'))
+    .at(-1);
   if (!card) throw new Error('no approval card was posted');
   const cardTs = [...fake.messages.values()].find((message) => message.blocks === card.args.blocks)?.ts;
   const approvalId = approvalIdOf(card);
@@ -130,6 +131,20 @@ describe('Slack approval cards through the running Butler', () => {
     expect(tools.requests).toHaveLength(1);
     for (const update of cardUpdates(cardTs))
       expect(JSON.stringify(update.args.blocks)).toContain('Approved by olga');
+  });
+
+  it('decides only the card a button is on, and redraws nothing from the click', async () => {
+    const first = await requestRestart();
+    const second = await requestRestart();
+    // A click on the first card whose button value names the second request.
+    await click(second.approvalId, 'butler_approve', first.cardTs, first.threadTs);
+    const ephemeral = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
+    expect(ephemeral.args.text).toBe('This button does not belong to this request.');
+    await app.settle();
+    expect(cardUpdates(first.cardTs)).toHaveLength(0);
+    expect(cardUpdates(second.cardTs)).toHaveLength(0);
+    expect(tools.requests).toHaveLength(0);
+    expect((await app.butler.store.approvals.get(second.approvalId))?.status).toBe('pending');
   });
 
   it('rejects with a reason from the modal and does not run the tool', async () => {

@@ -34,8 +34,13 @@ beforeEach(async () => {
   ({ id: approvalId } = await core.pendingApproval({ platform: 'feishu', requester: { id: aliceOpenId } }));
 });
 
-function flattened(value: unknown, operatorOpenId: string): CardActionEvent {
-  const { header, event } = cardActionEvent({ operatorOpenId, value, messageId: 'om_card' }) as {
+function flattened(value: unknown, operatorOpenId: string, createTime?: number): CardActionEvent {
+  const { header, event } = cardActionEvent({
+    operatorOpenId,
+    value,
+    messageId: 'om_card',
+    ...(createTime === undefined ? {} : { createTime }),
+  }) as {
     header: object;
     event: object;
   };
@@ -45,6 +50,8 @@ function flattened(value: unknown, operatorOpenId: string): CardActionEvent {
 interface ClickOptions {
   operatorOpenId?: string;
   value?: unknown;
+  /** When Feishu sent the callback (epoch ms); default now. */
+  createTime?: number;
   /** Production answers within 2.5 s; a short deadline only where a test holds the decision. */
   answerWithinMilliseconds?: number;
 }
@@ -52,13 +59,16 @@ interface ClickOptions {
 async function click(options: ClickOptions = {}) {
   const later: Array<[string, ApprovalCard]> = [];
   const value = options.value ?? { approval_id: approvalId, decision: 'approve' };
-  const response = await handleCardAction(flattened(value, options.operatorOpenId ?? bobOpenId), {
-    intake: core.intake,
-    logger: silentLogger,
-    now: Date.now,
-    answerWithinMilliseconds: options.answerWithinMilliseconds ?? 2_500,
-    updateCardLater: async (messageId, updated) => void later.push([messageId, updated]),
-  });
+  const response = await handleCardAction(
+    flattened(value, options.operatorOpenId ?? bobOpenId, options.createTime),
+    {
+      intake: core.intake,
+      logger: silentLogger,
+      now: Date.now,
+      answerWithinMilliseconds: options.answerWithinMilliseconds ?? 2_500,
+      updateCardLater: async (messageId, updated) => void later.push([messageId, updated]),
+    },
+  );
   return { response, later };
 }
 
@@ -132,6 +142,31 @@ describe('Feishu card clicks', () => {
       status: 'approved',
       decidedBy: { id: bobOpenId },
     });
+  });
+
+  it('refuses a callback from outside the replay window and decides nothing', async () => {
+    // Feishu never re-pushes a callback: one captured three days ago is a replay.
+    for (const createTime of [Date.now() - 3 * 86_400_000, Date.now() + 3_600_000]) {
+      const { response } = await click({ createTime });
+      expect(response).toEqual({
+        toast: { type: 'error', content: 'This click is too old to count. Please click again.' },
+      });
+    }
+    expect((await core.approval(approvalId)).status).toBe('pending');
+  });
+
+  it('decides only the card the button is on', async () => {
+    const other = await core.pendingApproval({
+      platform: 'feishu',
+      requester: { id: aliceOpenId },
+      cardMessageId: 'om_other_card',
+    });
+    // The button value names the other request, but the click came from this card's message.
+    const { response } = await click({ value: { approval_id: other.id, decision: 'approve' } });
+    expect(response).toEqual({
+      toast: { type: 'error', content: 'This button does not belong to this request.' },
+    });
+    expect((await core.approval(other.id)).status).toBe('pending');
   });
 
   it('leaves the card alone for an unauthorised clicker', async () => {

@@ -134,6 +134,8 @@ export interface CardActionSpec {
   chatId?: string;
   eventId?: string;
   token?: string;
+  /** When Feishu sent it, epoch milliseconds; the envelope carries microseconds. Default: now. */
+  createTime?: number;
 }
 
 export function cardActionEvent(spec: CardActionSpec): Json {
@@ -142,7 +144,7 @@ export function cardActionEvent(spec: CardActionSpec): Json {
     header: {
       event_id: spec.eventId ?? uniqueId('ev'),
       token: spec.token ?? testVerificationToken,
-      create_time: String(Date.now() * 1000),
+      create_time: String((spec.createTime ?? Date.now()) * 1000),
       event_type: 'card.action.trigger',
       tenant_key: testTenantKey,
       app_id: testAppId,

@@ -206,6 +206,29 @@ describe('Feishu webhook with only a Verification Token', () => {
     await edge.server.close();
   });
 
+  it('refuses card callbacks: unsigned, a click could be replayed or name any approver', async () => {
+    const edge = await startButlerEdge({ encryptKey: undefined });
+    await edge.connector.start();
+    const approval = await core.pendingApproval({ platform: 'feishu', requester: { id: aliceOpenId } });
+    // A plaintext callback with the right token, naming an approver: all an attacker needs without signatures.
+    const forged = cardActionEvent({
+      operatorOpenId: bobOpenId,
+      value: { approval_id: approval.id, decision: 'approve' },
+    });
+    const answer = await postToButler(edge.url, forged, { encryptKey: undefined });
+    expect(answer).toEqual({
+      status: 200,
+      body: {
+        toast: {
+          type: 'error',
+          content: 'Butler cannot take decisions here until its admin sets an Encrypt Key.',
+        },
+      },
+    });
+    expect((await core.approval(approval.id)).status).toBe('pending');
+    await edge.server.close();
+  });
+
   it('does not acknowledge messages before the bot identity is known, and reports readiness', async () => {
     const edge = await startButlerEdge({ encryptKey: undefined });
     expect(edge.connector.readiness()).not.toBe('ok');
