@@ -1,12 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { renderApprovalCard } from '../../../src/adapters/feishu/approval-card.js';
+import { createCardkitHealth } from '../../../src/adapters/feishu/cardkit-health.js';
 import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapter.js';
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
-import {
-  createCardkitHealth,
-  defaultStreamSettings,
-  type StreamSettings,
-} from '../../../src/adapters/feishu/stream-settings.js';
+import { replyCardBodyBytes } from '../../../src/adapters/feishu/reply-cards.js';
+import { defaultStreamSettings, type StreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
 import type { ReplyStream, ReplyTarget } from '../../../src/core/adapter.js';
 import type { ApprovalCard } from '../../../src/core/approval-card.js';
 import { silentLogger } from '../../../src/core/logger.js';
@@ -133,7 +131,7 @@ describe('Feishu streaming reply (CardKit)', () => {
 
   it('rolls over into a new card when the card gets too big, keeping every part', async () => {
     const target = groupTarget();
-    const stream = await adapterWith({ maxCardBytes: 400 }).openReply(target);
+    const stream = await adapterWith({ maxCardBodyBytes: 1_000 }).openReply(target);
     const paragraphs = Array.from(
       { length: 12 },
       (_, index) => `Paragraph ${index}: ${'text '.repeat(12)}\n\n`,
@@ -141,7 +139,7 @@ describe('Feishu streaming reply (CardKit)', () => {
     const text = await streamSlowly(stream, paragraphs, 5);
     expect(stream.messageIds.length).toBeGreaterThanOrEqual(3);
     const shown = stream.messageIds.map((id) => fake.visibleText(id));
-    for (const part of shown) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(400);
+    for (const part of shown) expect(replyCardBodyBytes(part)).toBeLessThanOrEqual(1_000);
     expect(shown.join('').replace(/\s+/g, ' ').trim()).toBe(text.replace(/\s+/g, ' ').trim());
     // Every rolled-over card is replied to the same user message, and all streams are closed.
     expect(fake.callsTo('POST', `/open-apis/im/v1/messages/${target.replyTo}/reply`)).toHaveLength(
