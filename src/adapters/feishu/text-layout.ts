@@ -41,6 +41,14 @@ export function renderSlice(text: string, start: number, end: number): string {
   return toCardMarkdown(slice);
 }
 
+/** Where a table moving to the next card takes the heading or "…:" line before it along, if there is one. */
+function introductionStart(text: string, start: number, tableStart: number): number {
+  const before = text.slice(start, tableStart).replace(/\n+$/, '');
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const introduces = /^\s{0,3}#|:\s*$/.test(before.slice(lineStart));
+  return introduces && lineStart > 0 ? start + lineStart : tableStart;
+}
+
 /**
  * The offset at which to end a card that starts at `start`, so that its rendered content still `fits`: after
  * a paragraph if possible, else a line, else a word, else anywhere; never inside a table that begins later in
@@ -59,7 +67,7 @@ export function chooseCut(text: string, start: number, fits: (rendered: string) 
   const splitTable = markdownTables(text).find(
     (table) => table.start > start && table.start < end && end < table.end,
   );
-  if (splitTable) return splitTable.start;
+  if (splitTable) return introductionStart(text, start, splitTable.start);
   if (end >= text.length) return end;
   const window = text.slice(start, end);
   const minimum = Math.floor(window.length / 2);
