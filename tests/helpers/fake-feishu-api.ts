@@ -1,22 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Json, refuseCardkit, refuseMessage } from './fake-feishu-card-rules.js';
 import { answerContactUser, type FakeContactUser } from './fake-feishu-contact.js';
 
 /**
  * A local stand-in for the Feishu / Lark Open API, reached through FEISHU_DOMAIN. It records every call and
  * answers like the real one (tenant token, bot info, contact users, messages, reactions, CardKit with strictly
- * increasing `sequence` per card) and fails on demand. Error codes for CardKit sequence and unknown ids are
- * the fake's own.
+ * increasing `sequence` per card), refuses cards Feishu refuses (request body over 30 KB, more than 5 tables;
+ * see `card-rules.ts`) and fails on demand. Error codes for CardKit sequence and unknown ids are the fake's own.
  */
 
-export type Json = Record<string, unknown>;
+export type { Json } from './fake-feishu-card-rules.js';
 
 export interface RecordedCall {
   method: string;
   path: string;
   query: Record<string, string>;
   body: Json | undefined;
+  /** Size of the request body as sent (the serialized JSON, escapes included). */
+  bytes: number;
   authorization: string | undefined;
   /** Date.now() when the call arrived. */
   at: number;
@@ -214,12 +217,14 @@ export class FakeFeishuApi {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const url = new URL(request.url ?? '/', this.baseUrl);
-    const text = Buffer.concat(chunks).toString('utf8');
+    const raw = Buffer.concat(chunks);
+    const text = raw.toString('utf8');
     const call: RecordedCall = {
       method: request.method ?? 'GET',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       body: text ? parseJson(text) : undefined,
+      bytes: raw.length,
       authorization: request.headers.authorization,
       at: Date.now(),
       status: 200,
@@ -308,7 +313,7 @@ export class FakeFeishuApi {
       if (call.query.receive_id_type !== 'chat_id' && call.query.receive_id_type !== 'open_id') {
         return this.error(99992402, 'field validation failed: receive_id_type');
       }
-      return this.createMessage(String(body?.receive_id), undefined, false, body);
+      return this.createMessage(String(body?.receive_id), undefined, false, call);
     }
     match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(path);
     if (method === 'POST' && match) {
@@ -317,7 +322,7 @@ export class FakeFeishuApi {
         parent?.chatId ?? 'oc_from_event',
         match[1],
         body?.reply_in_thread === true,
-        body,
+        call,
       );
     }
     match = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path);
@@ -330,6 +335,8 @@ export class FakeFeishuApi {
       const content = parseJson(body?.content);
       if (message?.msgType !== 'interactive') return this.error(230001, 'invalid message_id');
       if (!content) return this.error(230099, 'invalid card content');
+      const refused = refuseMessage('interactive', call.bytes, content);
+      if (refused) return refused;
       message.content = content;
       message.patches += 1;
       return this.ok();
@@ -356,6 +363,8 @@ export class FakeFeishuApi {
       const card = parseJson(body?.data);
       if (body?.type !== 'card_json' || !card || card.schema !== '2.0')
         return this.error(200860, 'invalid card json');
+      const refused = refuseCardkit(call.bytes, card);
+      if (refused) return refused;
       const cardId = this.nextId('7');
       const elements = new Map<string, string>();
       for (const element of elementsOf(card)) {
@@ -372,9 +381,16 @@ export class FakeFeishuApi {
       if (!card?.elements.has(match[2] as string)) return this.error(200850, 'card or element not found');
       // Text streaming only works while streaming mode is on (closed by us, or by CardKit after 10 minutes).
       if (!card.streaming) return this.error(streamingClosedCode, 'card is not in streaming mode');
+      const content = String(body?.content ?? '');
+      const refused = refuseCardkit(
+        call.bytes,
+        card.card,
+        new Map(card.elements).set(match[2] as string, content),
+      );
+      if (refused) return refused;
       const failed = this.checkSequence(card, body?.sequence);
       if (failed) return failed;
-      card.elements.set(match[2] as string, String(body?.content ?? ''));
+      card.elements.set(match[2] as string, content);
       return this.ok();
     }
     match = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/settings$/.exec(path);
@@ -382,6 +398,8 @@ export class FakeFeishuApi {
       const card = this.cards.get(match[1] as string);
       const settings = parseJson(body?.settings);
       if (!card || !settings) return this.error(200850, 'card not found or settings invalid');
+      const refused = refuseCardkit(call.bytes, undefined);
+      if (refused) return refused;
       const failed = this.checkSequence(card, body?.sequence);
       if (failed) return failed;
       const config = settings.config as Json | undefined;
@@ -406,12 +424,16 @@ export class FakeFeishuApi {
     chatId: string,
     replyTo: string | undefined,
     replyInThread: boolean,
-    body: Json | undefined,
+    call: RecordedCall,
   ) {
+    const { body } = call;
     const content = parseJson(body?.content);
     const msgType = String(body?.msg_type ?? '');
     if (!content || !['text', 'interactive', 'post'].includes(msgType))
       return this.error(230001, 'invalid content or msg_type');
+    // A card sent by reference was checked when CardKit created it.
+    const refused = refuseMessage(msgType, call.bytes, content.type === 'card' ? undefined : content);
+    if (refused) return refused;
     if (msgType === 'interactive' && content.type === 'card') {
       const cardId = String((content.data as Json | undefined)?.card_id);
       if (!this.cards.has(cardId)) return this.error(230099, 'card entity not found');

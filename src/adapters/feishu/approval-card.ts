@@ -20,7 +20,9 @@ import {
   toolMarkdown,
   userMarkdown,
 } from './approval-markdown.js';
-import type { JsonRecord } from './fields.js';
+import { cardBodyBudgetBytes, cardBodyBytes, maxTablesPerCard } from './card-limits.js';
+import { type JsonRecord, recordField } from './fields.js';
+import { tableCount } from './markdown-tables.js';
 
 /**
  * Renders the core's neutral approval card as Feishu card JSON 2.0. One call looks like a single request;
@@ -45,8 +47,6 @@ interface Layout {
   shownCalls: number;
 }
 
-/** Feishu refuses cards over 30 KB; stay well below, since updates wrap the card in more JSON. */
-export const cardByteBudget = 25_000;
 /** Calls listed in full; more would also risk the per-card element cap that is often cited (200). */
 const shownCallsLimit = 50;
 const summaryLimit = 1000;
@@ -316,7 +316,7 @@ function* layouts(callCount: number): Generator<Layout> {
   let shownCalls = Math.min(callCount, shownCallsLimit);
   let argumentsLimit = Math.min(cardArgumentsLimit, Math.floor(12_000 / count));
   let summary = Math.min(summaryLimit, Math.max(200, Math.floor(6_000 / count)));
-  while (argumentsLimit >= 100) {
+  while (argumentsLimit >= 40) {
     yield { summaryLimit: summary, argumentsLimit, shownCalls };
     argumentsLimit = Math.floor(argumentsLimit * 0.7);
     summary = Math.max(80, Math.floor(summary * 0.7));
@@ -328,6 +328,19 @@ function* layouts(callCount: number): Generator<Layout> {
   }
 }
 
+/**
+ * Whether Feishu takes the card: measured on the request body that carries it, escapes included (arguments
+ * full of quotes and backslashes take four times their length there), and no more tables than a card holds.
+ */
+function fits(rendered: JsonRecord): boolean {
+  const elements = (recordField(rendered, 'body')?.elements ?? []) as JsonRecord[];
+  const tables = elements.reduce(
+    (sum, element) => sum + (element.tag === 'markdown' ? tableCount(String(element.content)) : 0),
+    0,
+  );
+  return cardBodyBytes(rendered) <= cardBodyBudgetBytes && tables <= maxTablesPerCard;
+}
+
 export function renderApprovalCard(card: ApprovalCard): JsonRecord {
   const [only] = card.calls;
   const render = (layout: Layout) =>
@@ -335,7 +348,7 @@ export function renderApprovalCard(card: ApprovalCard): JsonRecord {
   let rendered: JsonRecord = {};
   for (const layout of layouts(card.calls.length)) {
     rendered = render(layout);
-    if (Buffer.byteLength(JSON.stringify(rendered)) <= cardByteBudget) return rendered;
+    if (fits(rendered)) return rendered;
   }
   return rendered;
 }

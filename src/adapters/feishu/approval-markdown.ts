@@ -58,10 +58,17 @@ export function askedByAgents(calls: readonly ApprovalCardCall[]): string | unde
   return `${calls.some((call) => !call.agent) ? 'some ' : ''}asked by the ${names}`;
 }
 
+/**
+ * The arguments as a JSON code block, cut to `limit` characters to fit the card. A cut says how much it left
+ * out: "at least", when the text came already cut (ending in "…").
+ */
 export function argumentsMarkdown(argumentsJson: string, limit: number): string {
+  const shown = truncateText(argumentsJson, limit);
   // Break every run of backticks so the arguments cannot close the code block.
-  const text = truncateText(argumentsJson, limit).replace(/`(?=`)/g, '`\u200b');
-  return `\`\`\`json\n${text}\n\`\`\``;
+  const block = `\`\`\`json\n${shown.replace(/`(?=`)/g, '`\u200b')}\n\`\`\``;
+  if (shown === argumentsJson) return block;
+  const more = argumentsJson.length - (shown.length - 1);
+  return `${block}\n*… (${argumentsJson.endsWith('…') ? 'at least ' : ''}${more} more characters)*`;
 }
 
 /** The core's outcome line, with the decider as a mention and the reason unable to inject markdown. */

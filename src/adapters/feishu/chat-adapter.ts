@@ -10,11 +10,12 @@ import { encodeConversationKey, mainThread } from '../../core/conversation-key.j
 import type { ConversationAddress, InboundMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import { renderApprovalCard } from './approval-card.js';
+import type { CardkitHealth } from './cardkit-health.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';
 import { forwardedHistoryText } from './forwarded-history.js';
 import { isThreadId } from './normalize.js';
 import { FeishuReplyStream } from './reply-stream.js';
-import type { CardkitHealth, StreamSettings } from './stream-settings.js';
+import type { StreamSettings } from './stream-settings.js';
 import { FeishuUserNames, prepareFeishuMessage } from './user-names.js';
 
 export interface FeishuChatAdapterOptions {

@@ -7,12 +7,13 @@ import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
+import { createCardkitHealth } from './cardkit-health.js';
 import { createFeishuChatAdapter } from './chat-adapter.js';
 import { createFeishuDispatcher } from './dispatcher.js';
 import { createFeishuApi } from './feishu-api.js';
 import { createInboundHandlers } from './inbound.js';
 import { createLongConnection } from './long-connection.js';
-import { createCardkitHealth, defaultStreamSettings, type StreamSettings } from './stream-settings.js';
+import { defaultStreamSettings, type StreamSettings } from './stream-settings.js';
 import { createWebhookHandler } from './webhook.js';
 
 export interface FeishuConnectorOptions {

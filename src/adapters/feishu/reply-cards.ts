@@ -1,4 +1,6 @@
+import { cardBodyBytes } from './card-limits.js';
 import type { JsonRecord } from './fields.js';
+import { tableCount } from './markdown-tables.js';
 
 /** Card JSON 2.0 for replies: the CardKit streaming card and the plain card the fallback patches. */
 
@@ -44,4 +46,22 @@ export function markdownCard(content: string): JsonRecord {
     config: { update_multi: true, summary: { content: cardSummary(content) } },
     body: { elements: [markdownElement(content)] },
   };
+}
+
+/** The largest request body of a card showing `content`, whichever way the reply shows it. */
+export function replyCardBodyBytes(content: string): number {
+  return Math.max(cardBodyBytes(streamingCard(content)), cardBodyBytes(markdownCard(content)));
+}
+
+/**
+ * Whether a reply card can show `content`: its largest request body (escapes included, not the markdown) and
+ * its tables within the given limits.
+ */
+export function replyCardFits(
+  content: string,
+  limits: { maxCardBodyBytes: number; maxTablesPerCard: number },
+): boolean {
+  return (
+    replyCardBodyBytes(content) <= limits.maxCardBodyBytes && tableCount(content) <= limits.maxTablesPerCard
+  );
 }

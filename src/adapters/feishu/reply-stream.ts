@@ -1,14 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import type { ReplyStream } from '../../core/adapter.js';
 import type { Logger } from '../../core/logger.js';
+import { type CardkitHealth, pointsAtPlatform } from './cardkit-health.js';
 import {
   type FeishuApi,
   isRateLimited,
   type MessageDestination,
   type OutgoingMessage,
 } from './feishu-api.js';
-import { closedStreamingSettings, markdownCard, replyElementId, streamingCard } from './reply-cards.js';
-import type { CardkitHealth, StreamSettings } from './stream-settings.js';
-import { byteLength, chooseCut, renderSlice } from './text-layout.js';
+import {
+  closedStreamingSettings,
+  markdownCard,
+  replyCardFits,
+  replyElementId,
+  streamingCard,
+} from './reply-cards.js';
+import type { StreamSettings } from './stream-settings.js';
+import { chooseCut, renderSlice } from './text-layout.js';
 
 export interface FeishuReplyStreamOptions {
   api: FeishuApi;
@@ -65,6 +73,8 @@ export class FeishuReplyStream implements ReplyStream {
   private frameFailures = 0;
   private cardkitAllowed = true;
   private finished = false;
+  /** Names this reply to the shared CardKit health, which needs failures of several replies to give up. */
+  private readonly replyId = randomUUID();
 
   constructor(private readonly options: FeishuReplyStreamOptions) {
     this.resumePool = [...options.resume];
@@ -173,44 +183,49 @@ export class FeishuReplyStream implements ReplyStream {
     return segment;
   }
 
-  private render(segment: Segment): string {
-    return renderSlice(this.text, segment.start, segment.end ?? this.text.length) || '…';
+  private render(segment: Segment, text = this.text): string {
+    return renderSlice(text, segment.start, segment.end ?? text.length) || '…';
   }
 
-  /** Brings every card up to date with the text, rolling over into new cards where one is too old or too big. */
+  private readonly fits = (content: string): boolean => replyCardFits(content, this.options.settings);
+
+  /**
+   * Brings every card up to date with the text as it is now (text that arrives meanwhile waits for the next
+   * frame, so nothing unmeasured is sent), rolling over into new cards where one is too old or too full.
+   */
   private async sync(): Promise<void> {
     const text = this.text;
     let segment = this.segments.at(-1) ?? this.newSegment(0);
     const { settings } = this.options;
     for (;;) {
-      const tooBig = byteLength(this.render(segment)) > settings.maxCardBytes;
+      const tooFull = !this.fits(this.render(segment, text));
       const tooOld =
         segment.mode === 'cardkit' &&
         segment.messageId !== undefined &&
         this.options.now() - segment.openedAt >= settings.cardkitRolloverMilliseconds;
-      if (!tooBig && !tooOld) break;
-      segment.end = tooBig ? chooseCut(this.text, segment.start, settings.maxCardBytes) : this.text.length;
-      await this.show(segment);
+      if (!tooFull && !tooOld) break;
+      segment.end = tooFull ? chooseCut(text, segment.start, this.fits) : text.length;
+      await this.show(segment, text);
       await this.closeStreaming(segment);
       this.options.logger.debug(
-        { cards: this.segments.length + 1, reason: tooBig ? 'size' : 'age' },
+        { cards: this.segments.length + 1, reason: tooFull ? 'full' : 'age' },
         'Feishu reply: rolling over',
       );
       segment = this.newSegment(segment.end);
     }
-    for (const each of this.segments) await this.show(each);
+    for (const each of this.segments) await this.show(each, text);
     this.syncedText = text;
   }
 
-  private async show(segment: Segment): Promise<void> {
-    const end = segment.end ?? this.text.length;
+  private async show(segment: Segment, text: string): Promise<void> {
+    const end = segment.end ?? text.length;
     if (segment.messageId === undefined) {
       if (end <= segment.start) return;
-      await this.createMessage(segment);
+      await this.createMessage(segment, text);
       // Text that arrived meanwhile waits for the next frame, so a new card is not updated at once.
       if (!this.finished) return;
     }
-    const content = this.render(segment);
+    const content = this.render(segment, text);
     if (content === segment.shown) {
       segment.shownEnd = end;
       return;
@@ -228,7 +243,8 @@ export class FeishuReplyStream implements ReplyStream {
         );
         segment.failures = 0;
       } catch (error) {
-        if (!isRateLimited(error)) this.noteCardkitFailure(segment);
+        // Once this reply gives up on CardKit, the rest continues in a patched card, shown in this same pass.
+        if (!isRateLimited(error) && this.noteCardkitFailure(segment, error)) return;
         throw error;
       }
     }
@@ -236,23 +252,24 @@ export class FeishuReplyStream implements ReplyStream {
     segment.shownEnd = end;
   }
 
-  /** After repeated CardKit failures the rest of the reply continues in a patched card. */
-  private noteCardkitFailure(segment: Segment): void {
+  /** After repeated CardKit failures the rest of this reply (only) continues in a patched card: true then. */
+  private noteCardkitFailure(segment: Segment, error: unknown): boolean {
     segment.failures += 1;
-    if (segment.failures < cardkitFailuresBeforeFallback || segment.end !== undefined) return;
+    if (segment.failures < cardkitFailuresBeforeFallback || segment.end !== undefined) return false;
     this.options.logger.warn(
-      { cardId: segment.cardId },
+      { cardId: segment.cardId, err: error },
       'Feishu reply: CardKit updates keep failing; continuing in a new card',
     );
-    this.options.cardkit.failed(this.options.now());
+    if (pointsAtPlatform(error)) this.options.cardkit.failed(this.options.now(), this.replyId);
     this.cardkitAllowed = false;
     segment.end = segment.shownEnd;
     this.newSegment(segment.shownEnd);
+    return true;
   }
 
-  private async createMessage(segment: Segment): Promise<void> {
-    const content = this.render(segment);
-    const end = segment.end ?? this.text.length;
+  private async createMessage(segment: Segment, text: string): Promise<void> {
+    const content = this.render(segment, text);
+    const end = segment.end ?? text.length;
     const { api, logger } = this.options;
     while (this.resumePool.length > 0) {
       const resumed = this.resumePool.shift() as string;
@@ -292,7 +309,8 @@ export class FeishuReplyStream implements ReplyStream {
         message = { msgType: 'interactive', content: { type: 'card', data: { card_id: segment.cardId } } };
       } catch (error) {
         logger.warn({ err: error }, 'Feishu reply: CardKit unavailable; falling back to patching a card');
-        this.options.cardkit.failed(this.options.now());
+        if (pointsAtPlatform(error)) this.options.cardkit.failed(this.options.now(), this.replyId);
+        this.cardkitAllowed = false;
         segment.mode = 'patch';
       }
     }

@@ -1,4 +1,6 @@
-/** Pace and limits of streamed replies, and whether CardKit is worth trying right now. */
+import { cardBodyBudgetBytes, maxTablesPerCard } from './card-limits.js';
+
+/** Pace and limits of streamed replies. */
 
 export interface StreamSettings {
   /**
@@ -10,8 +12,10 @@ export interface StreamSettings {
   patchIntervalMilliseconds: number;
   /** CardKit ends streaming mode after about 10 minutes: continue in a fresh card before that. */
   cardkitRolloverMilliseconds: number;
-  /** Rendered markdown per card; cards are capped at 30 KB of JSON. */
-  maxCardBytes: number;
+  /** Largest request body a reply card may take (`cardBodyBytes`); the reply continues in a new card past it. */
+  maxCardBodyBytes: number;
+  /** Tables per card; the reply continues in a new card before one more. */
+  maxTablesPerCard: number;
   /** Tries at delivering the final text before posting what is missing as new messages. */
   finishAttempts: number;
 }
@@ -20,22 +24,7 @@ export const defaultStreamSettings: StreamSettings = {
   cardkitIntervalMilliseconds: 120,
   patchIntervalMilliseconds: 1500,
   cardkitRolloverMilliseconds: 9 * 60_000,
-  maxCardBytes: 18_000,
+  maxCardBodyBytes: cardBodyBudgetBytes,
+  maxTablesPerCard,
   finishAttempts: 4,
 };
-
-/** Shared by all streams: once CardKit fails, replies use the fallback for a while instead of failing first. */
-export interface CardkitHealth {
-  usable(now: number): boolean;
-  failed(now: number): void;
-}
-
-export function createCardkitHealth(cooldownMilliseconds = 5 * 60_000): CardkitHealth {
-  let retryAt = 0;
-  return {
-    usable: (now) => now >= retryAt,
-    failed: (now) => {
-      retryAt = now + cooldownMilliseconds;
-    },
-  };
-}

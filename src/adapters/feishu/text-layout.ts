@@ -1,4 +1,5 @@
 import { toCardMarkdown } from './markdown.js';
+import { markdownTables } from './markdown-tables.js';
 
 /**
  * How a long reply is laid out over several cards: where to cut, and how to render a slice so that a code
@@ -40,37 +41,43 @@ export function renderSlice(text: string, start: number, end: number): string {
   return toCardMarkdown(slice);
 }
 
-export function byteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
+/** Where a table moving to the next card takes the heading or "…:" line before it along, if there is one. */
+function introductionStart(text: string, start: number, tableStart: number): number {
+  const before = text.slice(start, tableStart).replace(/\n+$/, '');
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const introduces = /^\s{0,3}#|:\s*$/.test(before.slice(lineStart));
+  return introduces && lineStart > 0 ? start + lineStart : tableStart;
 }
 
 /**
- * The offset at which to end a card that starts at `start`, so that its rendered content stays within
- * `maxBytes`: after a paragraph if possible, else a line, else a word, else anywhere. Always > start.
+ * The offset at which to end a card that starts at `start`, so that its rendered content still `fits`: after
+ * a paragraph if possible, else a line, else a word, else anywhere; never inside a table that begins later in
+ * the card (the table moves to the next card whole). Always > start.
  */
-export function chooseCut(text: string, start: number, maxBytes: number): number {
-  let budget = maxBytes;
-  for (;;) {
-    let end = start;
-    let bytes = 0;
-    while (end < text.length) {
-      const size = byteLength(text[end] ?? '');
-      if (bytes + size > budget) break;
-      bytes += size;
-      end += 1;
-    }
-    const window = text.slice(start, end);
-    const minimum = Math.floor(window.length / 2);
-    const boundary = [
-      window.lastIndexOf('\n\n') + 2,
-      window.lastIndexOf('\n') + 1,
-      window.lastIndexOf(' ') + 1,
-    ].find((index) => index > minimum);
-    let cut = end >= text.length ? end : boundary !== undefined ? start + boundary : end;
-    // Never split a surrogate pair (emoji and rare CJK characters).
-    if (cut > start + 1 && cut < text.length && /[\uD800-\uDBFF]/.test(text[cut - 1] ?? '')) cut -= 1;
-    // Escaping and reopened fences make the rendered text longer than the slice; shrink until it fits.
-    if (byteLength(renderSlice(text, start, cut)) <= maxBytes || budget < 64) return Math.max(cut, start + 1);
-    budget = Math.floor(budget * 0.8);
+export function chooseCut(text: string, start: number, fits: (rendered: string) => boolean): number {
+  // Rendering grows with the slice (escapes, a reopened fence, one more table): search for the longest fit.
+  let low = start + 1;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(renderSlice(text, start, middle))) low = middle;
+    else high = middle - 1;
   }
+  const end = low;
+  const splitTable = markdownTables(text).find(
+    (table) => table.start > start && table.start < end && end < table.end,
+  );
+  if (splitTable) return introductionStart(text, start, splitTable.start);
+  if (end >= text.length) return end;
+  const window = text.slice(start, end);
+  const minimum = Math.floor(window.length / 2);
+  const boundary = [
+    window.lastIndexOf('\n\n') + 2,
+    window.lastIndexOf('\n') + 1,
+    window.lastIndexOf(' ') + 1,
+  ].find((index) => index > minimum);
+  let cut = boundary !== undefined ? start + boundary : end;
+  // Never split a surrogate pair (emoji and rare CJK characters).
+  if (cut > start + 1 && /[\uD800-\uDBFF]/.test(text[cut - 1] ?? '')) cut -= 1;
+  return cut;
 }

@@ -1,16 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { renderApprovalCard } from '../../../src/adapters/feishu/approval-card.js';
+import { createCardkitHealth } from '../../../src/adapters/feishu/cardkit-health.js';
 import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapter.js';
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
-import {
-  createCardkitHealth,
-  defaultStreamSettings,
-  type StreamSettings,
-} from '../../../src/adapters/feishu/stream-settings.js';
+import { replyCardBodyBytes } from '../../../src/adapters/feishu/reply-cards.js';
+import { defaultStreamSettings, type StreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
 import type { ReplyStream, ReplyTarget } from '../../../src/core/adapter.js';
 import type { ApprovalCard } from '../../../src/core/approval-card.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { FakeFeishuApi, type RecordedCall, rateLimitCode } from '../../helpers/fake-feishu-api.js';
+import { markdownTableCount } from '../../helpers/fake-feishu-card-rules.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';
 
 let fake: FakeFeishuApi;
@@ -133,7 +132,7 @@ describe('Feishu streaming reply (CardKit)', () => {
 
   it('rolls over into a new card when the card gets too big, keeping every part', async () => {
     const target = groupTarget();
-    const stream = await adapterWith({ maxCardBytes: 400 }).openReply(target);
+    const stream = await adapterWith({ maxCardBodyBytes: 1_000 }).openReply(target);
     const paragraphs = Array.from(
       { length: 12 },
       (_, index) => `Paragraph ${index}: ${'text '.repeat(12)}\n\n`,
@@ -141,7 +140,7 @@ describe('Feishu streaming reply (CardKit)', () => {
     const text = await streamSlowly(stream, paragraphs, 5);
     expect(stream.messageIds.length).toBeGreaterThanOrEqual(3);
     const shown = stream.messageIds.map((id) => fake.visibleText(id));
-    for (const part of shown) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(400);
+    for (const part of shown) expect(replyCardBodyBytes(part)).toBeLessThanOrEqual(1_000);
     expect(shown.join('').replace(/\s+/g, ' ').trim()).toBe(text.replace(/\s+/g, ' ').trim());
     // Every rolled-over card is replied to the same user message, and all streams are closed.
     expect(fake.callsTo('POST', `/open-apis/im/v1/messages/${target.replyTo}/reply`)).toHaveLength(
@@ -208,6 +207,42 @@ describe('Feishu streaming reply (fallback)', () => {
     const shown = stream.messageIds.map((id) => fake.visibleText(id)).join(' ');
     expect(shown.replace(/\s+/g, ' ')).toContain('shown by cardkit.');
     expect(shown.replace(/\s+/g, '')).toBe(`shown by cardkit. ${rest}`.replace(/\s+/g, ''));
+  });
+
+  it('continues in a new patched card before a sixth table, so every table arrives', async () => {
+    fake.cardkitUnavailable();
+    const start = Date.now();
+    const tables = Array.from(
+      { length: 7 },
+      (_, index) => `| host | load |\n|---|---|\n| web-${index} | 0.${index} |\n\n`,
+    );
+    const stream = await adapterWith({ patchIntervalMilliseconds: 100 }).openReply(groupTarget());
+    const text = await streamSlowly(stream, tables, 30);
+    const shown = stream.messageIds.map((id) => fake.visibleText(id));
+    expect(shown.length).toBeGreaterThanOrEqual(2);
+    for (const card of shown) expect(markdownTableCount(card)).toBeLessThanOrEqual(5);
+    expect(shown.join('').replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
+    const messageCalls = fake.callsTo('PATCH', /^\/open-apis\/im\/v1\/messages\//).filter(since(start));
+    expect(messageCalls.filter((call) => call.code !== 0)).toEqual([]);
+  });
+
+  it('skips CardKit for new replies only once the failures of two replies point at the platform', async () => {
+    const adapter = adapterWith();
+    const usesCardkit = async (text: string) => {
+      const stream = await adapter.openReply(groupTarget());
+      await streamSlowly(stream, [text]);
+      return fake.messages.get(stream.messageIds[0] as string)?.content.type === 'card';
+    };
+    fake.cardkitUnavailable();
+    expect(await usesCardkit('first, in an outage')).toBe(false);
+    fake.restore();
+    expect(await usesCardkit('second, after it')).toBe(true);
+    fake.cardkitUnavailable();
+    expect(await usesCardkit('third, in an outage again')).toBe(false);
+    fake.restore();
+    const creates = fake.callsTo('POST', '/open-apis/cardkit/v1/cards').length;
+    expect(await usesCardkit('fourth: two replies saw CardKit down')).toBe(false);
+    expect(fake.callsTo('POST', '/open-apis/cardkit/v1/cards')).toHaveLength(creates);
   });
 
   it('overwrites the messages of an interrupted attempt instead of posting again', async () => {
