@@ -5,7 +5,8 @@ import { cardBodyBudgetBytes, cardBodyBytes } from '../../../src/adapters/feishu
 import { markdownTables, tableCount } from '../../../src/adapters/feishu/markdown-tables.js';
 import { replyCardBodyBytes, replyCardFits } from '../../../src/adapters/feishu/reply-cards.js';
 import { chooseCut, renderSlice } from '../../../src/adapters/feishu/text-layout.js';
-import { type ApprovalCard, cardArgumentsLimit, truncateText } from '../../../src/core/approval-card.js';
+import { type ApprovalCard, cardArgumentsLimit } from '../../../src/core/approval-card.js';
+import { truncateText } from '../../../src/core/text.js';
 
 /** Feishu's card limits as Butler applies them: the serialized request body, and five tables per card. */
 
@@ -62,7 +63,7 @@ function escapeHeavyCard(count: number): ApprovalCard {
   const limit = Math.max(200, Math.floor(cardArgumentsLimit / count));
   return {
     batchId: 'batch_heavy',
-    requester: { id: 'ou_alice' },
+    requesters: [{ id: 'ou_alice' }],
     approverIds: ['ou_approver1'],
     expiresAt: new Date('2026-12-01T12:30:00Z'),
     standingApprovalHours: 8,
