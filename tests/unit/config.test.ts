@@ -113,6 +113,30 @@ describe('configuration', () => {
     ]);
   });
 
+  it('refuses approval-gated tools on a Feishu webhook whose card callbacks would be unsigned', () => {
+    const feishu = { FEISHU_APP_ID: 'cli_1', FEISHU_APP_SECRET: 's', FEISHU_VERIFICATION_TOKEN: 'token' };
+    const restart = {
+      name: 'restart_service',
+      description: 'Restart a service.',
+      risk: 'medium',
+      http: { url: 'https://ops.example.com/restart' },
+    };
+    const file = { approvers: { feishu: ['ou_approver'] }, tools: [restart] };
+    const error = configError(feishu, file);
+    expect(variables(error)).toEqual(['FEISHU_ENCRYPT_KEY']);
+    expect(error.message).toContain('restart_service');
+    // Signed callbacks (an Encrypt Key) or the long connection are fine; so are tools that need no card.
+    const directory = mkdtempSync(join(tmpdir(), 'butler-config-'));
+    writeFileSync(join(directory, 'butler.config.yaml'), JSON.stringify(file));
+    expect(() => loadConfig({ ...feishu, FEISHU_ENCRYPT_KEY: 'key' }, directory)).not.toThrow();
+    expect(() => loadConfig({ ...feishu, FEISHU_CONNECTION: 'websocket' }, directory)).not.toThrow();
+    writeFileSync(
+      join(directory, 'butler.config.yaml'),
+      JSON.stringify({ tools: [{ ...restart, risk: 'low' }] }),
+    );
+    expect(() => loadConfig(feishu, directory)).not.toThrow();
+  });
+
   it('accepts Socket Mode without a signing secret and a Feishu long connection without an encrypt key', () => {
     const { config } = loadConfig(
       {

@@ -5,8 +5,10 @@ import { describe, expect, it } from 'vitest';
 import type { ApprovalCardCall } from '../../../src/core/approval-card.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
+import { inboundMessage } from '../../helpers/messages.js';
 import {
   agentOptions,
+  ana,
   ask,
   byAgent,
   delegating,
@@ -44,6 +46,30 @@ const decide = (target: TestButler, decision: 'approve' | 'reject', reason?: str
   });
 
 describe(`approvals inside sub-agents on ${databaseKind}`, () => {
+  it('counts everyone a folded turn answers as a requester of a sub-agent call too', async () => {
+    const address = newAddress();
+    // Olga (the approver) asks while Butler still answers Ana; Ana adds "ok"; both fold into one turn.
+    suite.model.enqueue(
+      { text: 'One moment.', chunks: ['One ', 'moment.'], chunkDelayMs: 300 },
+      delegating(['ops', 'Restart payments-api.']),
+    );
+    suite.model.enqueueFor(byAgent('ops'), restart('ops_folded'));
+    const say = (user: { id: string; name: string }, text: string) =>
+      suite.app.butler.service.accept(inboundMessage({ text, address, user, isDirect: false }));
+    await say(ana, 'hello');
+    await suite.model.waitForRequests(1);
+    await say(olga, 'restart payments-api please');
+    await say(ana, 'ok');
+    await suite.app.settle();
+    expect(suite.platform.lastCard().card.requesters).toEqual([olga, ana]);
+    expect(lastCall()).toMatchObject({
+      agent: 'ops',
+      whoMayApprove: 'an approver other than the people who asked',
+    });
+    expect(await decide(suite.app, 'approve')).toMatchObject({ ok: false, code: 'not_authorized' });
+    expect(suite.tools.requests).toEqual([]);
+  });
+
   it('parks the turn on a card that names the agent, then runs the tool once and finishes both loops', async () => {
     suite.model.enqueue(delegating(['ops', 'Restart payments-api.']));
     suite.model.enqueueFor(byAgent('ops'), restart('ops_restart'));

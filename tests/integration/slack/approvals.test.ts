@@ -133,6 +133,37 @@ describe('Slack approval cards through the running Butler', () => {
       expect(JSON.stringify(update.args.blocks)).toContain('Approved by olga');
   });
 
+  it('names everyone a folded turn answers on its card, and lets none of them approve it', async () => {
+    // The approver asks while Butler still answers an earlier message in the thread; Alice adds "ok".
+    const threadTs = freshTs();
+    model.enqueue(
+      { text: 'Looking.', chunks: ['Look', 'ing.'], chunkDelayMs: 300 },
+      { toolCalls: [{ id: 'call_folded', name: 'restart_service', arguments: '{"service":"search"}' }] },
+    );
+    const mention = (ts: string, user: string, text: string) =>
+      postToSlack(
+        slackUrl,
+        asJson(envelope(appMention({ ts, threadTs, user, text: `<@U0BUTLER> ${text}` }))),
+      );
+    await postToSlack(slackUrl, asJson(envelope(appMention({ ts: threadTs, text: '<@U0BUTLER> hi' }))));
+    await model.waitForRequests(1);
+    await mention(freshTs(), 'U0APPROVER', 'restart search please');
+    await mention(freshTs(), 'U0ALICE', 'ok');
+    await app.settle();
+    const card = fake
+      .callsTo('chat.postMessage')
+      .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve'));
+    expect(JSON.stringify(card?.args.blocks)).toContain('<@U0APPROVER> and <@U0ALICE>');
+    const approvalId = approvalIdOf(card as RecordedCall);
+    const cardTs =
+      [...fake.messages.values()].find((message) => message.blocks === card?.args.blocks)?.ts ?? '';
+    await click(approvalId, 'butler_approve', cardTs, threadTs);
+    const ephemeral = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
+    expect(ephemeral.args.text).toBe('High-risk actions need an approver other than the people who asked.');
+    await app.settle();
+    expect(tools.requests).toHaveLength(0);
+  });
+
   it('decides only the card a button is on, and redraws nothing from the click', async () => {
     const first = await requestRestart();
     const second = await requestRestart();
