@@ -1,5 +1,6 @@
 import type { EventBus } from '../core/event-bus.js';
 import { noopAgentObserver, type Observer, type TurnObserver } from '../core/observer.js';
+import { graphemePrefix } from '../core/text.js';
 
 /** A compaction error is a provider's message: enough of it to tell what went wrong, no more. */
 const maxErrorLength = 300;
@@ -46,7 +47,7 @@ export function createEventsObserver(bus: EventBus, now: () => Date = () => new 
             tokensBefore: record.tokensBefore,
             tokensAfter: record.tokensAfter,
             messagesFolded: record.messagesFolded,
-            ...(record.error === undefined ? {} : { error: record.error.slice(0, maxErrorLength) }),
+            ...(record.error === undefined ? {} : { error: graphemePrefix(record.error, maxErrorLength) }),
           });
         },
         end(outcome) {

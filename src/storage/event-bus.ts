@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { ButlerEvent, ButlerEventType, EventBus } from '../core/event-bus.js';
 import type { Logger } from '../core/logger.js';
+import { truncateText } from '../core/text.js';
 import type { OpenDatabase } from './database.js';
 
 /**
@@ -57,7 +58,7 @@ function encode(event: ButlerEvent): string | undefined {
   const payload = JSON.stringify(event);
   if (byteLength(payload) <= maxPayloadBytes) return payload;
   if (event.type === 'compaction' && event.error !== undefined) {
-    const trimmed = JSON.stringify({ ...event, error: `${event.error.slice(0, trimmedErrorLength)}…` });
+    const trimmed = JSON.stringify({ ...event, error: truncateText(event.error, trimmedErrorLength + 1) });
     if (byteLength(trimmed) <= maxPayloadBytes) return trimmed;
   }
   return undefined;

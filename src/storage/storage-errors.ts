@@ -1,5 +1,6 @@
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { StorageError } from '../core/errors.js';
+import { truncateText } from '../core/text.js';
 
 /**
  * Database failures as Butler reports them. drizzle's query error carries the SQL and every parameter
@@ -37,7 +38,7 @@ function safeReason(error: unknown): string {
   const redacted = firstLine.replace(/"([^"]*)"/g, (quoted, inner: string) =>
     identifierPattern.test(inner) ? quoted : '"…"',
   );
-  return redacted.length > longestReason ? `${redacted.slice(0, longestReason)}…` : redacted;
+  return truncateText(redacted, longestReason + 1);
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import type { Logger } from '../../core/logger.js';
+import { truncateText } from '../../core/text.js';
 import { asRecord, recordField } from './fields.js';
 
 /**
@@ -10,7 +11,7 @@ import { asRecord, recordField } from './fields.js';
 const textLimit = 300;
 
 function describe(value: unknown): unknown {
-  if (typeof value === 'string') return value.length > textLimit ? `${value.slice(0, textLimit)}…` : value;
+  if (typeof value === 'string') return truncateText(value, textLimit + 1);
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined)
     return value;
   const record = asRecord(value);

@@ -1,3 +1,4 @@
+import { graphemePrefix } from '../../core/text.js';
 import { toCardMarkdown } from './markdown.js';
 import { markdownTables } from './markdown-tables.js';
 
@@ -76,8 +77,8 @@ export function chooseCut(text: string, start: number, fits: (rendered: string) 
     window.lastIndexOf('\n') + 1,
     window.lastIndexOf(' ') + 1,
   ].find((index) => index > minimum);
-  let cut = boundary !== undefined ? start + boundary : end;
-  // Never split a surrogate pair (emoji and rare CJK characters).
-  if (cut > start + 1 && /[\uD800-\uDBFF]/.test(text[cut - 1] ?? '')) cut -= 1;
-  return cut;
+  if (boundary !== undefined) return start + boundary;
+  // Anywhere, but never inside a grapheme (an emoji, a flag, a letter with its accents).
+  const whole = graphemePrefix(text.slice(start), end - start).length;
+  return whole > 0 ? start + whole : end;
 }

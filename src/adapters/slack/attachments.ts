@@ -1,3 +1,4 @@
+import { graphemePrefix } from '../../core/text.js';
 import { cleanInboundText } from './inbound-text.js';
 import { isRecord } from './parse.js';
 import { blocksText } from './rich-text.js';
@@ -44,7 +45,7 @@ function readable(value: string | undefined): string | undefined {
 
 function truncate(value: string, limit: number): string {
   if (value.length <= limit) return value;
-  return `${value.slice(0, Math.max(0, limit - 14)).trimEnd()} …(truncated)`;
+  return `${graphemePrefix(value, Math.max(0, limit - 14)).trimEnd()} …(truncated)`;
 }
 
 /** Files cannot be read by the model; describe them so it can answer politely instead of guessing. */

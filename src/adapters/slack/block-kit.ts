@@ -1,4 +1,4 @@
-import { truncateText } from '../../core/text.js';
+import { graphemePrefix, truncateText } from '../../core/text.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
 /** Block Kit building blocks shared by Butler's messages: limits, text objects, safe truncation. */
@@ -49,7 +49,7 @@ export const section = (text: string): SlackBlock => ({
 function cutEscaped(escaped: string, limit: number): string {
   if (escaped.length <= limit) return escaped;
   if (limit <= 0) return '';
-  let cut = limit - 1;
+  let cut = graphemePrefix(escaped, limit - 1).length;
   const entity = escaped.lastIndexOf('&', cut - 1);
   if (entity >= 0 && escaped.indexOf(';', entity) >= cut) cut = entity;
   return `${escaped.slice(0, cut)}…`;

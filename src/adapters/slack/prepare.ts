@@ -2,6 +2,7 @@ import type { PreparedMessage } from '../../core/adapter.js';
 import { mainThread } from '../../core/conversation-key.js';
 import type { InboundMessage, ThreadContextMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
+import { graphemePrefix } from '../../core/text.js';
 import { messageContent } from './attachments.js';
 import { mentionedUserIds, replaceMentions } from './inbound-text.js';
 import type { BotIdentity } from './normalize.js';
@@ -107,7 +108,7 @@ async function threadContext(
         ? ((await dependencies.names.get(entry.user)) ?? entry.user)
         : 'a bot';
     const text = await dependencies.names.resolveText(messageContent(entry, identity?.userId));
-    context.push({ user: author, text: text.slice(0, contextMessageChars), fromButler });
+    context.push({ user: author, text: graphemePrefix(text, contextMessageChars), fromButler });
   }
   return context;
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cleanJson, cleanText, StreamingTextCleaner } from '../../../src/core/text.js';
+import {
+  cleanJson,
+  cleanText,
+  graphemePrefix,
+  StreamingTextCleaner,
+  truncateText,
+  visibleControls,
+} from '../../../src/core/text.js';
 
 const grinning = '\u{1F600}';
 const highHalf = grinning.charAt(0);
@@ -70,5 +77,41 @@ describe('StreamingTextCleaner', () => {
     const cleaner = new StreamingTextCleaner();
     expect(cleaner.push(`end${highHalf}`)).toBe('end');
     expect(cleaner.flush()).toBe('\ufffd');
+  });
+});
+
+describe('truncateText and graphemePrefix', () => {
+  // Each of these is one grapheme of several UTF-16 units: cutting inside one shows half an emoji.
+  const family = '\u{1F468}\u200d\u{1F469}\u200d\u{1F467}';
+  const flag = '\u{1F1E9}\u{1F1EA}';
+  const accented = 'e\u0301';
+  const graphemes = (text: string) => [...new Intl.Segmenter().segment(text)].map((part) => part.segment);
+
+  it('never cuts a grapheme in half, whatever the limit', () => {
+    for (const grapheme of [family, flag, accented, grinning]) {
+      const text = `ok ${grapheme.repeat(5)}`;
+      const whole = graphemes(text);
+      for (let limit = 0; limit <= text.length; limit++) {
+        const prefix = graphemePrefix(text, limit);
+        expect(prefix.length).toBeLessThanOrEqual(limit);
+        expect(prefix).toBe(whole.slice(0, graphemes(prefix).length).join(''));
+        // The longest such prefix: one more grapheme would not fit.
+        expect(prefix.length + (whole[graphemes(prefix).length]?.length ?? Infinity)).toBeGreaterThan(limit);
+      }
+    }
+  });
+
+  it('keeps text within the limit and marks a cut with an ellipsis', () => {
+    expect(truncateText('short', 10)).toBe('short');
+    expect(truncateText('abcdef', 4)).toBe('abc…');
+    expect(truncateText(grinning.repeat(3), 4)).toBe(`${grinning}…`);
+    expect(truncateText(flag.repeat(2), 4)).toBe('…');
+  });
+});
+
+describe('visibleControls', () => {
+  it('shows bidi overrides and zero-width characters instead of applying them', () => {
+    expect(visibleControls('rm -rf \u202e/ tmp\u200b')).toBe('rm -rf <U+202E>/ tmp<U+200B>');
+    expect(visibleControls(`plain text, \u00e9moji ${grinning}`)).toBe(`plain text, \u00e9moji ${grinning}`);
   });
 });

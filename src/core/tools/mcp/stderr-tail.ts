@@ -1,3 +1,5 @@
+import { truncateText } from '../../text.js';
+
 /** Lines that usually say why a process died; start-up chatter and stack frames do not. */
 const notable = /\b(error|exception|fatal|panic|cannot|denied|not found|failed|refused|invalid)\b/i;
 const maxLineChars = 200;
@@ -12,7 +14,7 @@ export class StderrTail {
   constructor(private readonly capacity = 20) {}
 
   push(line: string): void {
-    this.lines.push(line.length > maxLineChars ? `${line.slice(0, maxLineChars - 1)}…` : line);
+    this.lines.push(truncateText(line, maxLineChars));
     if (this.lines.length > this.capacity) this.lines.shift();
   }
 

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { graphemePrefix } from '../../text.js';
 
 /**
  * The parts of an MCP `tools/call` result Butler uses, as plain types (the SDK's zod-inferred types are
@@ -101,10 +102,8 @@ export function truncateResult(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   // The marker's own length depends on the number it prints; one pass with the worst case is enough.
   const marker = (cut: number) => `\n[truncated: ${cut} of ${text.length} characters cut]`;
-  let kept = Math.max(0, maxChars - marker(text.length).length);
-  const last = text.charCodeAt(kept - 1);
-  if (last >= 0xd800 && last <= 0xdbff) kept--;
-  return `${text.slice(0, kept)}${marker(text.length - kept)}`;
+  const kept = graphemePrefix(text, Math.max(0, maxChars - marker(text.length).length));
+  return `${kept}${marker(text.length - kept.length)}`;
 }
 
 /**
