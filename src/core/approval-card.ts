@@ -73,15 +73,29 @@ function displayName(user: ChatUser): string {
   return user.name ?? user.id;
 }
 
-function clock(date: Date): string {
-  return date.toISOString().slice(11, 16);
+/** "2026-11-25 18:00 UTC": a date and time anyone can read, for platforms that cannot show a reader's own. */
+export function utcDateTime(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** "20 min", "8 h", "1 day", "30 days": how long a standing approval lasts. */
+export function durationWords(hours: number): string {
+  if (hours < 1) return `${Math.max(1, Math.round(hours * 60))} min`;
+  if (hours < 48) return `${Math.round(hours * 10) / 10} h`;
+  const days = Math.round((hours / 24) * 10) / 10;
+  return `${days} ${days === 1 ? 'day' : 'days'}`;
 }
 
 /**
- * "Approved by Ana at 12:03 UTC" / "Approved for this conversation by Ana until 18:00 UTC" / "Rejected by
- * Bo: not now" / "Expired": the outcome line every renderer shows for a decided call.
+ * "Approved by Ana at 2026-11-25 12:03 UTC" / "Approved for this conversation by Ana until 2026-11-25 18:00
+ * UTC" / "Rejected by Bo: not now" / "Expired": the outcome line every renderer shows for a decided call.
+ * Standing approvals last up to 30 days, so times carry their date; a platform that can show them in the
+ * reader's own time zone passes its own `formatDate` (Slack's `<!date>`).
  */
-export function outcomeLine(call: ApprovalCardCall): string | undefined {
+export function outcomeLine(
+  call: ApprovalCardCall,
+  formatDate: (date: Date) => string = utcDateTime,
+): string | undefined {
   const who = call.decidedBy ? displayName(call.decidedBy) : 'someone';
   switch (call.status) {
     case 'pending':
@@ -90,8 +104,8 @@ export function outcomeLine(call: ApprovalCardCall): string | undefined {
       return 'Expired: no decision before the deadline; nothing was run.';
     case 'approved':
       if (call.standingUntil)
-        return `Approved for this conversation by ${who} until ${clock(call.standingUntil)} UTC`;
-      return `Approved by ${who}${call.decidedAt ? ` at ${clock(call.decidedAt)} UTC` : ''}`;
+        return `Approved for this conversation by ${who} until ${formatDate(call.standingUntil)}`;
+      return `Approved by ${who}${call.decidedAt ? ` at ${formatDate(call.decidedAt)}` : ''}`;
     case 'rejected':
       return `Rejected by ${who}${call.reason ? `: ${call.reason}` : ''}`;
   }

@@ -154,3 +154,25 @@ export function visibleControls(text: string): string {
     (character) => `<U+${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`,
   );
 }
+
+/**
+ * Markdown as the plain line a chat list or a notification shows: markers, fences, link targets and table
+ * pipes removed, whitespace collapsed. Not a renderer: just never raw `**`, backticks or half a link.
+ */
+export function markdownToPlainText(markdown: string): string {
+  return markdown
+    .replace(/^\s*```.*$/gm, ' ')
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, '')
+    .replace(/^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/gm, ' ')
+    .replace(/\*\*(?=\S)(.+?)\*\*/g, '$1')
+    .replace(/(^|\W)__(?=\S)(.+?)__(?!\w)/g, '$1$2')
+    .replace(/~~(?=\S)(.+?)~~/g, '$1')
+    .replace(/`([^`\n]+)`/g, '$1')
+    .replace(/(^|\s)[*_](\S(?:.*?\S)?)[*_](?=\s|$|[.,;:!?])/g, '$1$2')
+    .replace(/^[ \t]*\||\|[ \t]*$/gm, '')
+    .replace(/[ \t]*\|[ \t]*/g, ' · ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

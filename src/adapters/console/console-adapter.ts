@@ -2,6 +2,7 @@ import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '..
 import {
   type ApprovalCard,
   type ApprovalCardCall,
+  durationWords,
   outcomeLine,
   pendingCalls,
   toolLabel,
@@ -76,7 +77,7 @@ export function renderProgress(card: ApprovalCard): string {
 export function approvalHint(card: ApprovalCard): string {
   const several = pendingCalls(card).length > 1 || card.calls.length > 1;
   const standing = card.standingApprovalHours
-    ? `/approve-conversation${several ? ' <n>' : ''} (for ${card.standingApprovalHours} h), `
+    ? `/approve-conversation${several ? ' <n>' : ''} (for ${durationWords(card.standingApprovalHours)}), `
     : '';
   return several
     ? `/approve <n|all>, ${standing}or /reject <n|all> <reason>; /as <user> to act as someone else`

@@ -4,8 +4,10 @@ import {
   callsWithOwnButtons,
   cardArgumentsLimit,
   type Decision,
+  durationWords,
   pendingCalls,
   toolLabel,
+  utcDateTime,
 } from '../../core/approval-card.js';
 import { truncateText } from '../../core/text.js';
 import type { Risk } from '../../core/tools/tool.js';
@@ -14,7 +16,6 @@ import {
   argumentsMarkdown,
   askedByAgents,
   escapeMarkdown,
-  formatTime,
   outcomeMarkdown,
   requestersMarkdown,
   toolMarkdown,
@@ -136,17 +137,18 @@ function callButtons(card: ApprovalCard, call: ApprovalCardCall, index: number, 
   ];
   const hours = card.standingApprovalHours;
   if (hours !== undefined && hours > 0) {
+    const duration = durationWords(hours);
     buttons.push(
       button({
         id: `standing_${index}`,
         type: 'primary',
-        text: `Approve for this conversation (${hours} h)`,
+        text: `Approve for this conversation (${duration})`,
         value: { approval_id: call.approvalId, decision: 'approve_for_conversation' },
         // It covers every later call of the tool here, whoever asks: worth a second look when high risk.
         confirm: high
           ? confirm(
               `Approve ${label} for this conversation?`,
-              `For ${hours} h, Butler runs ${label} in this conversation without asking, whoever asks.`,
+              `For ${duration}, Butler runs ${label} in this conversation without asking, whoever asks.`,
             )
           : undefined,
       }),
@@ -188,7 +190,7 @@ function detailsMarkdown(card: ApprovalCard, leading: string[], whoMayApprove: s
   if (whoMayApprove !== undefined)
     lines.push(`**Who may approve:** ${escapeMarkdown(whoMayApprove)}${mentions}`);
   else if (approvers.length > 0) lines.push(`**Approvers:** ${approvers.join(' ')}`);
-  if (pendingCalls(card).length > 0) lines.push(`**Expires:** ${formatTime(card.expiresAt)}`);
+  if (pendingCalls(card).length > 0) lines.push(`**Expires:** ${utcDateTime(card.expiresAt)}`);
   return lines.join('\n');
 }
 

@@ -18,10 +18,6 @@ export function userMarkdown(user: ChatUser): string {
   return /^[A-Za-z0-9_-]+$/.test(user.id) ? `<at id=${user.id}></at>` : escapeMarkdown(user.id);
 }
 
-export function formatTime(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
 /** The tool's name as code, then where it comes from: `delete_record` (MCP server records). */
 export function toolMarkdown(call: ApprovalCardCall): string {
   const origin = call.origin?.kind === 'mcp' ? call.origin : undefined;

@@ -1,5 +1,5 @@
 import type { ButlerIntake } from '../../core/adapter.js';
-import { type ApprovalCard, type Decision, pendingCalls } from '../../core/approval-card.js';
+import { type ApprovalCard, type Decision, pendingCalls, utcDateTime } from '../../core/approval-card.js';
 import type { DecisionResult } from '../../core/approvals/decision.js';
 import type { ApprovalDecisionInput } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
@@ -69,18 +69,29 @@ function rawCard(card: ApprovalCard): RawCard {
   return { type: 'raw', data: renderApprovalCard(card) };
 }
 
-function clock(date: Date): string {
-  return `${date.toISOString().slice(11, 16)} UTC`;
+/** "26 Nov 2026, 02:00 (Asia/Shanghai)": a time in the clicker's own zone, or UTC when it is unknown. */
+function inZone(date: Date, timezone: string | undefined): string {
+  if (!timezone) return utcDateTime(date);
+  try {
+    const local = new Intl.DateTimeFormat('en-GB', {
+      timeZone: timezone,
+      dateStyle: 'medium',
+      timeStyle: 'short',
+    });
+    return `${local.format(date)} (${timezone})`;
+  } catch {
+    return utcDateTime(date);
+  }
 }
 
 /** What the click did, then what happens next: the turn goes on only once every call on the card is decided. */
-function successText(card: ApprovalCard, value: ApprovalButtonValue): string {
+function successText(card: ApprovalCard, value: ApprovalButtonValue, timezone: string | undefined): string {
   let done: string;
   if ('batch_id' in value) {
     done = value.decision === 'approve' ? 'Approved all.' : 'Rejected all.';
   } else if (value.decision === 'approve_for_conversation') {
     const until = card.calls.find((call) => call.approvalId === value.approval_id)?.standingUntil;
-    done = `Approved for this conversation${until ? ` until ${clock(until)}` : ''}.`;
+    done = `Approved for this conversation${until ? ` until ${inZone(until, timezone)}` : ''}.`;
   } else {
     done = value.decision === 'approve' ? 'Approved.' : 'Rejected.';
   }
@@ -98,12 +109,16 @@ function successText(card: ApprovalCard, value: ApprovalButtonValue): string {
   return `${done} ${next}`;
 }
 
-export function decisionResponse(result: DecisionResult, value: ApprovalButtonValue): CardActionResponse {
+export function decisionResponse(
+  result: DecisionResult,
+  value: ApprovalButtonValue,
+  timezone?: string,
+): CardActionResponse {
   if (result.ok) {
     // The core explains when a click could not do all it asked (Approve all with calls the clicker may not decide).
     const toast = result.message
       ? ({ type: 'info', content: result.message } as const)
-      : ({ type: 'success', content: successText(result.card, value) } as const);
+      : ({ type: 'success', content: successText(result.card, value, timezone) } as const);
     return { toast, card: rawCard(result.card) };
   }
   if (result.code === 'not_authorized' || result.code === 'not_found') {
@@ -156,7 +171,7 @@ export async function handleCardAction(
         { ...fields, ok: result.ok, code: result.ok ? undefined : result.code },
         'Feishu approval click',
       );
-      return decisionResponse(result, value);
+      return decisionResponse(result, value, event.timezone);
     }
   } catch (error) {
     logger.error({ ...fields, err: error }, 'Feishu approval decision failed');

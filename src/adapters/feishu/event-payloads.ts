@@ -42,6 +42,8 @@ export interface CardActionEvent {
   openChatId: string | undefined;
   /** When Feishu sent it, milliseconds since the epoch; NaN when the envelope did not say. */
   createTime: number;
+  /** The clicker's time zone (IANA), as their client reports it, for times in the toast. */
+  timezone: string | undefined;
 }
 
 /**
@@ -119,5 +121,6 @@ export function parseCardActionEvent(data: unknown): CardActionEvent {
     openMessageId: stringField(context, 'open_message_id'),
     openChatId: stringField(context, 'open_chat_id'),
     createTime: epochMilliseconds(stringField(record, 'create_time')),
+    timezone: stringField(recordField(record, 'action'), 'timezone'),
   };
 }

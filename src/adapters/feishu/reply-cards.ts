@@ -1,3 +1,4 @@
+import { markdownToPlainText, truncateText } from '../../core/text.js';
 import { cardBodyBytes } from './card-limits.js';
 import type { JsonRecord } from './fields.js';
 import { tableCount } from './markdown-tables.js';
@@ -7,10 +8,9 @@ import { tableCount } from './markdown-tables.js';
 export const replyElementId = 'reply';
 const summaryLimit = 120;
 
-/** The one-line preview chat lists show for a card. */
+/** The one-line preview chat lists show for a card: plain text (the list shows no markdown), emoji whole. */
 export function cardSummary(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > summaryLimit ? `${line.slice(0, summaryLimit - 1)}…` : line || '…';
+  return truncateText(markdownToPlainText(text), summaryLimit) || '…';
 }
 
 function markdownElement(content: string): JsonRecord {

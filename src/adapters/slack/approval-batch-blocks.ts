@@ -2,7 +2,6 @@ import {
   type ApprovalCard,
   type ApprovalCardCall,
   callsWithOwnButtons,
-  outcomeLine,
   pendingCalls,
   toolLabel,
 } from '../../core/approval-card.js';
@@ -14,7 +13,9 @@ import {
   askedBySuffix,
   batchActions,
   callActions,
+  notificationText,
   outcomeIcons,
+  outcomeMrkdwn,
   requesterMentions,
   riskLabels,
   toolHeading,
@@ -51,17 +52,17 @@ function callText(card: ApprovalCard, call: ApprovalCardCall, number: number, li
   const heading = [`*${number}.* ${toolHeading(call)} · ${riskLabels[call.risk]}`, agentLine(card, call)]
     .filter((line) => line)
     .join('\n');
-  const outcome = outcomeLine(call);
+  const outcome = outcomeMrkdwn(call, 200);
   const status = outcome
-    ? `${outcomeIcons[call.status]} *${escapedWithin(outcome, 300)}*`
+    ? `${outcomeIcons[call.status]} *${outcome}*`
     : `Who may approve: ${escapedWithin(call.whoMayApprove, 120)}`;
-  const room = limit - heading.length - status.length - 3;
+  const room = limit - heading.length - status.length - 2;
   if (room <= 0) return truncateText(`${heading}\n${status}`, limit);
-  const argumentsWanted = codeBlock(call.argumentsJson)?.length ?? 0;
-  const summaryRoom = Math.min(summaryLimit, Math.max(Math.ceil(room / 2), room - argumentsWanted));
-  const summary = escapedWithin(call.summary, summaryRoom);
-  const code = codeBlock(call.argumentsJson, room - summary.length);
-  return [heading, summary, code, status].filter((line) => line).join('\n');
+  // The summary is the tool's words: its first line in the code block shows them as they are, not as
+  // formatting; the arguments follow.
+  const summary = truncateText(call.summary.replace(/\s+/g, ' '), summaryLimit);
+  const code = codeBlock(`${summary}\n${call.argumentsJson}`, room);
+  return [heading, code, status].filter((line) => line).join('\n');
 }
 
 /**
@@ -157,5 +158,5 @@ export function renderBatchCard(card: ApprovalCard): RenderedMessage {
   });
   if (note) blocks.push(section(note));
   if (allButtons) blocks.push(allButtons);
-  return { text: truncateText(fallbackText(card, pending), blockLimits.notificationText), blocks };
+  return { text: notificationText(fallbackText(card, pending)), blocks };
 }

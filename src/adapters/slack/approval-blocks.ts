@@ -1,12 +1,17 @@
-import { type ApprovalCard, type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
-import { truncateText } from '../../core/text.js';
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  outcomeLine,
+  toolLabel,
+} from '../../core/approval-card.js';
 import { renderBatchCard } from './approval-batch-blocks.js';
 import {
   agentLine,
   approverMentions,
-  askedBySuffix,
   callActions,
+  notificationText,
   outcomeIcons,
+  outcomeMrkdwn,
   requesterMentions,
   riskLabels,
   toolHeading,
@@ -14,7 +19,6 @@ import {
 import {
   blockLimits,
   codeBlock,
-  escapedWithin,
   mrkdwn,
   plain,
   type RenderedMessage,
@@ -54,8 +58,10 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
     : `*Tool call:* ${toolHeading(call)}`;
   const asked = agentLine(card, call);
   const blocks: SlackBlock[] = [
-    section(`${headline}\n${escapeMrkdwn(call.summary)}`),
+    section(headline),
     ...(asked ? [{ type: 'context', elements: [mrkdwn(asked, blockLimits.sectionText)] }] : []),
+    // The summary is the tool's words: shown as they are, never as formatting.
+    { type: 'section', text: plain(call.summary, blockLimits.sectionText) },
     section(codeBlock(call.argumentsJson) ?? ''),
     {
       type: 'section',
@@ -67,19 +73,19 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
       ],
     },
   ];
-  const outcome = outcomeLine(call);
+  const outcome = outcomeMrkdwn(call, 1000);
   if (pending) {
     blocks.push(
       callActions(card, call, { blockId: 'butler_approval', confirmTextLimit: blockLimits.confirmText }),
     );
   } else if (outcome) {
-    blocks.push(
-      section(`${outcomeIcons[call.status]} *${escapedWithin(outcome, blockLimits.sectionText - 40)}*`),
-    );
+    blocks.push(section(`${outcomeIcons[call.status]} *${outcome}*`));
   }
-  const name = `${call.toolName}${askedBySuffix(call)}`;
-  const text = pending ? `Approval needed: ${name}: ${call.summary}` : `${name}: ${outcome ?? call.status}`;
-  return { text: truncateText(text, blockLimits.notificationText), blocks };
+  const name = `${call.toolName}${call.agent ? ` (asked by the ${call.agent} agent)` : ''}`;
+  const text = pending
+    ? `Approval needed: ${name}: ${call.summary}`
+    : `${name}: ${outcomeLine(call) ?? call.status}`;
+  return { text: notificationText(text), blocks };
 }
 
 export function renderApprovalCard(card: ApprovalCard): RenderedMessage {

@@ -2,11 +2,13 @@ import {
   type ApprovalCard,
   type ApprovalCardCall,
   type ApprovalStatus,
+  durationWords,
+  outcomeLine,
   pendingCalls,
 } from '../../core/approval-card.js';
-import { joinNames } from '../../core/text.js';
+import { joinNames, markdownToPlainText } from '../../core/text.js';
 import type { Risk } from '../../core/tools/tool.js';
-import { blockLimits, escapedWithin, mrkdwn, plain, type SlackBlock } from './block-kit.js';
+import { blockLimits, escapedWithin, mrkdwn, plain, type SlackBlock, slackDate } from './block-kit.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
 /** Pieces every approval card shares, one call or several: button ids, labels, the buttons themselves. */
@@ -41,6 +43,29 @@ export function toolHeading(call: Pick<ApprovalCardCall, 'toolName' | 'origin'>)
   if (call.origin?.kind !== 'mcp') return name;
   const { tool, server } = call.origin;
   return `${name} — ${escapedWithin(tool, 100)} on MCP server ${escapedWithin(server, 100)}`;
+}
+
+/**
+ * A decided call's outcome as mrkdwn: the decider's name and the typed reason escaped (they come from
+ * people), times as `<!date>` so each reader sees their own time zone.
+ */
+export function outcomeMrkdwn(call: ApprovalCardCall, reasonLimit: number): string | undefined {
+  const decidedBy = call.decidedBy
+    ? { ...call.decidedBy, name: escapedWithin(call.decidedBy.name ?? call.decidedBy.id, 80) }
+    : undefined;
+  return outcomeLine(
+    {
+      ...call,
+      ...(decidedBy ? { decidedBy } : {}),
+      ...(call.reason ? { reason: escapedWithin(call.reason, reasonLimit) } : {}),
+    },
+    slackDate,
+  );
+}
+
+/** Plain notification text: what a phone shows, escaped so that no `<!channel>` in it pings anyone. */
+export function notificationText(text: string): string {
+  return escapedWithin(markdownToPlainText(text), blockLimits.notificationText);
 }
 
 /** "<@A>", "<@A> and <@B>": everyone the card's calls were asked for. */
@@ -85,10 +110,6 @@ export function approverMentions(approverIds: readonly string[], shown = 20): st
   const more =
     approverIds.length > mentions.length ? ` and ${approverIds.length - mentions.length} more` : '';
   return `${mentions.join(', ')}${more}`;
-}
-
-function hours(value: number): string {
-  return `${Math.round(value * 100) / 100} h`;
 }
 
 /** Whether "Approve for this conversation" is offered: standing approvals are on for this card. */
@@ -156,7 +177,7 @@ export function callActions(
     ),
   ];
   if (offersStandingApproval(card)) {
-    const duration = hours(card.standingApprovalHours);
+    const duration = durationWords(card.standingApprovalHours);
     const standing = `Butler will run \`${call.toolName}\` now, and its later calls in this conversation for the next ${duration} without asking.`;
     elements.push(
       button(

@@ -1,3 +1,4 @@
+import { utcDateTime } from '../approval-card.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ApprovalGrant, Store } from '../store.js';
 import { formatUsageReport, startOfUtcDay, startOfUtcMonth } from '../usage/usage-report.js';
@@ -27,13 +28,9 @@ export function isRevokeCommand(text: string): boolean {
   return revokePattern.test(text);
 }
 
-function clock(date: Date): string {
-  return `${date.toISOString().slice(11, 16)} UTC`;
-}
-
 function describeGrant(grant: ApprovalGrant): string {
   const by = grant.grantedBy.name ?? grant.grantedBy.id;
-  return `- ${grant.toolName} (allowed by ${by} until ${clock(grant.expiresAt)})`;
+  return `- ${grant.toolName} (allowed by ${by} until ${utcDateTime(grant.expiresAt)})`;
 }
 
 /** Revokes the conversation's standing approvals for the turn's requester; returns the answer to show. */

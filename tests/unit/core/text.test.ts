@@ -3,6 +3,7 @@ import {
   cleanJson,
   cleanText,
   graphemePrefix,
+  markdownToPlainText,
   StreamingTextCleaner,
   truncateText,
   visibleControls,
@@ -113,5 +114,20 @@ describe('visibleControls', () => {
   it('shows bidi overrides and zero-width characters instead of applying them', () => {
     expect(visibleControls('rm -rf \u202e/ tmp\u200b')).toBe('rm -rf <U+202E>/ tmp<U+200B>');
     expect(visibleControls(`plain text, \u00e9moji ${grinning}`)).toBe(`plain text, \u00e9moji ${grinning}`);
+  });
+});
+
+describe('markdownToPlainText', () => {
+  it('shows what chat lists and notifications show: no markers, fences, link targets or pipes', () => {
+    expect(
+      markdownToPlainText(
+        '## Deploy **done** in `prod`\n- api: _ok_\n- [logs](https://x/y)\n```js\nconst a = 1;\n```\n| a | b |\n|---|---|\n| 1 | 2 |',
+      ),
+    ).toBe('Deploy done in prod api: ok logs const a = 1; a · b 1 · 2');
+    // Underscores inside words and stars between numbers are not emphasis.
+    expect(markdownToPlainText('my_file_name.txt and 2*3*4')).toBe('my_file_name.txt and 2*3*4');
+    expect(markdownToPlainText('records__delete_record and __init__ and **x**')).toBe(
+      'records__delete_record and init and x',
+    );
   });
 });

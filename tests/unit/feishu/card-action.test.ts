@@ -257,7 +257,8 @@ describe('Feishu card clicks', () => {
     });
     expect(response.toast?.type).toBe('success');
     expect(response.toast?.content).toMatch(
-      /^Approved for this conversation until \d\d:\d\d UTC\. Butler is running it now\.$/,
+      // In the clicker's own time zone, as their client reports it, with the date: grants last days.
+      /^Approved for this conversation until \d{1,2} \w{3} \d{4}, \d\d:\d\d \(Asia\/Shanghai\)\. Butler is running it now\.$/,
     );
     expect(JSON.stringify(response.card)).toContain('Approved for this conversation by');
     expect(JSON.stringify(response.card)).not.toContain('"button"');

@@ -177,7 +177,9 @@ describe('Feishu approval card of one call', () => {
     );
     expect(buttons(approved)).toEqual([]);
     expect(approved).toMatchObject({ header: { template: 'green' } });
-    expect(JSON.stringify(approved)).toContain('Approved by <at id=ou_approver1></at> at 12:03 UTC');
+    expect(JSON.stringify(approved)).toContain(
+      'Approved by <at id=ou_approver1></at> at 2026-12-01 12:03 UTC',
+    );
     expect(JSON.stringify(approved)).not.toContain('Expires');
     const standing = renderApprovalCard(
       single({
@@ -186,7 +188,9 @@ describe('Feishu approval card of one call', () => {
         standingUntil: new Date('2026-12-01T18:00:00Z'),
       }),
     );
-    expect(JSON.stringify(standing)).toContain('Approved for this conversation by Olga until 18:00 UTC');
+    expect(JSON.stringify(standing)).toContain(
+      'Approved for this conversation by Olga until 2026-12-01 18:00 UTC',
+    );
     const rejected = renderApprovalCard(
       single({ status: 'rejected', decidedBy: { id: 'ou_x', name: '<at id=all>' }, reason: 'not *now*' }),
     );
@@ -307,7 +311,7 @@ describe('Feishu approval card of several calls', () => {
       ),
     );
     expect(partly).toMatchObject({ header: { title: { content: '1 of 3 actions need approval' } } });
-    expect(JSON.stringify(partly)).toContain('Approved by Olga at 12:03 UTC');
+    expect(JSON.stringify(partly)).toContain('Approved by Olga at 2026-12-01 12:03 UTC');
     expect(JSON.stringify(partly)).toContain('Rejected by Olga');
     expect(expectValidElementIds(partly)).toEqual(['approve_2', 'reject_2', 'standing_2']);
 

@@ -61,7 +61,10 @@ describe('renderApprovalCard: several calls of one model step', () => {
     expect(header).toContain('Approvers: <@U0APPROVER>, <@U0BOSS>');
     expect(first).toContain('*1.* `restart_service` · :warning: High');
     expect(first).toContain('Restart the payments-api service in production');
-    expect(first).toContain('```\n{\n  "service": "payments-api"');
+    // The summary leads the code block: the tool's words as they are, then the arguments.
+    expect(first).toContain(
+      '```\nRestart the payments-api service in production\n{\n  "service": "payments-api"',
+    );
     expect(first).toContain('Who may approve: an approver other than the requester');
     expect(second).toContain('*2.* `records__delete_record` — delete_record on MCP server records · Medium');
     expect(third).toContain(':no_entry_sign: *Rejected by Bo: not needed*');
@@ -131,7 +134,9 @@ describe('renderApprovalCard: several calls of one model step', () => {
     expect(actionsBlocks(done.blocks)).toEqual([]);
     const texts = sectionTexts(done.blocks);
     expect(texts[0]).toMatch(/^\*3 tool calls\*\nRequested by <@U0ALICE> · Expiry /);
-    expect(texts[1]).toContain('Approved for this conversation by Ana until 18:00 UTC');
+    expect(texts[1]).toContain(
+      `Approved for this conversation by Ana until <!date^${Date.parse('2026-11-20T18:00:00Z') / 1000}^`,
+    );
     expect(texts[3]).toContain(':hourglass: *Expired');
     expect(done.text).toBe('3 tool calls: 1 approved, 1 rejected, 1 expired');
   });

@@ -31,7 +31,18 @@ describe('renderApprovalCard: one call', () => {
     expect(all).toContain('<@U0APPROVER>, <@U0BOSS>');
     expect(all).toContain(`<!date^${Date.parse('2026-11-20T12:30:00Z') / 1000}^`);
     expect(all).toContain('High');
-    expect(blocks.map((block: Block) => block.type)).toEqual(['section', 'section', 'section', 'actions']);
+    expect(blocks.map((block: Block) => block.type)).toEqual([
+      'section',
+      'section',
+      'section',
+      'section',
+      'actions',
+    ]);
+    // The summary is the tool's words, shown as plain text: no `*bold*` or `<!channel>` comes alive.
+    expect(blocks[1]).toEqual({
+      type: 'section',
+      text: { type: 'plain_text', text: 'Restart the payments-api service in production', emoji: true },
+    });
     const [actions] = actionsBlocks(blocks);
     expect(actions?.block_id).toBe('butler_approval');
     expect(actions?.elements).toHaveLength(2);
@@ -59,15 +70,13 @@ describe('renderApprovalCard: one call', () => {
 
   it('names the MCP server a tool comes from', () => {
     const { blocks, text } = renderApprovalCard(approvalCard([deleteRecordCall]));
-    expect(sectionTexts(blocks)[0]).toBe(
-      ':lock: *Approval needed:* `records__delete_record` — delete_record on MCP server records\n' +
-        'Delete record 42 from the customers table',
-    );
+    expect(sectionTexts(blocks).slice(0, 2)).toEqual([
+      ':lock: *Approval needed:* `records__delete_record` — delete_record on MCP server records',
+      'Delete record 42 from the customers table',
+    ]);
     expect(text).toBe('Approval needed: records__delete_record: Delete record 42 from the customers table');
     const builtin = renderApprovalCard(approvalCard([{ ...restartCall, origin: { kind: 'builtin' } }]));
-    expect(sectionTexts(builtin.blocks)[0]).toBe(
-      ':lock: *Approval needed:* `restart_service`\nRestart the payments-api service in production',
-    );
+    expect(sectionTexts(builtin.blocks)[0]).toBe(':lock: *Approval needed:* `restart_service`');
   });
 
   it('escapes what an MCP server calls its tool', () => {
@@ -85,6 +94,7 @@ describe('renderApprovalCard: one call', () => {
     expect(blocks.map((block: Block) => block.type)).toEqual([
       'section',
       'context',
+      'section',
       'section',
       'section',
       'actions',
@@ -153,8 +163,11 @@ describe('renderApprovalCard: one call', () => {
       decidedAt: new Date('2026-11-20T12:03:00Z'),
     });
     expect(actionsBlocks(approved.blocks)).toEqual([]);
-    expect(JSON.stringify(approved.blocks)).toContain('Approved by Ana at 12:03 UTC');
-    expect(approved.text).toBe('restart_service: Approved by Ana at 12:03 UTC');
+    // Times show in each reader's own time zone (Slack's date token), with the date: grants last days.
+    expect(JSON.stringify(approved.blocks)).toContain(
+      `Approved by Ana at <!date^${Date.parse('2026-11-20T12:03:00Z') / 1000}^{date_short_pretty} {time}|2026-11-20 12:03 UTC>`,
+    );
+    expect(approved.text).toBe('restart_service: Approved by Ana at 2026-11-20 12:03 UTC');
     const standing = decided({
       status: 'approved',
       decidedBy: { id: 'U0APPROVER', name: 'Ana' },
@@ -163,7 +176,7 @@ describe('renderApprovalCard: one call', () => {
     });
     expect(actionsBlocks(standing.blocks)).toEqual([]);
     expect(sectionTexts(standing.blocks).at(-1)).toBe(
-      ':white_check_mark: *Approved for this conversation by Ana until 18:00 UTC*',
+      `:white_check_mark: *Approved for this conversation by Ana until <!date^${Date.parse('2026-11-20T18:00:00Z') / 1000}^{date_short_pretty} {time}|2026-11-20 18:00 UTC>*`,
     );
     const rejected = decided({
       status: 'rejected',
@@ -197,7 +210,7 @@ describe('renderApprovalCard: one call', () => {
       expect(blockKitViolations(blocks)).toEqual([]);
       expect(text.length).toBeLessThanOrEqual(blockLimits.notificationText);
     }
-    const code = sectionTexts(renderApprovalCard(approvalCard([huge])).blocks)[1] ?? '';
+    const code = sectionTexts(renderApprovalCard(approvalCard([huge])).blocks)[2] ?? '';
     expect(JSON.stringify(renderApprovalCard(approvalCard([huge])).blocks[1]).length).toBeLessThan(300);
     expect(code.startsWith('```\n')).toBe(true);
     expect(code.endsWith('\n```')).toBe(true);

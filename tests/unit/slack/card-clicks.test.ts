@@ -93,7 +93,7 @@ describe('Slack card clicks: what the core is asked to decide', () => {
     const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
     expect(update.args.ts).toBe(cardTs);
     const blocks = JSON.stringify(update.args.blocks);
-    expect(blocks).toContain('Approved by approver at 12:03 UTC');
+    expect(blocks).toContain('Approved by approver at <!date^');
     // One call is left, with its own buttons: "all" is gone.
     expect(blocks).toContain('butler_call_0');
     expect(blocks).not.toContain('butler_approve_all');
@@ -120,7 +120,7 @@ describe('Slack card clicks: what the core is asked to decide', () => {
       },
     ]);
     const blocks = await updatedBlocks();
-    expect(blocks).toContain('Approved for this conversation by approver until 18:00 UTC');
+    expect(blocks).toContain('Approved for this conversation by approver until <!date^');
     expect(blocks).not.toContain('butler_approve');
     expect(fake.callsTo('chat.postEphemeral')).toEqual([]);
   });

@@ -255,8 +255,10 @@ describe('Slack over HTTP: approval clicks', () => {
     const decided = await core.approval(approvalId);
     expect(decided).toMatchObject({ status: 'approved', decidedBy: approver, reason: null });
     expect(update.args.ts).toBe(cardTs);
-    const time = decided.decidedAt?.toISOString().slice(11, 16);
-    expect(JSON.stringify(update.args.blocks)).toContain(`Approved by approver at ${time} UTC`);
+    const at = decided.decidedAt ?? new Date(0);
+    expect(JSON.stringify(update.args.blocks)).toContain(
+      `Approved by approver at <!date^${Math.floor(at.getTime() / 1000)}^`,
+    );
     expect(JSON.stringify(update.args.blocks)).not.toContain('butler_approve');
   });
 
@@ -270,7 +272,9 @@ describe('Slack over HTTP: approval clicks', () => {
     expect(await core.approval(approvalId)).toMatchObject({ status: 'approved', decidedBy: approver });
     const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
     const blocks = JSON.stringify(update.args.blocks);
-    expect(blocks).toMatch(/Approved for this conversation by approver until \d\d:\d\d UTC/);
+    expect(blocks).toMatch(
+      /Approved for this conversation by approver until <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/,
+    );
     expect(blocks).not.toContain('butler_approve');
   });
 
