@@ -1,9 +1,4 @@
-import {
-  type ApprovalCard,
-  type ApprovalCardCall,
-  outcomeLine,
-  toolLabel,
-} from '../../core/approval-card.js';
+import { type ApprovalCard, type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
 import { renderBatchCard } from './approval-batch-blocks.js';
 import {
   agentLine,
