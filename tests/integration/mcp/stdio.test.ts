@@ -84,13 +84,16 @@ describe('McpServer over stdio', () => {
 
   it("starts the child in an empty directory of its own, not in Butler's, unless `cwd` is configured", async () => {
     // Butler's working directory holds .env and butler.config.yaml: a child started there reads them by name.
-    const where = async (server: McpServer) =>
-      JSON.parse(await toolOf(server, 'working_directory').execute({}, toolContext())) as {
+    const where = async (server: McpServer) => {
+      // On a loaded machine the first attempt may miss its connect timeout; the retry comes quickly.
+      await server.start();
+      await waitFor(() => server.status().state === 'connected', 20_000);
+      return JSON.parse(await toolOf(server, 'working_directory').execute({}, toolContext())) as {
         path: string;
         entries: string[];
       };
+    };
     const neutral = supervise(testSettings('neutral', stdioTestTransport(callLog, {}, null)));
-    await neutral.start();
     const scratch = await where(neutral);
     expect(scratch.path).not.toBe(process.cwd());
     expect(scratch.entries).toEqual([]);
@@ -99,7 +102,6 @@ describe('McpServer over stdio', () => {
     expect(existsSync(scratch.path)).toBe(false);
 
     const configured = supervise(testSettings('configured', stdioTestTransport(callLog, {}, directory)));
-    await configured.start();
     expect((await where(configured)).path).toBe(realpathSync(directory));
   });
 
