@@ -234,7 +234,7 @@ async function run(context: BenchmarkContext) {
           bullets([
             `${rounds} round(s): ${concurrentApprovals} conversations each park on a high-risk HTTP tool (\`restart_service\`) and post an approval card; ` +
               `then ${concurrentApprovals} signed block_actions form posts (Approve) arrive at once, one per card.`,
-            'Butler acknowledges the click first, then records the decision (first valid click wins, in one transaction with the resume event) and updates the card; the worker claims the resume event, runs the tool once, and asks the model to continue.',
+            'Butler records the decision (first valid click wins, in one transaction with the resume event), then acknowledges the click and updates the card; the worker claims the resume event, runs the tool once, and asks the model to continue.',
             'Butler on Postgres with its default config (8 worker slots); model, Slack API and tool endpoint are local fakes answering at once.',
           ]),
         ].join('\n');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { approvalBenchmark } from './approval.js';
+import { decisionLatencyBenchmark } from './decision-latency.js';
 import { endToEndBenchmark } from './end-to-end.js';
 import { ingestBenchmark } from './ingest.js';
 import type { Aim, Benchmark, BenchmarkContext } from './lib/benchmark.js';
@@ -28,6 +29,7 @@ const benchmarks: Benchmark[] = [
   memoryBenchmark,
   approvalBenchmark,
   turnCostsBenchmark,
+  decisionLatencyBenchmark,
 ];
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));

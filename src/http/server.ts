@@ -60,8 +60,11 @@ export const defaultHttpLimits: HttpLimits = {
 const deadlineCheckMs = (limits: HttpLimits) =>
   Math.max(10, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 
-/** Inside the platforms' 3 s, with room for the network. */
-export const defaultRouteDeadlineMs = 1900;
+/**
+ * Inside the platforms' 3 s (platforms.md §2, §9, §11), with room for the network; above how long an
+ * approval click waits for its decision to be stored (2.3 s), so a slow decision is acknowledged, not a 503.
+ */
+export const defaultRouteDeadlineMs = 2500;
 
 const statusByCode: Record<string, number> = {
   verification_failed: 401,

@@ -34,11 +34,13 @@ const migrationLockKey = 7_461_001;
 
 /**
  * While the database is unreachable, a platform's webhook must get a 5xx well inside its 3 s (so that it
- * retries) rather than hang: connecting and every statement are bounded below 2 s. Butler's statements
- * take milliseconds; one that takes longer is a sign of trouble, not work to wait for.
+ * retries) rather than hang: connecting and every statement are bounded. Butler's statements take
+ * milliseconds; one that takes seconds is a sign of trouble, not work to wait for. The statement bound stays
+ * below how long an approval click waits for its decision (2.3 s): a stuck decision fails while the clicker
+ * can still be told to try again, and a merely slow one (a loaded machine) still lands before the ack.
  */
 const connectTimeoutSeconds = 1.5;
-const statementTimeoutMs = 1500;
+const statementTimeoutMs = 2000;
 
 /** `ping` as a bounded check: a hung connection answers /readyz with a reason, not a hang. */
 async function pingWithin(query: () => Promise<unknown>, timeoutMs: number): Promise<void> {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { McpServer as SdkMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -21,6 +22,8 @@ export type { CallRecord } from './mcp-test-tools.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 const stdioEntry = fileURLToPath(new URL('./mcp-test-server-stdio.ts', import.meta.url));
+/** tsx's loader by absolute URL, so that the child loads it from any working directory. */
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /** Settings for an McpServer, with short timeouts that suit tests. */
 export function testSettings(
@@ -41,17 +44,21 @@ export function testSettings(
   };
 }
 
-/** The stdio transport that runs the test server as a child through tsx, recording calls to `callLog`. */
+/**
+ * The stdio transport that runs the test server as a child through tsx, recording calls to `callLog`. It starts
+ * in the repository (where tsx finds the tsconfig) unless `cwd` says otherwise; `null` leaves it unset.
+ */
 export function stdioTestTransport(
   callLog: string,
   env: Record<string, string> = {},
+  cwd: string | null = repositoryRoot,
 ): McpServerSettings['transport'] {
   return {
     kind: 'stdio',
     command: process.execPath,
-    args: ['--import', 'tsx', stdioEntry],
+    args: ['--import', tsxLoader, stdioEntry],
     env: { MCP_TEST_CALL_LOG: callLog, ...env },
-    cwd: repositoryRoot,
+    ...(cwd === null ? {} : { cwd }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
@@ -192,6 +193,14 @@ export function createTestMcpServer(
     called('pid', {});
     return text(String(process.pid));
   });
+  server.registerTool(
+    'working_directory',
+    { description: 'Where the server runs, and what is there.' },
+    async () => {
+      called('working_directory', {});
+      return text(JSON.stringify({ path: process.cwd(), entries: readdirSync('.') }));
+    },
+  );
   server.registerTool(
     'log_stderr',
     { description: 'Writes a line to stderr.', inputSchema: { line: z.string() } },

@@ -20,6 +20,8 @@ export interface ServiceProcess {
 }
 
 export interface ServiceHome {
+  /** The Postgres database the service runs on (undefined on PGlite, which only the service may open). */
+  databaseUrl: string | undefined;
   /** Starts the service (again) on this home's database; resolves once it serves HTTP. */
   start(env: Record<string, string>): Promise<ServiceProcess>;
   /** Drops the database and the directory. */
@@ -58,6 +60,7 @@ export async function createServiceHome(config: Record<string, unknown>): Promis
   const running = new Set<ChildProcessWithoutNullStreams>();
 
   return {
+    databaseUrl,
     async start(env) {
       const port = await freePort();
       const { child, output } = run({

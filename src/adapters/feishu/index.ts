@@ -27,8 +27,11 @@ export interface FeishuConnectorOptions {
   streamSettings?: Partial<StreamSettings>;
 }
 
-/** Feishu answers card callbacks only within 3 s; answer before the HTTP server gives up on the route (1.9 s). */
-const cardAnswerWithinMilliseconds = 1_500;
+/**
+ * Feishu takes a card callback's answer only within 3 s (platforms.md §11) and never re-pushes it: wait up to
+ * 2.3 s for a slow database to store the decision, below the HTTP server's route deadline (2.5 s).
+ */
+const cardAnswerWithinMilliseconds = 2_300;
 
 /**
  * Feishu / Lark: webhook routes (`/feishu/events`, `/feishu/card`) or the long connection, the outbound adapter

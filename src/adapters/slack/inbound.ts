@@ -20,7 +20,10 @@ export interface InboundDependencies {
   logger: Logger;
   identity: () => BotIdentity | undefined;
   answerBots: boolean;
-  /** Slack shows the clicker an error after 3 s: a decision still being stored by then is acknowledged anyway. */
+  /**
+   * Slack shows the clicker an error after 3 s: a decision still being stored by then is acknowledged anyway.
+   * Keep it above the database's statement timeout and below the HTTP server's route deadline.
+   */
   acknowledgeWithinMs: number;
 }
 

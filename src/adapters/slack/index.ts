@@ -47,7 +47,10 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     apiTimeoutMs: 10_000,
     apiRetries: 2,
     minRetryDelayMs: 1000,
-    acknowledgeWithinMs: 1500,
+    // Slack wants a click's ack within 3 s (platforms.md §3). A busy database may take seconds to store
+    // a decision, and an ack sent before it is stored is lost to a crash: wait up to 2.3 s, below the
+    // HTTP server's route deadline (2.5 s), leaving the rest for the network.
+    acknowledgeWithinMs: 2300,
     ...options.tuning,
   };
   const api = createSlackApi({

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -80,6 +80,29 @@ describe('McpServer over stdio', () => {
     } finally {
       delete process.env.BUTLER_TEST_PARENT_SECRET;
     }
+  });
+
+  it("starts the child in an empty directory of its own, not in Butler's, unless `cwd` is configured", async () => {
+    // Butler's working directory holds .env and butler.config.yaml: a child started there reads them by name.
+    const where = async (server: McpServer) => {
+      // On a loaded machine the first attempt may miss its connect timeout; the retry comes quickly.
+      await server.start();
+      await waitFor(() => server.status().state === 'connected', 20_000);
+      return JSON.parse(await toolOf(server, 'working_directory').execute({}, toolContext())) as {
+        path: string;
+        entries: string[];
+      };
+    };
+    const neutral = supervise(testSettings('neutral', stdioTestTransport(callLog, {}, null)));
+    const scratch = await where(neutral);
+    expect(scratch.path).not.toBe(process.cwd());
+    expect(scratch.entries).toEqual([]);
+    expect(statSync(scratch.path).mode & 0o777).toBe(0o700);
+    await neutral.stop();
+    expect(existsSync(scratch.path)).toBe(false);
+
+    const configured = supervise(testSettings('configured', stdioTestTransport(callLog, {}, directory)));
+    expect((await where(configured)).path).toBe(realpathSync(directory));
   });
 
   it('logs the child stderr at debug level with secrets redacted', async () => {

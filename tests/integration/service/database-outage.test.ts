@@ -18,8 +18,8 @@ import { appMention, asJson, envelope, postToSlack, signingSecret } from '../../
 import { botUserId, freshTs } from '../slack/slack-butler.js';
 
 /**
- * Postgres goes away (stopped, or the network stalls) under a running Butler: webhooks get a 5xx within
- * 2 seconds so the platforms retry, /readyz says why without hanging, and once the database is back every
+ * Postgres goes away (stopped, or the network stalls) under a running Butler: webhooks get a 5xx inside
+ * the platforms' 3 seconds (at the route deadline, 2.5 s, at the latest) so the platforms retry, /readyz says why without hanging, and once the database is back every
  * retried event is answered exactly once. Embedded PGlite cannot go away, so this runs on Postgres only.
  */
 
@@ -87,10 +87,10 @@ async function deliverThroughOutage(breakDatabase: () => Promise<void> | void) {
 
   const slackAnswer = await timed(() => postToSlack(`${app.url}/slack/events`, slackPayload));
   expect(slackAnswer.value.status).toBeGreaterThanOrEqual(500);
-  expect(slackAnswer.ms).toBeLessThan(2000);
+  expect(slackAnswer.ms).toBeLessThan(3000);
   const feishuAnswer = await timed(() => postToButler(`${app.url}/feishu/events`, feishuEvent));
   expect(feishuAnswer.value.status).toBeGreaterThanOrEqual(500);
-  expect(feishuAnswer.ms).toBeLessThan(2000);
+  expect(feishuAnswer.ms).toBeLessThan(3000);
   const readiness = await timed(() => fetch(`${app.url}/readyz`));
   expect(readiness.value.status).toBe(503);
   expect(readiness.ms).toBeLessThan(1500);

@@ -192,6 +192,30 @@ describe('Feishu webhook with an Encrypt Key', () => {
     });
     expect(JSON.stringify(answer.body)).not.toContain('"button"');
   });
+
+  it('waits for a decision a loaded database takes 1.8 s to store and answers with its result', async () => {
+    // Feishu never re-pushes a card callback: a holding answer sent first is a click lost if Butler dies
+    // before storing it. 1.8 s is past the old 1.5 s wait and within the production timings.
+    const slowStoreMs = 1_800;
+    const approval = await core.pendingApproval({ platform: 'feishu', requester: { id: aliceOpenId } });
+    const click = cardActionEvent({
+      operatorOpenId: bobOpenId,
+      value: { approval_id: approval.id, decision: 'approve' },
+    });
+    const lock = await core.holdApproval(approval.id);
+    const answered = postToButler(edge.url.replace('/events', '/card'), click).then((answer) => ({
+      ...answer,
+      at: Date.now(),
+    }));
+    await delay(slowStoreMs);
+    const releasedAt = Date.now();
+    await lock.release();
+    const answer = await answered;
+    expect(answer.status).toBe(200);
+    expect(answer.at).toBeGreaterThanOrEqual(releasedAt);
+    expect(answer.body).toMatchObject({ toast: { type: 'success' }, card: { type: 'raw' } });
+    expect((await core.approval(approval.id)).status).toBe('approved');
+  });
 });
 
 describe('Feishu webhook with only a Verification Token', () => {

@@ -108,7 +108,7 @@ describe('Slack over HTTP: requests', () => {
 
   it('checks freshness against the injected clock', async () => {
     const past = Date.parse('2030-01-01T00:00:00Z');
-    const clocked = connectSlack(core.intake, fake.url, () => past);
+    const clocked = connectSlack(core.intake, fake.url, { now: () => past });
     await clocked.start();
     const { server, url: clockedUrl } = await serve(clocked.routes);
     const challenge = asJson({ token: 't', challenge: 'c', type: 'url_verification' });
@@ -288,6 +288,33 @@ describe('Slack over HTTP: approval clicks', () => {
     const update = await fake.waitFor(() => fake.callsTo('chat.update')[0]);
     expect(JSON.stringify(update.args.blocks)).toContain('Approved by approver');
     expect((await core.approval(approvalId)).status).toBe('approved');
+  });
+
+  it('with production timings, waits for a decision a loaded database takes 1.8 s to store', async () => {
+    // Once seen under CPU load: a click acknowledged at 1.5 s, before its decision was stored, then lost to
+    // a SIGKILL. 1.8 s is past that old wait and within the statement timeout, the click's wait and the
+    // route deadline as they ship.
+    const slowStoreMs = 1_800;
+    const production = connectSlack(core.intake, fake.url, { tuning: { apiRetries: 0 } });
+    await production.start();
+    const served = await serve(production.routes);
+    try {
+      const lock = await core.holdApproval(approvalId);
+      const answered = postToSlack(
+        served.url,
+        asForm(blockActions({ approvalId, actionId: 'butler_approve', messageTs: cardTs, threadTs })),
+      ).then((response) => ({ status: response.status, at: Date.now() }));
+      await delay(slowStoreMs);
+      const releasedAt = Date.now();
+      await lock.release();
+      const answer = await answered;
+      expect(answer.status).toBe(200);
+      expect(answer.at).toBeGreaterThanOrEqual(releasedAt);
+      expect((await core.approval(approvalId)).status).toBe('approved');
+    } finally {
+      await production.stop();
+      await served.server.close();
+    }
   });
 
   it('keeps the reason modal open when the rejection cannot be stored, so it can be sent again', async () => {

@@ -1,23 +1,33 @@
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
-import { createSlackConnector } from '../../../src/adapters/slack/index.js';
+import { createSlackConnector, type SlackTuning } from '../../../src/adapters/slack/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
 import type { ButlerIntake } from '../../../src/core/adapter.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
 import { signingSecret } from './payloads.js';
 
-/** How long a click waits for its decision before it is acknowledged anyway (production: 1.5 s). */
+/** How long a click waits for its decision before it is acknowledged anyway (production: 2.3 s). */
 export const acknowledgeWithinMs = 400;
 
-/** The Slack connector over HTTP against `apiUrl` (the fake Slack API), with quick test tunings. */
-export function connectSlack(intake: ButlerIntake, apiUrl: string, now?: () => number): PlatformConnector {
+export interface ConnectOptions {
+  now?: () => number;
+  /** Default: quick test tunings (no API retries, a short click wait); `{}` keeps production's. */
+  tuning?: Partial<SlackTuning>;
+}
+
+/** The Slack connector over HTTP against `apiUrl` (the fake Slack API). */
+export function connectSlack(
+  intake: ButlerIntake,
+  apiUrl: string,
+  options: ConnectOptions = {},
+): PlatformConnector {
   return createSlackConnector({
     config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl },
     file: fileConfigSchema.parse({}),
     intake,
     logger: silentLogger,
-    ...(now ? { now } : {}),
-    tuning: { apiRetries: 0, acknowledgeWithinMs },
+    ...(options.now ? { now: options.now } : {}),
+    tuning: options.tuning ?? { apiRetries: 0, acknowledgeWithinMs },
   });
 }
 

@@ -130,6 +130,8 @@ export async function openMcpConnection(input: {
   clientInfo: { name: string; version: string };
   signal: AbortSignal;
   events: ConnectionEvents;
+  /** Where a stdio child without a configured `cwd` starts (never Butler's own working directory). */
+  workingDirectory: () => string;
 }): Promise<McpConnection> {
   const { settings, events, signal } = input;
   const attempt = { signal, timeoutMs: settings.connectTimeoutMs, onClosing: events.onClosing };
@@ -147,10 +149,11 @@ export async function openMcpConnection(input: {
       command: transportSettings.command,
       args: transportSettings.args,
       // Only the configured variables: the SDK adds PATH and HOME (with LOGNAME, SHELL, TERM and USER, sudo's
-      // safe list) from Butler's environment and nothing else, so Butler's secrets never reach the child.
+      // safe list) from Butler's environment and nothing else. The child still runs as Butler's user, so it
+      // can read Butler's files and /proc/<pid>/environ: the README tells how to run one as another user.
       env: transportSettings.env,
       stderr: 'pipe',
-      ...(transportSettings.cwd === undefined ? {} : { cwd: transportSettings.cwd }),
+      cwd: transportSettings.cwd ?? input.workingDirectory(),
     });
     const stderr = transport.stderr;
     if (stderr) forwardLines(stderr as Readable, events.onStderrLine);

@@ -7,6 +7,7 @@ import { McpConnectionError } from './mcp-errors.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
 import { createRedactor } from './redact.js';
+import { ScratchDirectory } from './scratch-directory.js';
 import { StderrTail } from './stderr-tail.js';
 import type { ToolArguments } from './tool-arguments.js';
 import { callLiveTool } from './tool-call.js';
@@ -67,6 +68,7 @@ export class McpServer {
   private readonly refreshTools = coalesce(() => this.listToolsAgain());
   private probing = false;
   private readonly stderr = new StderrTail();
+  private readonly scratch: ScratchDirectory;
 
   constructor(
     private readonly settings: McpServerSettings,
@@ -74,6 +76,7 @@ export class McpServer {
     options: McpServerOptions = {},
   ) {
     this.name = settings.name;
+    this.scratch = new ScratchDirectory(settings.name);
     this.logger = logger.child({ mcpServer: settings.name });
     const { transport } = settings;
     this.redact = createRedactor({
@@ -108,6 +111,8 @@ export class McpServer {
     if (connection) this.closeInBackground(connection);
     await this.attempt?.settled;
     await Promise.all([...this.closing]);
+    // The child has exited: nothing works in its scratch directory any more.
+    this.scratch.remove();
     if (wasConnected) this.emit();
   }
 
@@ -172,6 +177,7 @@ export class McpServer {
           onStderrLine: (line) => this.stderrLine(line),
           onClosing: (closed) => this.track(closed),
         },
+        workingDirectory: () => this.scratch.get(),
       });
       const definitions = await connection.listTools({ signal, timeoutMs: this.settings.connectTimeoutMs });
       if (generation !== this.generation) {

@@ -8,6 +8,7 @@ export type McpTransportSettings =
       args: string[];
       /** The child's whole environment besides PATH and HOME: Butler's own variables are never passed on. */
       env: Record<string, string>;
+      /** Where the child starts; unset = an empty scratch directory of its own, never Butler's. */
       cwd?: string;
     }
   | { kind: 'http'; url: string; headers: Record<string, string> };
