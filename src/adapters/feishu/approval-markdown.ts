@@ -1,6 +1,7 @@
 import { type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
 import type { ChatUser } from '../../core/events.js';
 import { joinNames, truncateText } from '../../core/text.js';
+import { defuseMentions } from './mentions.js';
 
 /** Text pieces of the Feishu approval card: card markdown that names users, tools, agents and outcomes safely. */
 
@@ -61,7 +62,7 @@ export function askedByAgents(calls: readonly ApprovalCardCall[]): string | unde
 export function argumentsMarkdown(argumentsJson: string, limit: number): string {
   const shown = truncateText(argumentsJson, limit);
   // Break every run of backticks so the arguments cannot close the code block.
-  const block = `\`\`\`json\n${shown.replace(/`(?=`)/g, '`\u200b')}\n\`\`\``;
+  const block = `\`\`\`json\n${defuseMentions(shown.replace(/`(?=`)/g, '`\u200b'))}\n\`\`\``;
   if (shown === argumentsJson) return block;
   const more = argumentsJson.length - (shown.length - 1);
   return `${block}\n*… (${argumentsJson.endsWith('…') ? 'at least ' : ''}${more} more characters)*`;

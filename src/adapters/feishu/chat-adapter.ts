@@ -13,6 +13,7 @@ import { renderApprovalCard } from './approval-card.js';
 import type { CardkitHealth } from './cardkit-health.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';
 import { forwardedHistoryText } from './forwarded-history.js';
+import { defuseMentions } from './mentions.js';
 import { isThreadId } from './normalize.js';
 import { FeishuReplyStream } from './reply-stream.js';
 import type { StreamSettings } from './stream-settings.js';
@@ -69,7 +70,10 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     },
 
     async postNotice(target: ReplyTarget, text: string): Promise<void> {
-      await api.sendMessage(destinationFor(target), { msgType: 'text', content: { text } });
+      await api.sendMessage(destinationFor(target), {
+        msgType: 'text',
+        content: { text: defuseMentions(text) },
+      });
     },
 
     async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {

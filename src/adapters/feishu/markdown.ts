@@ -1,9 +1,12 @@
+import { defuseMentions } from './mentions.js';
+
 /**
  * Model markdown → what the card `markdown` element renders well. Code is left alone; elsewhere:
  * - headings are demoted (H1–H3 render very large in cards),
  * - images become links (card images need an uploaded image key, not a URL),
  * - task-list boxes become ☐/☑,
- * - `<` is escaped so model output cannot inject card tags such as `<at id=all>` or `<font>`.
+ * - `<` is escaped so model output cannot inject card tags such as `<at id=all>` or `<font>`;
+ *   in code, where escapes would show, `<at>` tags are defused (`mentions.ts`).
  */
 
 const fence = /^\s{0,3}(`{3,}|~{3,})/;
@@ -14,7 +17,7 @@ function convertInline(line: string): string {
     .split(/(`+[^`]*`+)/)
     .map((part, index) =>
       index % 2 === 1
-        ? part
+        ? defuseMentions(part)
         : part
             .replace(
               /!\[([^\]]*)\]\(([^)\s]+)[^)]*\)/g,
@@ -43,7 +46,8 @@ export function toCardMarkdown(markdown: string): string {
   for (const line of markdown.replace(/\r\n?/g, '\n').split('\n')) {
     const marker = fence.exec(line)?.[1];
     if (openFence) {
-      output.push(line);
+      // Code is shown as it is, but an `<at>` tag is live even there.
+      output.push(defuseMentions(line));
       if (
         marker &&
         marker[0] === openFence[0] &&

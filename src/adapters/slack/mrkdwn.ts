@@ -1,11 +1,16 @@
+import { defuseBroadcasts } from './mentions.js';
+
 /**
  * Markdown (what the model writes) → Slack mrkdwn, for the places that take mrkdwn: notices, card
  * text and the `text` fallback of messages. Streams and markdown blocks take Markdown as is.
  */
 
-/** Slack parses `<…>` as links and mentions: user-provided text must have these escaped. */
+/**
+ * Slack parses `<…>` as links and mentions: user-provided text must have these escaped. A bare `@channel`
+ * gets a word joiner too, in case a client or setting reads it as a broadcast (`mentions.ts`).
+ */
 export function escapeMrkdwn(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return defuseBroadcasts(text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
 }
 
 const bold = '\u0001';

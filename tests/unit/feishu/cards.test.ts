@@ -384,6 +384,29 @@ describe('card markdown conversion', () => {
       '**bold** _it_ [link](https://a.example) > quote',
     );
   });
+
+  it('never lets an @all or @someone tag live, in prose, inline code or code blocks', () => {
+    // What a model (or text it was fed) could write to ping a whole group.
+    const attempts = [
+      '<at id=all></at>',
+      '<at user_id="all">everyone</at>',
+      '< at id="ou_boss"></at>',
+      '<AT email=boss@example.com></AT>',
+    ];
+    for (const attempt of attempts) {
+      for (const markdown of [attempt, `\`${attempt}\``, `\`\`\`\n${attempt}\n\`\`\``]) {
+        expect(toCardMarkdown(markdown)).not.toMatch(/<\s*at[\s>]/i);
+      }
+    }
+    const card = renderApprovalCard(
+      single({ argumentsJson: '{\n  "note": "<at id=all></at> deploy done"\n}' }),
+    );
+    const argumentsText = String(
+      elements(card).find((element) => String(element.content ?? '').includes('deploy done'))?.content,
+    );
+    expect(argumentsText).toContain('at id=all');
+    expect(argumentsText).not.toMatch(/<\s*at[\s>]/i);
+  });
 });
 
 describe('reply cards and layout', () => {
