@@ -159,6 +159,8 @@ export class SlackReply implements ReplyStream {
         continue;
       }
       if (available.length === 0) break;
+      // A stream keeps its cadence (its share of the workspace's append budget) until the end.
+      if (segment.mode === 'stream' && !final && this.nextDelay() > 0) break;
       const take = splitPoint(available, room);
       const piece = available.slice(0, take);
       const fillsUp = take < available.length;
