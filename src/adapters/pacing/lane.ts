@@ -1,4 +1,7 @@
-import { type RateLimit, RateWindow } from './rate-window.js';
+import { type CountedCall, type RateLimit, RateWindow } from './rate-window.js';
+
+/** A call's place in each of its lane's windows, given back once it was answered. */
+export type Ticket = readonly CountedCall[];
 
 /**
  * One budget: the calls that count against the same platform limits (a method in a workspace, a card, a
@@ -7,7 +10,7 @@ import { type RateLimit, RateWindow } from './rate-window.js';
 export class Lane {
   private readonly windows: RateWindow[];
   private readonly now: () => number;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Array<(ticket: Ticket) => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private blockedUntil = 0;
   /** Sharers by id, with when each last asked for its interval. */
@@ -24,21 +27,25 @@ export class Lane {
     return this.waiting.length === 0 && this.waitMs(this.now()) === 0;
   }
 
-  /** Counts a call made now (after `free()` said so). */
-  takeNow(): void {
-    this.take(this.now());
+  /** Counts a call leaving now (after `free()` said so). */
+  takeNow(): Ticket {
+    return this.windows.map((window) => window.take());
   }
 
   /** Resolves once the call may go, in the order callers asked. */
-  acquire(): Promise<void> {
-    if (this.free()) {
-      this.takeNow();
-      return Promise.resolve();
-    }
+  acquire(): Promise<Ticket> {
+    if (this.free()) return Promise.resolve(this.takeNow());
     return new Promise((resolve) => {
       this.waiting.push(resolve);
       this.wake();
     });
+  }
+
+  /** The call was answered (or failed): it counts for a window from now. */
+  answered(ticket: Ticket): void {
+    const now = this.now();
+    for (const call of ticket) call.answeredAt = now;
+    this.wake();
   }
 
   /** The platform said "too many": nothing on this lane goes before `ms` from now. */
@@ -86,18 +93,14 @@ export class Lane {
     return Math.max(this.blockedUntil - now, 0, ...this.windows.map((window) => window.waitMs(now)));
   }
 
-  private take(now: number): void {
-    for (const window of this.windows) window.take(now);
-  }
-
   private wake(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     const now = this.now();
-    while (this.waiting.length > 0 && this.waitMs(now) === 0) {
-      this.take(now);
-      this.waiting.shift()?.();
-    }
-    if (this.waiting.length > 0) this.timer = setTimeout(() => this.wake(), Math.max(1, this.waitMs(now)));
+    while (this.waiting.length > 0 && this.waitMs(now) === 0) this.waiting.shift()?.(this.takeNow());
+    const wait = this.waitMs(now);
+    // An infinite wait ends with an answer (`answered` wakes the lane), not with time.
+    if (this.waiting.length > 0 && Number.isFinite(wait))
+      this.timer = setTimeout(() => this.wake(), Math.max(1, wait));
   }
 }

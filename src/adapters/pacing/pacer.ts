@@ -1,4 +1,4 @@
-import { Lane } from './lane.js';
+import { Lane, type Ticket } from './lane.js';
 import type { RateLimit } from './rate-window.js';
 
 /** A budget a call counts against: `key` names it (platform, workspace or app, method, maybe a channel). */
@@ -19,6 +19,13 @@ export interface Share {
   /** The spacing this caller keeps between its calls; grows with the number of callers sharing. */
   intervalMs(): number;
   leave(): void;
+}
+
+/** One lane after the other, in a fixed order, so callers on the same lanes keep their order. */
+async function acquireAll(lanes: readonly Lane[]): Promise<Ticket[]> {
+  const tickets: Ticket[] = [];
+  for (const lane of lanes) tickets.push(await lane.acquire());
+  return tickets;
 }
 
 /** Lanes are made per channel, card or message; past this many, idle ones are forgotten. */
@@ -46,8 +53,7 @@ export class Pacer {
   /** Waits for room in every lane, runs `attempt`, and retries it after a rate-limited answer. */
   async run<T>(specs: readonly LaneSpec[], attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
     const lanes = specs.map((spec) => this.lane(spec));
-    for (const lane of lanes) await lane.acquire();
-    return this.attempt(lanes, attempt, policy);
+    return this.attempt(lanes, await acquireAll(lanes), attempt, policy);
   }
 
   /**
@@ -61,8 +67,12 @@ export class Pacer {
   ): Promise<T> | undefined {
     const lanes = specs.map((spec) => this.lane(spec));
     if (!lanes.every((lane) => lane.free())) return undefined;
-    for (const lane of lanes) lane.takeNow();
-    return this.attempt(lanes, attempt, policy);
+    return this.attempt(
+      lanes,
+      lanes.map((lane) => lane.takeNow()),
+      attempt,
+      policy,
+    );
   }
 
   share(spec: LaneSpec): Share {
@@ -71,7 +81,13 @@ export class Pacer {
     return { intervalMs: () => lane.shareIntervalMs(sharer), leave: () => lane.leave(sharer) };
   }
 
-  private async attempt<T>(lanes: readonly Lane[], attempt: () => Promise<T>, policy: RetryPolicy) {
+  private async attempt<T>(
+    lanes: readonly Lane[],
+    firstTickets: readonly Ticket[],
+    attempt: () => Promise<T>,
+    policy: RetryPolicy,
+  ): Promise<T> {
+    let tickets = firstTickets;
     for (let retry = 0; ; retry++) {
       try {
         return await attempt();
@@ -81,8 +97,13 @@ export class Pacer {
         if (waitMs === undefined || !specific) throw error;
         specific.backOff(waitMs);
         if (retry >= policy.retries) throw error;
-        for (const lane of lanes) await lane.acquire();
+      } finally {
+        lanes.forEach((lane, index) => {
+          const ticket = tickets[index];
+          if (ticket) lane.answered(ticket);
+        });
       }
+      tickets = await acquireAll(lanes);
     }
   }
 

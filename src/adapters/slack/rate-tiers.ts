@@ -4,8 +4,7 @@ import type { LaneSpec, RateLimit } from '../pacing/index.js';
  * Slack's rate tiers as data (platforms.md, "Checked since", Rate tiers): per method, per app, per workspace,
  * Tier 2 20+/min, Tier 3 50+/min, Tier 4 100+/min; the "+" is Slack's slack, the count is what it promises.
  */
-// A minute and a second: Butler counts a call when it leaves, Slack when it arrives.
-const minute = 61_000;
+const minute = 60_000;
 const tier2: RateLimit = { limit: 20, windowMs: minute };
 const tier3: RateLimit = { limit: 50, windowMs: minute };
 const tier4: RateLimit = { limit: 100, windowMs: minute };

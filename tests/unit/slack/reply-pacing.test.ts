@@ -83,7 +83,7 @@ describe('Slack replies within the rate tiers', () => {
     }
     await Promise.all(replies.map((reply) => reply.finish(text)));
 
-    // Two sharing Tier 4 (100 a minute, counted over 61 s): one append per 1.22 s each, not every 20 ms.
+    // Two sharing Tier 4 (100 a minute): one append per 1.22 s each, not every 20 ms.
     for (const reply of replies) {
       const [ts] = reply.messageIds;
       const thread = fake.messages.get(`C0GENERAL:${ts}`)?.threadTs;
