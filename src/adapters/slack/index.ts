@@ -23,6 +23,8 @@ export interface SlackTuning extends ReplyTuning {
   minRetryDelayMs: number;
   /** How long a click waits for its decision to be stored before it is acknowledged anyway. */
   acknowledgeWithinMs: number;
+  /** Pace calls to Slack's documented rate tiers; off only against a Slack stand-in (benchmarks of Butler's own work). */
+  rateTiers: boolean;
 }
 
 export interface SlackConnectorOptions {
@@ -48,6 +50,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     apiRetries: 2,
     minRetryDelayMs: 1000,
     acknowledgeWithinMs: 1500,
+    rateTiers: true,
     ...options.tuning,
   };
   const api = createSlackApi({
@@ -57,6 +60,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     timeoutMs: tuning.apiTimeoutMs,
     retries: tuning.apiRetries,
     minRetryDelayMs: tuning.minRetryDelayMs,
+    rateTiers: tuning.rateTiers,
   });
   let identity: BotIdentity | undefined;
   let status = 'not started';

@@ -25,11 +25,20 @@ export const postMessagePerChannel: RateLimit = { limit: 3, windowMs: 3000 };
 
 export type SharedSlackMethod = 'chat.appendStream' | 'chat.update';
 
-/** The budget a call counts against: the method in the workspace, or for posts the channel. */
-export function slackLane(workspace: string, method: string, args: Record<string, unknown>): LaneSpec {
+/**
+ * The budget a call counts against: the method in the workspace, or for posts the channel. Without `tiers` (a
+ * Slack stand-in that does not enforce them) a lane only honours Retry-After.
+ */
+export function slackLane(
+  workspace: string,
+  method: string,
+  args: Record<string, unknown>,
+  tiers = true,
+): LaneSpec {
   if (method === 'chat.postMessage' && typeof args.channel === 'string') {
-    return { key: `slack:${workspace}:${method}:${args.channel}`, limits: [postMessagePerChannel] };
+    const key = `slack:${workspace}:${method}:${args.channel}`;
+    return { key, limits: tiers ? [postMessagePerChannel] : [] };
   }
-  const tier = slackMethodTiers[method];
+  const tier = tiers ? slackMethodTiers[method] : undefined;
   return { key: `slack:${workspace}:${method}`, limits: tier ? [tier] : [] };
 }

@@ -94,6 +94,8 @@ export interface SlackApiOptions {
   minRetryDelayMs?: number;
   /** Milliseconds since the epoch, for the pacing windows. */
   now?: () => number;
+  /** Pace to Slack's documented tiers (default); off only against a stand-in that does not enforce them. */
+  rateTiers?: boolean;
 }
 
 export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
@@ -169,6 +171,8 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
   const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
   // One token is one installation: its budgets are the workspace's (auth.test names it before any other call).
   let workspace = 'workspace';
+  const tiers = options.rateTiers ?? true;
+  const laneOf = (method: string, args: Record<string, unknown>) => slackLane(workspace, method, args, tiers);
 
   const send = async (method: string, args: Record<string, unknown>) => {
     const result: unknown = await client.apiCall(method, args);
@@ -177,7 +181,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
 
   async function call(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     try {
-      return await pacer.run([slackLane(workspace, method, args)], () => send(method, args), rateLimits);
+      return await pacer.run([laneOf(method, args)], () => send(method, args), rateLimits);
     } catch (error) {
       throw toSlackApiError(method, error);
     }
@@ -223,11 +227,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         recipient_team_id: recipientTeamId,
       };
       try {
-        const started = pacer.runIfFree(
-          [slackLane(workspace, method, args)],
-          () => send(method, args),
-          rateLimits,
-        );
+        const started = pacer.runIfFree([laneOf(method, args)], () => send(method, args), rateLimits);
         return started && tsOf(method, await started);
       } catch (error) {
         throw toSlackApiError(method, error);
@@ -281,7 +281,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         : await call('conversations.history', window);
       return listedMessages(result);
     },
-    share: (method) => pacer.share(slackLane(workspace, method, {})),
+    share: (method) => pacer.share(laneOf(method, {})),
   };
 }
 
