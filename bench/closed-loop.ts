@@ -32,7 +32,9 @@ interface LoopResult {
 }
 
 function settings(context: BenchmarkContext) {
-  return context.quick ? { total: 300, inFlight: 20 } : { total: 1_500, inFlight: 50 };
+  return context.quick
+    ? { total: 300, inFlight: 20, warmup: 100 }
+    : { total: 1_500, inFlight: 50, warmup: 500 };
 }
 
 async function measure(
@@ -40,10 +42,12 @@ async function measure(
   fakes: FakePlatforms,
   target: Target,
   advanceOn: 'opened' | 'done',
+  mentions = settings(context).total,
 ): Promise<LoopResult> {
-  const { total, inFlight } = settings(context);
+  const { inFlight } = settings(context);
+  const total = mentions;
   await fakes.reset();
-  const channel = `C0CL${target.short}${advanceOn === 'opened' ? 'O' : 'D'}`;
+  const channel = `C0CL${target.short}${advanceOn === 'opened' ? 'O' : 'D'}${total}`;
   const run = await closedMentionLoop({
     fakes,
     url: target.url,
@@ -142,12 +146,24 @@ async function run(context: BenchmarkContext) {
           },
         ];
         const results: LoopResult[] = [];
-        for (const advanceOn of ['opened', 'done'] as const) {
-          for (const target of targets) {
-            const others = targets.filter((other) => other !== target).map((other) => other.service.pid);
-            results.push(await whilePaused(others, () => measure(context, fakes, target, advanceOn)));
-          }
+        const alone = <T>(target: Target, work: () => Promise<T>) =>
+          whilePaused(
+            targets.filter((other) => other !== target).map((other) => other.service.pid),
+            work,
+          );
+        // A warm-up round each (JIT, connections, caches), not reported.
+        for (const target of targets)
+          await alone(target, () => measure(context, fakes, target, 'done', settings(context).warmup));
+        for (const [round, advanceOn] of (['opened', 'done'] as const).entries()) {
+          const order = round % 2 === 0 ? targets : [...targets].reverse();
+          for (const target of order)
+            results.push(await alone(target, () => measure(context, fakes, target, advanceOn)));
         }
+        results.sort(
+          (left, right) =>
+            left.advanceOn.localeCompare(right.advanceOn) * -1 ||
+            targets.indexOf(left.target) - targets.indexOf(right.target),
+        );
         return { markdown: report(context, results) };
       });
     });
@@ -176,8 +192,8 @@ function report(context: BenchmarkContext, results: readonly LoopResult[]): stri
     '',
     bullets([
       `Closed loop: ${total} mentions (each opening a thread, from ${senders} people), ${inFlight} in flight; each sender sends its next mention when its thread got its first reply call (any \`chat.startStream\` or \`chat.postMessage\`, text or not), or its complete reply (\`chat.stopStream\`). turns/s = mentions / time until the last one got it.`,
-      'The model (a fake) answers at once with one short sentence. Times are from the fake Slack API and the fake model (other processes on the same machine); the others targets are paused (SIGSTOP) meanwhile.',
-      "The peer opens its stream (`chat.startStream` without text: the Slack SDK's streamer buffers 256 characters) as soon as it handles the mention, before its model request; Butler opens its reply with the model's first text, after the mention was stored, claimed by a worker and prepared.",
+      "The loop does not wait for acknowledgements (Slack sends the next event regardless). The model (a fake) answers at once with one short sentence. Times are from the fake Slack API and the fake model (other processes on the same machine); the other targets are paused (SIGSTOP) meanwhile, after a warm-up round each; the targets' order alternates between the two loops.",
+      "Butler acknowledges once the mention is stored; a worker slot (8 by default) then claims it, prepares it (sender's name) and asks the model; the reply opens with the model's first text. The peer handles the mention before it acknowledges, and its Slack SDK streamer buffers 256 characters before its first call (`chat.startStream`), so with this short answer its first reply call comes once the model's answer is complete.",
     ]),
   ].join('\n');
 }

@@ -48,10 +48,11 @@ export async function closedMentionLoop(options: {
     const reached = options.advanceOn === 'opened' ? thread.openedAt : thread.doneAt;
     if (reached !== undefined) waiters.get(timing.thread)?.();
   });
-  const agent = keepAliveAgent(options.inFlight);
+  const agent = keepAliveAgent(options.inFlight * 4);
   const url = options.url;
   let sent = 0;
   let timedOut = 0;
+  const acknowledgements: Array<Promise<void>> = [];
   const startedAt = Date.now();
   const sender = async () => {
     while (sent < options.total) {
@@ -78,13 +79,18 @@ export async function closedMentionLoop(options: {
         ts,
         text,
       });
-      const answer = await post(agent, url, mention.request);
-      if (answer.status === 200) thread.acknowledgedAt = Date.now();
+      // Slack sends the next event without waiting for this one's acknowledgement: neither does the loop.
+      acknowledgements.push(
+        post(agent, url, mention.request).then((answer) => {
+          if (answer.status === 200) thread.acknowledgedAt = Date.now();
+        }),
+      );
       if (!(await reached)) timedOut += 1;
       waiters.delete(ts);
     }
   };
   await Promise.all(Array.from({ length: options.inFlight }, sender));
+  await Promise.all(acknowledgements);
   agent.destroy();
   const reachedAt = (thread: ThreadTiming) =>
     options.advanceOn === 'opened' ? thread.openedAt : thread.doneAt;
