@@ -5,12 +5,14 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { approvalBenchmark } from './approval.js';
 import { decisionLatencyBenchmark } from './decision-latency.js';
+import { closedLoopBenchmark } from './closed-loop.js';
 import { endToEndBenchmark } from './end-to-end.js';
 import { ingestBenchmark } from './ingest.js';
 import type { Aim, Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { describeMachine } from './lib/machine.js';
 import { bullets, table } from './lib/markdown.js';
 import { memoryBenchmark } from './memory.js';
+import { rateTiersBenchmark } from './rate-tiers.js';
 import { streamingBenchmark } from './streaming.js';
 import { tokenEconomyBenchmark } from './token-economy.js';
 import { turnCostsBenchmark } from './turn-costs.js';
@@ -24,12 +26,14 @@ import { turnCostsBenchmark } from './turn-costs.js';
 const benchmarks: Benchmark[] = [
   ingestBenchmark,
   endToEndBenchmark,
+  closedLoopBenchmark,
   tokenEconomyBenchmark,
   streamingBenchmark,
   memoryBenchmark,
   approvalBenchmark,
   turnCostsBenchmark,
   decisionLatencyBenchmark,
+  rateTiersBenchmark,
 ];
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));

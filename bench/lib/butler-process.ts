@@ -28,6 +28,12 @@ export interface ButlerProcessOptions {
   ipc?: boolean;
   /** Another checkout of Butler to run (e.g. an earlier commit, for before/after figures). */
   checkout?: string;
+  /**
+   * Pace Slack calls to the documented rate tiers, as src/main.ts does. Off by default here: the benchmarks
+   * measure Butler's own work against a fake Slack that does not enforce them (bench/servers/butler.ts).
+   * Earlier checkouts predate the pacing and always run their src/main.ts.
+   */
+  slackRateTiers?: boolean;
 }
 
 export interface ButlerProcess {
@@ -71,10 +77,11 @@ export async function startButlerProcess(options: ButlerProcessOptions): Promise
     ...options.env,
   };
   const preload = (options.preload ?? []).flatMap((module) => ['--import', module]);
+  const entry = options.checkout || options.slackRateTiers ? 'src/main.ts' : 'bench/servers/butler.ts';
   const service = startNodeProcess({
     name: options.name,
-    nodeArguments: [...(options.nodeFlags ?? []), '--import', 'tsx', ...preload, 'src/main.ts'],
-    env,
+    nodeArguments: [...(options.nodeFlags ?? []), '--import', 'tsx', ...preload, entry],
+    env: { ...env, BENCH_SLACK_TIERS: 'off' },
     ipc: options.ipc ?? false,
     ...(options.checkout ? { cwd: options.checkout } : {}),
   });

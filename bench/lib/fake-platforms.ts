@@ -4,6 +4,8 @@ import { type ChildService, startNodeProcess, waitForMessage } from './processes
 
 export interface SlackReplyTiming {
   thread: string;
+  /** The first reply call in the thread, text or not (a stream may open empty). */
+  openedAt: number | undefined;
   /** First call that put reply text in the thread (a post, or a stream call carrying text). */
   firstAt: number | undefined;
   /** When the reply was complete: chat.stopStream of a streamed reply, else its chat.postMessage. */
@@ -22,9 +24,20 @@ export interface FakePlatformUrls {
   feishuUrl: string;
 }
 
+/** What a benchmark can change in the fakes; `reset()` goes back to the defaults. */
+export interface FakeSettings {
+  /** Slack answers 429 past its rate tiers (tests/helpers/fake-slack-rate-tiers.ts). */
+  rateTiers?: boolean;
+  /** The model's answer, instead of the default one sent at once. */
+  modelReply?: { text: string; chunks?: string[]; chunkDelayMs?: number };
+}
+
 export interface FakePlatforms extends FakePlatformUrls {
   service: ChildService;
   reset(): Promise<void>;
+  configure(settings: FakeSettings): Promise<void>;
+  /** Calls `listener` as each thread of `channel` gets its first reply call, and again when it is complete. */
+  watch(channel: string, listener: (timing: SlackReplyTiming) => void): Promise<void>;
   slackReplies(channel: string): Promise<SlackReplyTiming[]>;
   modelTimings(): Promise<ModelTiming[]>;
   counts(): Promise<Record<string, number>>;
@@ -44,11 +57,16 @@ export async function startFakePlatforms(options: {
   const ready = await waitForMessage<FakePlatformUrls & { type: string }>(service, 'ready');
   let nextId = 0;
   const waiting = new Map<number, (result: unknown) => void>();
-  service.child.on('message', (message: { type?: string; id?: number; result?: unknown }) => {
-    if (message.type !== 'answer' || message.id === undefined) return;
-    waiting.get(message.id)?.(message.result);
-    waiting.delete(message.id);
-  });
+  let replyListener: ((timing: SlackReplyTiming) => void) | undefined;
+  service.child.on(
+    'message',
+    (message: { type?: string; id?: number; result?: unknown; timing?: SlackReplyTiming }) => {
+      if (message.type === 'reply' && message.timing) replyListener?.(message.timing);
+      if (message.type !== 'answer' || message.id === undefined) return;
+      waiting.get(message.id)?.(message.result);
+      waiting.delete(message.id);
+    },
+  );
   const ask = <T>(command: string, extra: Record<string, unknown> = {}): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = ++nextId;
@@ -65,7 +83,15 @@ export async function startFakePlatforms(options: {
     slackUrl: ready.slackUrl,
     modelUrl: ready.modelUrl,
     feishuUrl: ready.feishuUrl,
-    reset: () => ask('reset'),
+    reset: () => {
+      replyListener = undefined;
+      return ask('reset');
+    },
+    configure: (settings) => ask('configure', { settings }),
+    watch: (channel, listener) => {
+      replyListener = listener;
+      return ask('watch', { channel });
+    },
     slackReplies: (channel) => ask('slackReplies', { channel }),
     modelTimings: () => ask('modelTimings'),
     counts: () => ask('counts'),

@@ -1,7 +1,7 @@
 import { FakeFeishuApi } from '../../tests/helpers/fake-feishu-api.js';
 import { startFakeModelServer } from '../../tests/helpers/fake-model-server.js';
-import { startFakeSlackApi } from '../../tests/helpers/fake-slack-api.js';
-import type { ModelTiming, SlackReplyTiming } from '../lib/fake-platforms.js';
+import { type RecordedCall, startFakeSlackApi } from '../../tests/helpers/fake-slack-api.js';
+import type { FakeSettings, ModelTiming, SlackReplyTiming } from '../lib/fake-platforms.js';
 import { slackUserId } from '../lib/platform-requests.js';
 
 /**
@@ -42,27 +42,72 @@ const replyMethods = new Set([
   'chat.stopStream',
 ]);
 
+/** The thread a reply call belongs to, or undefined when it is not one (or Slack answered it 429). */
+function replyThread(call: RecordedCall, channel: string, limited: ReadonlySet<RecordedCall>) {
+  if (call.args.channel !== channel || !replyMethods.has(call.method) || limited.has(call)) return undefined;
+  const opens = call.method === 'chat.postMessage' || call.method === 'chat.startStream';
+  return opens
+    ? String(call.args.thread_ts ?? '')
+    : slack.messages.get(`${channel}:${String(call.args.ts)}`)?.threadTs;
+}
+
+/** Folds one reply call into its thread's timing. */
+function record(timing: SlackReplyTiming, call: RecordedCall): void {
+  timing.openedAt ??= call.at;
+  if (timing.firstAt === undefined && showsText(call.args)) timing.firstAt = call.at;
+  if (call.method === 'chat.postMessage' && timing.doneAt === undefined) timing.doneAt = call.at;
+  if (call.method === 'chat.stopStream') timing.doneAt = call.at;
+}
+
+const newTiming = (thread: string): SlackReplyTiming => ({
+  thread,
+  openedAt: undefined,
+  firstAt: undefined,
+  doneAt: undefined,
+});
+
 /**
- * Per thread of `channel`: when the reply first showed text, and when it was complete (chat.stopStream
- * of a streamed reply, else its first chat.postMessage). A stream may open empty and carry its text only
- * later (the Slack SDK's ChatStreamer buffers 256 characters), so "first text" is the first call with text.
+ * Per thread of `channel`: the first reply call (a stream may open empty), when the reply first showed
+ * text, and when it was complete (chat.stopStream of a streamed reply, else its first chat.postMessage). The
+ * Slack SDK's ChatStreamer buffers 256 characters, so "first text" is the first call with text. Calls Slack
+ * answered 429 do not count.
  */
 function slackReplies(channel: string): SlackReplyTiming[] {
   const byThread = new Map<string, SlackReplyTiming>();
+  const limited = new Set(slack.rateLimited);
   for (const call of slack.calls) {
-    if (call.args.channel !== channel || !replyMethods.has(call.method)) continue;
-    const opens = call.method === 'chat.postMessage' || call.method === 'chat.startStream';
-    const thread = opens
-      ? String(call.args.thread_ts ?? '')
-      : slack.messages.get(`${channel}:${String(call.args.ts)}`)?.threadTs;
+    const thread = replyThread(call, channel, limited);
     if (thread === undefined) continue;
-    const timing = byThread.get(thread) ?? { thread, firstAt: undefined, doneAt: undefined };
-    if (timing.firstAt === undefined && showsText(call.args)) timing.firstAt = call.at;
-    if (call.method === 'chat.postMessage' && timing.doneAt === undefined) timing.doneAt = call.at;
-    if (call.method === 'chat.stopStream') timing.doneAt = call.at;
+    const timing = byThread.get(thread) ?? newTiming(thread);
+    record(timing, call);
     byThread.set(thread, timing);
   }
   return [...byThread.values()];
+}
+
+/**
+ * For closed loops: tells the parent as each thread of `channel` gets its first reply call and when its reply
+ * is complete, scanning the calls that arrived since the last look.
+ */
+let watcher: NodeJS.Timeout | undefined;
+function watch(channel: string): void {
+  clearInterval(watcher);
+  const byThread = new Map<string, SlackReplyTiming>();
+  let seen = slack.calls.length;
+  watcher = setInterval(() => {
+    const limited = new Set(slack.rateLimited);
+    for (; seen < slack.calls.length; seen++) {
+      const call = slack.calls[seen] as RecordedCall;
+      const thread = replyThread(call, channel, limited);
+      if (thread === undefined) continue;
+      const timing = byThread.get(thread) ?? newTiming(thread);
+      const [opened, done] = [timing.openedAt, timing.doneAt];
+      record(timing, call);
+      byThread.set(thread, timing);
+      if (opened === undefined || (done === undefined && timing.doneAt !== undefined))
+        process.send?.({ type: 'reply', timing });
+    }
+  }, 2);
 }
 
 /**
@@ -80,6 +125,8 @@ function modelTimings(): ModelTiming[] {
 function counts(): Record<string, number> {
   const result: Record<string, number> = { modelRequests: model.requests.length };
   for (const call of slack.calls) result[`slack ${call.method}`] = (result[`slack ${call.method}`] ?? 0) + 1;
+  for (const call of slack.rateLimited)
+    result[`slack 429 ${call.method}`] = (result[`slack 429 ${call.method}`] ?? 0) + 1;
   for (const call of feishu.calls) {
     const key = `feishu ${call.method} ${call.path.replace(/\/(om|oc|ou|7)[_0-9a-z-]+/gi, '/:id')}`;
     result[key] = (result[key] ?? 0) + 1;
@@ -87,7 +134,14 @@ function counts(): Record<string, number> {
   return result;
 }
 
+/** Slack's rate tiers on or off (off by default), and the model's answer: long and streamed, or the default. */
+function configure(settings: FakeSettings): void {
+  slack.rateTiers = settings.rateTiers ?? false;
+  model.setFallback(settings.modelReply ?? { text: reply });
+}
+
 function reset(): void {
+  clearInterval(watcher);
   slack.reset();
   model.reset();
   model.setFallback({ text: reply });
@@ -100,8 +154,9 @@ function reset(): void {
 
 interface Command {
   id: number;
-  command: 'reset' | 'slackReplies' | 'modelTimings' | 'counts';
+  command: 'reset' | 'slackReplies' | 'modelTimings' | 'counts' | 'configure' | 'watch';
   channel?: string;
+  settings?: FakeSettings;
 }
 
 process.on('message', (message: Command) => {
@@ -119,6 +174,14 @@ process.on('message', (message: Command) => {
       break;
     case 'counts':
       result = counts();
+      break;
+    case 'configure':
+      configure(message.settings ?? {});
+      result = true;
+      break;
+    case 'watch':
+      watch(message.channel ?? '');
+      result = true;
       break;
   }
   process.send?.({ type: 'answer', id: message.id, result });

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { FakeRateTiers } from './fake-slack-rate-tiers.js';
 
 /**
  * A local stand-in for Slack's Web API (plain node:http). Point SLACK_API_URL (or the adapter's
@@ -60,6 +61,10 @@ export interface FakeSlackApi {
   streamingError: string;
   /** Whether assistant.threads.setStatus works (an app with the assistant feature, in a DM). */
   assistantThreads: boolean;
+  /** Enforce Slack's rate tiers (fake-slack-rate-tiers.ts); off by default so other tests run at full speed. */
+  rateTiers: boolean;
+  /** Calls answered 429 because of the tiers (not `failNext`), in order. */
+  rateLimited: RecordedCall[];
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
   failNext(method: string, failure: Failure, times?: number): void;
@@ -182,7 +187,10 @@ export async function startFakeSlackApi(
     streaming: true,
     streamingError: 'method_not_supported_for_channel_type',
     assistantThreads: true,
+    rateTiers: false,
+    rateLimited: [] as RecordedCall[],
   } as FakeSlackApi;
+  const rateTiers = new FakeRateTiers();
 
   const newMessage = (channel: string, ts: string, args: Record<string, unknown>): FakeMessage => ({
     channel,
@@ -300,6 +308,8 @@ export async function startFakeSlackApi(
       const channel = str(args, 'channel');
       if (!channel) return fail('channel_not_found');
       if (!fake.streaming) return fail(fake.streamingError);
+      // "Streamed messages should always be replies to a user request" (platforms.md "Checked since").
+      if (!str(args, 'thread_ts')) return fail('invalid_arguments');
       if (!channel.startsWith('D')) {
         if (!str(args, 'recipient_user_id')) return fail('missing_recipient_user_id');
         if (!str(args, 'recipient_team_id')) return fail('missing_recipient_team_id');
@@ -411,6 +421,11 @@ export async function startFakeSlackApi(
       if ('error' in failure) return send(200, fail(failure.error));
       await delay(failure.delayMs);
     }
+    const retryAfter = fake.rateTiers ? rateTiers.admit(method, token, args, call.at) : undefined;
+    if (retryAfter !== undefined) {
+      fake.rateLimited.push(call);
+      return send(429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(retryAfter) });
+    }
     const implementation = methods[method];
     if (!implementation) return send(200, fail('unknown_method'));
     send(200, implementation(args));
@@ -480,6 +495,9 @@ export async function startFakeSlackApi(
       endedStreams.clear();
       fake.streaming = true;
       fake.assistantThreads = true;
+      fake.rateTiers = false;
+      fake.rateLimited.length = 0;
+      rateTiers.reset();
     },
     close: () =>
       new Promise<void>((resolve) => {

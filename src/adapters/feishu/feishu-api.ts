@@ -2,6 +2,7 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { type LaneSpec, Pacer, type RateLimit } from '../pacing/index.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
@@ -46,6 +47,21 @@ export class FeishuApiError extends ButlerError {
     return this.feishuCode === scopeMissingCode;
   }
 }
+
+/**
+ * Feishu's documented limits, paced in the one pacing layer (platforms.md §13 and "Checked since"): each CardKit
+ * endpoint 1000/min and 50/s per app, 10 operations/s per card; a message patch 5 QPS per message; sends and
+ * replies 5 QPS per chat, shared by every bot in it.
+ */
+const perSecond = (limit: number): RateLimit => ({ limit, windowMs: 1000 });
+const cardKitEndpoint: readonly RateLimit[] = [perSecond(50), { limit: 1000, windowMs: 60_000 }];
+const cardKitLane = (appId: string, endpoint: string): LaneSpec => ({
+  key: `feishu:${appId}:${endpoint}`,
+  limits: cardKitEndpoint,
+});
+const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
+/** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
+const noRetries = { retries: 0, retryAfterMs: () => undefined };
 
 export function isRateLimited(error: unknown): boolean {
   return error instanceof FeishuApiError && error.rateLimited;
@@ -173,6 +189,15 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
   // handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
   const contactClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
   const data = (body: JsonRecord) => recordField(body, 'data');
+  const pacer = new Pacer();
+  const paced =
+    (lanes: readonly LaneSpec[], request: () => Promise<unknown>): (() => Promise<unknown>) =>
+    () =>
+      pacer.run(lanes, request, noRetries);
+  const cardLanes = (endpoint: string, cardId: string) => [
+    cardKitLane(config.appId, endpoint),
+    perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10),
+  ];
 
   const api: FeishuApi = {
     botInfo: () =>
@@ -221,63 +246,71 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     createCard: (card) =>
       call(
         'card create',
-        () => client.cardkit.v1.card.create({ data: { type: 'card_json', data: JSON.stringify(card) } }),
+        paced([cardKitLane(config.appId, 'card.create')], () =>
+          client.cardkit.v1.card.create({ data: { type: 'card_json', data: JSON.stringify(card) } }),
+        ),
         (body) => requireString('card create', stringField(data(body), 'card_id')),
       ),
     updateCardElement: (cardId, elementId, content, sequence) =>
       call(
         'card element update',
-        () =>
+        paced(cardLanes('cardElement.content', cardId), () =>
           client.cardkit.v1.cardElement.content({
             path: { card_id: cardId, element_id: elementId },
             data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
           }),
+        ),
         () => undefined,
       ),
     updateCardSettings: (cardId, settings, sequence) =>
       call(
         'card settings',
-        () =>
+        paced(cardLanes('card.settings', cardId), () =>
           client.cardkit.v1.card.settings({
             path: { card_id: cardId },
             data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
           }),
+        ),
         () => undefined,
       ),
     sendMessage: (destination, message) => {
       const content = JSON.stringify(message.content);
       const readId = (body: JsonRecord) =>
         requireString('message send', stringField(data(body), 'message_id'));
+      const chatLane = [perKeyLane(`feishu:${config.appId}:message.send:${destination.chatId}`, 5)];
       if (destination.replyTo) {
         const replyTo = destination.replyTo;
         return call(
           'message reply',
-          () =>
+          paced(chatLane, () =>
             client.im.v1.message.reply({
               path: { message_id: replyTo },
               data: { content, msg_type: message.msgType, reply_in_thread: destination.replyInThread },
             }),
+          ),
           readId,
         );
       }
       return call(
         'message create',
-        () =>
+        paced(chatLane, () =>
           client.im.v1.message.create({
             params: { receive_id_type: 'chat_id' },
             data: { receive_id: destination.chatId, content, msg_type: message.msgType },
           }),
+        ),
         readId,
       );
     },
     patchMessage: (messageId, card) =>
       call(
         'message patch',
-        () =>
+        paced([perKeyLane(`feishu:${config.appId}:message.patch:${messageId}`, 5)], () =>
           client.im.v1.message.patch({
             path: { message_id: messageId },
             data: { content: JSON.stringify(card) },
           }),
+        ),
         () => undefined,
       ),
     addReaction: (messageId, emojiType) =>

@@ -23,6 +23,8 @@ export interface SlackTuning extends ReplyTuning {
   minRetryDelayMs: number;
   /** How long a click waits for its decision to be stored before it is acknowledged anyway. */
   acknowledgeWithinMs: number;
+  /** Pace calls to Slack's documented rate tiers; off only against a Slack stand-in (benchmarks of Butler's own work). */
+  rateTiers: boolean;
 }
 
 export interface SlackConnectorOptions {
@@ -51,6 +53,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     // a decision, and an ack sent before it is stored is lost to a crash: wait up to 2.3 s, below the
     // HTTP server's route deadline (2.5 s), leaving the rest for the network.
     acknowledgeWithinMs: 2300,
+    rateTiers: true,
     ...options.tuning,
   };
   const api = createSlackApi({
@@ -60,6 +63,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     timeoutMs: tuning.apiTimeoutMs,
     retries: tuning.apiRetries,
     minRetryDelayMs: tuning.minRetryDelayMs,
+    rateTiers: tuning.rateTiers,
   });
   let identity: BotIdentity | undefined;
   let status = 'not started';

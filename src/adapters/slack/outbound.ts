@@ -1,13 +1,17 @@
 import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
 import type { ApprovalCard } from '../../core/approval-card.js';
-import { mainThread } from '../../core/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
 import { prepareMessage, UserNames } from './prepare.js';
-import { isFeatureUnavailable, type ReplyTuning, type SlackCapabilities } from './reply-format.js';
+import {
+  isFeatureUnavailable,
+  type ReplyTuning,
+  replyThreadTs,
+  type SlackCapabilities,
+} from './reply-format.js';
 import { SlackReply } from './reply-stream.js';
 import { errorFields, type SlackApi, SlackApiError } from './slack-api.js';
 
@@ -25,10 +29,6 @@ export interface SlackAdapterDependencies {
 export const workingReaction = 'eyes';
 const workingStatus = 'is thinking…';
 
-function threadTsOf(address: ConversationAddress): string | undefined {
-  return address.thread === mainThread ? undefined : address.thread;
-}
-
 function logFields(address: ConversationAddress): Record<string, unknown> {
   return {
     platform: 'slack',
@@ -45,8 +45,8 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
 
   /** The assistant thread whose status shows Butler at work, or undefined where a reaction does instead. */
   function statusThread(target: ReplyTarget): { channel: string; threadTs: string } | undefined {
-    const { channel, thread } = target.address;
-    const threadTs = thread === mainThread ? target.replyTo : thread;
+    const { channel } = target.address;
+    const threadTs = replyThreadTs(target);
     // Assistant status exists for DMs (assistant threads); channels get a reaction instead.
     if (!channel.startsWith('D') || !threadTs || !capabilities.assistantStatus) return undefined;
     return { channel, threadTs };
@@ -125,8 +125,9 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
       });
     },
 
+    // Notices and cards go where the reply goes (in a DM, the thread of the message answered).
     async postNotice(target: ReplyTarget, text: string): Promise<void> {
-      const threadTs = threadTsOf(target.address);
+      const threadTs = replyThreadTs(target);
       await api.postMessage({
         channel: target.address.channel,
         ...(threadTs ? { threadTs } : {}),
@@ -135,7 +136,7 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
     },
 
     async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
-      const threadTs = threadTsOf(target.address);
+      const threadTs = replyThreadTs(target);
       return api.postMessage({
         channel: target.address.channel,
         ...(threadTs ? { threadTs } : {}),
@@ -173,7 +174,7 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
       const oldest = [after, ...known]
         .filter((ts) => Number.isFinite(Number(ts)))
         .reduce((newest, ts) => (Number(ts) > Number(newest) ? ts : newest), after);
-      const threadTs = threadTsOf(target.address);
+      const threadTs = replyThreadTs(target);
       const listed = await api.messagesAfter({
         channel: target.address.channel,
         ...(threadTs ? { threadTs } : {}),

@@ -1,3 +1,5 @@
+import type { ReplyTarget } from '../../core/adapter.js';
+import { mainThread } from '../../core/conversation-key.js';
 import { truncateText } from '../../core/text.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import { SlackApiError, type SlackBlocks } from './slack-api.js';
@@ -24,14 +26,12 @@ export const defaultReplyTuning: ReplyTuning = {
 export interface SlackCapabilities {
   /** Places (see `streamingPlace`) where chat.startStream failed for good; `*` when it fails everywhere. */
   streamingUnavailable: Set<string>;
-  /** Cleared after Slack refuses a `markdown` block; posts then carry converted mrkdwn only. */
-  markdownBlocks: boolean;
   /** Cleared once assistant.threads.setStatus proves unavailable (no AI app feature): reactions only. */
   assistantStatus: boolean;
 }
 
 export function createCapabilities(): SlackCapabilities {
-  return { streamingUnavailable: new Set(), markdownBlocks: true, assistantStatus: true };
+  return { streamingUnavailable: new Set(), assistantStatus: true };
 }
 
 /** Errors that mean "streaming will not work for this app at all". */
@@ -63,6 +63,16 @@ export function isTransientSlackError(slackError: string): boolean {
   return transientErrors.has(slackError) || slackError.startsWith('http_');
 }
 
+/**
+ * The thread a reply goes in: a channel's or DM thread's own, and in a DM's top level the thread of the
+ * message it answers, since Slack streams only replies (chat.startStream requires thread_ts: platforms.md
+ * "Checked since"). The conversation stays the DM's `main`; only the messages go in the thread.
+ */
+export function replyThreadTs(target: ReplyTarget): string | undefined {
+  const { thread } = target.address;
+  return thread === mainThread ? target.replyTo : thread;
+}
+
 /** Where streaming was tried: a channel's top level and its threads can differ (DMs in particular). */
 export function streamingPlace(channel: string, threadTs: string | undefined): string {
   return `${channel}:${threadTs ? 'thread' : 'top'}`;
@@ -91,17 +101,20 @@ export function staticMessage(
   return { text: truncateText(mrkdwn, 3000), blocks: [{ type: 'markdown', text: markdown }] };
 }
 
-/** Sends a posted reply as a markdown block, switching to mrkdwn for good once Slack refuses the block. */
+/**
+ * Sends one posted message as a markdown block; once Slack refuses that message's block, the message (and only
+ * it: the content was at fault, not the workspace) carries converted mrkdwn from then on.
+ */
 export async function withMarkdownFallback<T>(
-  capabilities: SlackCapabilities,
+  message: { markdownBlocks: boolean },
   send: (markdownBlocks: boolean) => Promise<T>,
 ): Promise<T> {
   try {
-    return await send(capabilities.markdownBlocks);
+    return await send(message.markdownBlocks);
   } catch (error) {
     const refused = error instanceof SlackApiError && error.slackError === 'invalid_blocks';
-    if (!refused || !capabilities.markdownBlocks) throw error;
-    capabilities.markdownBlocks = false;
+    if (!refused || !message.markdownBlocks) throw error;
+    message.markdownBlocks = false;
     return send(false);
   }
 }

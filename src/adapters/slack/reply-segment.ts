@@ -6,8 +6,13 @@ export const fenceCloser = '\n```';
 
 /** One Slack message of the reply. Its Markdown is `prefix + text[start, end) + closure`. */
 export interface Segment {
+  /** '' while deferred (not posted yet). */
   ts: string;
-  mode: 'stream' | 'static';
+  /**
+   * `stream`: chat.startStream/appendStream; `static`: posted, then chat.update; `deferred`: nothing sent yet
+   * (the workspace's stream budget was spent): it streams once the budget allows, else is posted once at the end.
+   */
+  mode: 'stream' | 'static' | 'deferred';
   /** A stream Slack still accepts appends on. */
   open: boolean;
   /** Takes no more text (full, or its stream ended). */
@@ -25,6 +30,8 @@ export interface Segment {
   /** Where the text Slack shows ends (`start` until the first successful post or edit). */
   shownEnd: number;
   lastCallAt: number;
+  /** Posted as a markdown block; cleared for this message alone when Slack refuses its block. */
+  markdownBlocks: boolean;
 }
 
 export function newSegment(start: number, end: number, prefix: string, full: boolean): Segment {
@@ -41,6 +48,7 @@ export function newSegment(start: number, end: number, prefix: string, full: boo
     shown: undefined,
     shownEnd: start,
     lastCallAt: 0,
+    markdownBlocks: true,
   };
 }
 

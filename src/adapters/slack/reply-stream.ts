@@ -1,17 +1,7 @@
 import type { ReplyStream, ReplyTarget } from '../../core/adapter.js';
-import { mainThread } from '../../core/conversation-key.js';
 import type { Logger } from '../../core/logger.js';
 import { openFence, splitPoint } from './markdown-split.js';
-import {
-  isTransientSlackError,
-  type ReplyTuning,
-  recordStreamingFailure,
-  type SlackCapabilities,
-  staticMessage,
-  streamingAvailable,
-  streamingPlace,
-  withMarkdownFallback,
-} from './reply-format.js';
+import { isTransientSlackError, type ReplyTuning, type SlackCapabilities } from './reply-format.js';
 import {
   fenceCloser,
   fenceReopener,
@@ -20,7 +10,8 @@ import {
   segmentContent,
   segmentRoom,
 } from './reply-segment.js';
-import { type SlackApi, SlackApiError } from './slack-api.js';
+import { ReplySender, slackError } from './reply-sender.js';
+import type { SlackApi } from './slack-api.js';
 
 export interface SlackReplyOptions {
   api: SlackApi;
@@ -38,28 +29,24 @@ const streamEndedErrors = new Set(['message_not_in_streaming_state', 'streaming_
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function slackError(error: unknown): string {
-  return error instanceof SlackApiError ? error.slackError : 'unknown_error';
-}
-
 /**
  * A streamed Slack reply: chat.startStream/appendStream/stopStream when Slack allows it, else
  * chat.postMessage then chat.update at most once per `updateIntervalMs`. Rolls over into a new
  * message when one grows past the limit or Slack ends its stream; `finish` makes the messages
  * show exactly the final text. Appends never wait for Slack: a single background pump sends
- * whatever has accumulated.
+ * whatever has accumulated. All live replies of the workspace share each method's budget: the more
+ * stream at once, the further apart each one's calls; with no stream budget left, a message waits
+ * (deferred) and streams once there is, or is posted once at the end.
  */
 export class SlackReply implements ReplyStream {
   private readonly options: SlackReplyOptions;
   private readonly now: () => number;
-  private readonly channel: string;
-  private readonly threadTs: string | undefined;
+  private readonly sender: ReplySender;
   private text = '';
   private readonly segments: Segment[] = [];
   /** Older messages to overwrite before posting new ones; `stopFirst` when they may still be streaming. */
   private reusable: Array<{ ts: string; stopFirst: boolean }>;
   private nextPrefix = '';
-  private streaming: boolean;
   private userStopped = false;
   private finishing = false;
   private failure: unknown;
@@ -69,15 +56,12 @@ export class SlackReply implements ReplyStream {
   constructor(options: SlackReplyOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
-    const { address } = options.target;
-    this.channel = address.channel;
-    this.threadTs = address.thread === mainThread ? undefined : address.thread;
+    this.sender = new ReplySender(options);
     this.reusable = (options.resume ?? []).map((ts) => ({ ts, stopFirst: true }));
-    this.streaming = streamingAvailable(options.capabilities, streamingPlace(this.channel, this.threadTs));
   }
 
   get messageIds(): readonly string[] {
-    return this.segments.map((segment) => segment.ts);
+    return this.segments.flatMap((segment) => (segment.ts ? [segment.ts] : []));
   }
 
   async append(delta: string): Promise<void> {
@@ -91,11 +75,15 @@ export class SlackReply implements ReplyStream {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
-    if (this.userStopped) return;
-    this.reconcile(text);
-    this.failure = undefined;
-    await this.pump(true);
-    await this.discardUnusedMessages();
+    try {
+      if (this.userStopped) return;
+      this.reconcile(text);
+      this.failure = undefined;
+      await this.pump(true);
+      await this.discardUnusedMessages();
+    } finally {
+      this.sender.leave();
+    }
   }
 
   private schedule(): void {
@@ -117,9 +105,7 @@ export class SlackReply implements ReplyStream {
   private nextDelay(): number {
     const segment = this.current();
     if (!segment) return 0;
-    const { streamIntervalMs, updateIntervalMs } = this.options.tuning;
-    const interval = segment.mode === 'stream' ? streamIntervalMs : updateIntervalMs;
-    return Math.max(0, segment.lastCallAt + interval - this.now());
+    return Math.max(0, segment.lastCallAt + this.sender.interval(segment) - this.now());
   }
 
   private current(): Segment | undefined {
@@ -133,7 +119,7 @@ export class SlackReply implements ReplyStream {
 
   private hasUndelivered(): boolean {
     const segment = this.current();
-    if (this.committed() < this.text.length) return true;
+    if (this.committed() < this.text.length || segment?.mode === 'deferred') return true;
     return segment?.mode === 'static' && segment.shown !== segmentContent(segment, this.text);
   }
 
@@ -147,7 +133,8 @@ export class SlackReply implements ReplyStream {
       const segment = this.current();
       if (!segment || this.userStopped) return;
       if (!final) {
-        if (segment.mode === 'static' && this.nextDelay() === 0) await this.pushStatic(segment);
+        if (segment.mode === 'deferred') await this.startDeferred(segment);
+        else if (segment.mode === 'static' && this.nextDelay() === 0) await this.pushStatic(segment);
         return;
       }
       // Sealing can hand text back (a message Slack would not let Butler edit): go round again.
@@ -172,22 +159,21 @@ export class SlackReply implements ReplyStream {
         continue;
       }
       if (available.length === 0) break;
+      // A stream keeps its cadence (its share of the workspace's append budget) until the end.
+      if (segment.mode === 'stream' && !final && this.nextDelay() > 0) break;
       const take = splitPoint(available, room);
       const piece = available.slice(0, take);
       const fillsUp = take < available.length;
-      if (segment.mode === 'static') {
+      if (segment.mode !== 'stream') {
         segment.end += take;
         segment.full = fillsUp;
         if (!fillsUp) break;
         continue;
       }
-      const { api } = this.options;
       const stopWithPiece =
         final && !fillsUp && openFence(segmentContent(segment, this.text) + piece) === undefined;
       const sent = await this.streamCall(segment, () =>
-        stopWithPiece
-          ? api.stopStream({ channel: this.channel, ts: segment.ts, markdownText: piece })
-          : api.appendStream({ channel: this.channel, ts: segment.ts, markdownText: piece }),
+        stopWithPiece ? this.sender.stop(segment.ts, piece) : this.sender.append(segment.ts, piece),
       );
       if (!sent) continue;
       segment.end += take;
@@ -211,45 +197,56 @@ export class SlackReply implements ReplyStream {
     if (reused !== undefined) {
       segment.ts = reused.ts;
       // An interrupted attempt may have left its stream open; chat.update needs it stopped.
-      if (reused.stopFirst)
-        await this.options.api.stopStream({ channel: this.channel, ts: reused.ts }).catch(() => {});
+      if (reused.stopFirst) await this.sender.stop(reused.ts).catch(() => {});
       this.segments.push(segment);
       await this.pushStatic(segment);
       if (this.segments.at(-1) === segment) return;
     }
-    if (this.streaming) {
-      try {
-        const isDirect = this.channel.startsWith('D');
-        segment.ts = await this.options.api.startStream({
-          channel: this.channel,
-          ...(this.threadTs ? { threadTs: this.threadTs } : {}),
-          markdownText: markdown,
-          ...(isDirect
-            ? {}
-            : {
-                recipientUserId: this.options.target.userId,
-                recipientTeamId: this.options.target.address.workspace,
-              }),
-        });
-        Object.assign(segment, { mode: 'stream', open: true, lastCallAt: this.now() });
-        await this.created(segment);
-        return;
-      } catch (error) {
-        const code = slackError(error);
-        recordStreamingFailure(this.options.capabilities, streamingPlace(this.channel, this.threadTs), code);
-        this.streaming = false;
-        this.log().info({ slackError: code }, 'streaming unavailable; falling back to post and update');
-      }
+    const started = await this.sender.startStream(markdown);
+    if (started === 'spent') {
+      Object.assign(segment, { mode: 'deferred', lastCallAt: this.now() });
+      this.segments.push(segment);
+      return;
     }
-    segment.ts = await this.postStatic(markdown);
+    if (started !== undefined) {
+      Object.assign(segment, { ts: started, mode: 'stream', open: true, lastCallAt: this.now() });
+      await this.created(segment);
+      return;
+    }
+    segment.ts = await this.sender.post(segment, markdown);
     segment.shown = markdown;
     segment.shownEnd = segment.end;
     segment.lastCallAt = this.now();
     await this.created(segment);
   }
 
+  /** A deferred message streams once the budget has room; where streaming fails it is posted at once. */
+  private async startDeferred(segment: Segment): Promise<void> {
+    const started = await this.sender.startStream(segmentContent(segment, this.text));
+    if (started === 'spent') {
+      segment.lastCallAt = this.now();
+      return;
+    }
+    if (started === undefined) return this.postDeferred(segment);
+    Object.assign(segment, { ts: started, mode: 'stream', open: true, lastCallAt: this.now() });
+    await this.created(segment);
+  }
+
+  /** The cheaper delivery: a deferred message posted in one call, with all its text. */
+  private async postDeferred(segment: Segment): Promise<void> {
+    const markdown = segmentContent(segment, this.text);
+    segment.ts = await this.sender.post(segment, markdown);
+    Object.assign(segment, {
+      mode: 'static',
+      shown: markdown,
+      shownEnd: segment.end,
+      lastCallAt: this.now(),
+    });
+    await this.created(segment);
+  }
+
   private async created(segment: Segment): Promise<void> {
-    this.segments.push(segment);
+    if (!this.segments.includes(segment)) this.segments.push(segment);
     await this.options.onMessageCreated?.(segment.ts);
   }
 
@@ -263,9 +260,9 @@ export class SlackReply implements ReplyStream {
       const code = slackError(error);
       segment.open = false;
       if (code !== 'stopped_by_user' && !streamEndedErrors.has(code)) {
-        this.streaming = false;
+        this.sender.stopStreaming();
         this.log().warn({ slackError: code }, 'stream append failed; finishing the message with chat.update');
-        await this.options.api.stopStream({ channel: this.channel, ts: segment.ts }).catch(() => {});
+        await this.sender.stop(segment.ts).catch(() => {});
         this.continueStatically(segment);
         return false;
       }
@@ -301,17 +298,16 @@ export class SlackReply implements ReplyStream {
     if (segment.mode === 'stream') {
       if (segment.open) {
         try {
-          await this.options.api.stopStream({
-            channel: this.channel,
-            ts: segment.ts,
-            ...(closure ? { markdownText: closure } : {}),
-          });
+          await this.sender.stop(segment.ts, closure);
           segment.closure = closure;
         } catch (error) {
           this.log().info({ slackError: slackError(error) }, 'could not stop the stream; it ends on its own');
         }
         segment.open = false;
       }
+    } else if (segment.mode === 'deferred') {
+      segment.closure = closure;
+      await this.postDeferred(segment);
     } else {
       segment.closure = closure;
       await this.pushStatic(segment);
@@ -319,27 +315,14 @@ export class SlackReply implements ReplyStream {
     segment.sealed = true;
   }
 
-  private postStatic(markdown: string): Promise<string> {
-    const thread = this.threadTs ? { threadTs: this.threadTs } : {};
-    return withMarkdownFallback(this.options.capabilities, (blocks) =>
-      this.options.api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, blocks) }),
-    );
-  }
-
-  /** chat.update with the segment's Markdown, no more often than `updateIntervalMs`. */
+  /** chat.update with the segment's Markdown, no more often than its interval. */
   private async pushStatic(segment: Segment): Promise<void> {
     const markdown = segmentContent(segment, this.text);
     if (segment.shown === markdown) return;
-    const wait = segment.lastCallAt + this.options.tuning.updateIntervalMs - this.now();
+    const wait = segment.lastCallAt + this.sender.interval(segment) - this.now();
     if (wait > 0) await sleep(wait);
     try {
-      await withMarkdownFallback(this.options.capabilities, (blocks) =>
-        this.options.api.updateMessage({
-          channel: this.channel,
-          ts: segment.ts,
-          ...staticMessage(markdown, blocks),
-        }),
-      );
+      await this.sender.update(segment, markdown);
     } catch (error) {
       if (isTransientSlackError(slackError(error))) throw error;
       this.abandon(segment, slackError(error));
@@ -381,10 +364,12 @@ export class SlackReply implements ReplyStream {
     if (firstAffected === -1) return;
     const affected = this.segments.splice(firstAffected);
     this.nextPrefix = affected[0]?.prefix ?? '';
-    const rewrite = affected.map((segment) => ({
-      ts: segment.ts,
-      stopFirst: segment.mode === 'stream' && segment.open,
-    }));
+    const rewrite = affected
+      .filter((segment) => segment.ts)
+      .map((segment) => ({
+        ts: segment.ts,
+        stopFirst: segment.mode === 'stream' && segment.open,
+      }));
     this.reusable = [...rewrite, ...this.reusable];
   }
 
@@ -392,7 +377,7 @@ export class SlackReply implements ReplyStream {
   private async discardUnusedMessages(): Promise<void> {
     const unused = this.reusable.splice(0);
     for (const { ts } of unused) {
-      await this.options.api.deleteMessage({ channel: this.channel, ts }).catch((error: unknown) => {
+      await this.sender.remove(ts).catch((error: unknown) => {
         this.log().info({ slackError: slackError(error) }, 'could not delete an unused reply message');
       });
     }

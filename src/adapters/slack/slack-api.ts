@@ -2,13 +2,16 @@ import { WebClient } from '@slack/web-api';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { clientFetch } from '../../http/client-fetch.js';
+import { Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
 import type { BotIdentity } from './normalize.js';
 import { isRecord } from './parse.js';
+import { type SharedSlackMethod, slackLane } from './rate-tiers.js';
 import { toSlackSdkLogger } from './slack-logger.js';
 
 /**
  * The one place that calls Slack's Web API. Everything else talks to this narrow, typed interface,
- * so the SDK's loose types stop here and tests can drive the real client against a local fake.
+ * so the SDK's loose types stop here and tests can drive the real client against a local fake. Every call
+ * goes through the workspace's pacing (rate-tiers.ts), which also retries rate-limited calls.
  */
 
 /** A failed Web API call; `slackError` is Slack's error string (`not_allowed`, `ratelimited`, …). */
@@ -50,13 +53,17 @@ export interface SlackApi {
   updateMessage(args: { channel: string; ts: string; text: string; blocks?: SlackBlocks }): Promise<void>;
   deleteMessage(args: { channel: string; ts: string }): Promise<void>;
   postEphemeral(args: { channel: string; user: string; text: string; threadTs?: string }): Promise<void>;
+  /**
+   * Starts a stream only when the workspace's chat.startStream budget has room now: undefined (nothing sent)
+   * when it has none, so the caller can deliver another way instead of waiting.
+   */
   startStream(args: {
     channel: string;
-    threadTs?: string;
+    threadTs: string;
     markdownText: string;
     recipientUserId?: string;
     recipientTeamId?: string;
-  }): Promise<string>;
+  }): Promise<string | undefined>;
   appendStream(args: { channel: string; ts: string; markdownText: string }): Promise<void>;
   stopStream(args: { channel: string; ts: string; markdownText?: string }): Promise<void>;
   addReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
@@ -72,6 +79,8 @@ export interface SlackApi {
   openView(args: { triggerId: string; view: Record<string, unknown> }): Promise<void>;
   /** Messages after `oldest` (exclusive): a thread's replies, or a channel's top level without `threadTs`. */
   messagesAfter(args: { channel: string; threadTs?: string; oldest: string }): Promise<SlackThreadMessage[]>;
+  /** A repeating caller's part of the workspace's budget for `method` (each live reply takes one). */
+  share(method: SharedSlackMethod): Share;
 }
 
 export interface SlackApiOptions {
@@ -83,6 +92,10 @@ export interface SlackApiOptions {
   /** Bounded: the client's default retries for about 30 minutes. 429s are retried after Retry-After. */
   retries?: number;
   minRetryDelayMs?: number;
+  /** Milliseconds since the epoch, for the pacing windows. */
+  now?: () => number;
+  /** Pace to Slack's documented tiers (default); off only against a stand-in that does not enforce them. */
+  rateTiers?: boolean;
 }
 
 export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
@@ -98,6 +111,12 @@ export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
     logger: toSlackSdkLogger(options.logger),
     fetch: clientFetch,
   };
+}
+
+/** The SDK's answer to a 429 when `rejectRateLimitedCalls` is on: Retry-After in seconds. */
+function retryAfterMs(error: unknown): number | undefined {
+  if (!isRecord(error) || error.code !== 'slack_webapi_rate_limited_error') return undefined;
+  return typeof error.retryAfter === 'number' ? error.retryAfter * 1000 : undefined;
 }
 
 function toSlackApiError(method: string, error: unknown): SlackApiError {
@@ -142,19 +161,37 @@ function listedMessages(result: Record<string, unknown>): SlackThreadMessage[] {
 }
 
 export function createSlackApi(options: SlackApiOptions): SlackApi {
-  const client = new WebClient(options.token, slackClientOptions(options));
+  // On a 429 the client would pause its whole queue for the Retry-After (WebClient.ts, requestQueue.pause(),
+  // platforms.md "Checked since"): it answers instead, and the pacing backs off that method alone.
+  const client = new WebClient(options.token, {
+    ...slackClientOptions(options),
+    rejectRateLimitedCalls: true,
+  });
+  const pacer = new Pacer(options.now ? { now: options.now } : {});
+  const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
+  // One token is one installation: its budgets are the workspace's (auth.test names it before any other call).
+  let workspace = 'workspace';
+  const tiers = options.rateTiers ?? true;
+  const laneOf = (method: string, args: Record<string, unknown>) => slackLane(workspace, method, args, tiers);
+
+  const send = async (method: string, args: Record<string, unknown>) => {
+    const result: unknown = await client.apiCall(method, args);
+    return isRecord(result) ? result : {};
+  };
 
   async function call(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     try {
-      const result: unknown = await client.apiCall(method, args);
-      return isRecord(result) ? result : {};
+      return await pacer.run([laneOf(method, args)], () => send(method, args), rateLimits);
     } catch (error) {
       throw toSlackApiError(method, error);
     }
   }
 
   async function callForTs(method: string, args: Record<string, unknown>): Promise<string> {
-    const result = await call(method, args);
+    return tsOf(method, await call(method, args));
+  }
+
+  function tsOf(method: string, result: Record<string, unknown>): string {
     const ts = stringField(result, 'ts');
     if (!ts) throw new SlackApiError(method, 'missing_ts');
     return ts;
@@ -166,6 +203,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       const userId = stringField(result, 'user_id');
       const teamId = stringField(result, 'team_id');
       if (!userId || !teamId) throw new SlackApiError('auth.test', 'missing_identity');
+      workspace = teamId;
       return { userId, teamId, botId: stringField(result, 'bot_id') ?? '' };
     },
     postMessage: ({ channel, threadTs, text, blocks }) =>
@@ -179,14 +217,22 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     async postEphemeral({ channel, user, text, threadTs }) {
       await call('chat.postEphemeral', { channel, user, text, thread_ts: threadTs });
     },
-    startStream: ({ channel, threadTs, markdownText, recipientUserId, recipientTeamId }) =>
-      callForTs('chat.startStream', {
+    async startStream({ channel, threadTs, markdownText, recipientUserId, recipientTeamId }) {
+      const method = 'chat.startStream';
+      const args = {
         channel,
         thread_ts: threadTs,
         markdown_text: markdownText,
         recipient_user_id: recipientUserId,
         recipient_team_id: recipientTeamId,
-      }),
+      };
+      try {
+        const started = pacer.runIfFree([laneOf(method, args)], () => send(method, args), rateLimits);
+        return started && tsOf(method, await started);
+      } catch (error) {
+        throw toSlackApiError(method, error);
+      }
+    },
     async appendStream({ channel, ts, markdownText }) {
       await call('chat.appendStream', { channel, ts, markdown_text: markdownText });
     },
@@ -235,6 +281,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         : await call('conversations.history', window);
       return listedMessages(result);
     },
+    share: (method) => pacer.share(laneOf(method, {})),
   };
 }
 

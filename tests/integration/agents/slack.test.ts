@@ -97,8 +97,8 @@ describe(`two agents, one approval across a restart, on Slack (${databaseKind})`
 
       const statuses = slack.callsTo('assistant.threads.setStatus').map((call) => call.args.status);
       expect(statuses).toContain('is asking ops and docs…');
-      // A DM is answered at its top level, not in a thread.
-      const thread = slack.threadMessages('D0ALICE', undefined);
+      // A top-level DM is answered in its thread (Slack streams only replies), the card beside the reply.
+      const thread = slack.threadMessages('D0ALICE', ts);
       expect(thread.map(shownText)).toContain('_Asking ops and docs…_');
       const card = thread.find((message) => JSON.stringify(message.blocks ?? '').includes('butler_approve'));
       expect(JSON.stringify(card?.blocks)).toContain('Asked by the *ops* agent for');
@@ -126,7 +126,7 @@ describe(`two agents, one approval across a restart, on Slack (${databaseKind})`
 
       expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
       // The continuation says which agent goes on, then the one answer built from both results.
-      expect(slack.threadMessages('D0ALICE', undefined).map(shownText).at(-1)).toBe(
+      expect(slack.threadMessages('D0ALICE', ts).map(shownText).at(-1)).toBe(
         '_Asking ops…_\n\nRestarted payments-api. Watch error rates for 10 minutes.',
       );
       const butlerAfterClick = model.requests.at(-1);

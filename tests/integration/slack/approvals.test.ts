@@ -8,6 +8,7 @@ import {
   asForm,
   asJson,
   blockActions,
+  directMessage,
   envelope,
   postToSlack,
   rejectSubmission,
@@ -105,6 +106,52 @@ describe('Slack approval cards through the running Butler', () => {
     expect(JSON.stringify(cardUpdates(cardTs)[0]?.args.blocks)).not.toContain('butler_approve');
     const continuation = fake.callsTo('chat.startStream').at(-1);
     expect(continuation?.args.thread_ts).toBe(threadTs);
+  });
+
+  it("asks and goes on in a top-level DM's thread, where the reply streams", async () => {
+    model.enqueue({
+      text: 'Restarting needs approval.',
+      toolCalls: [{ id: 'call_dm', name: 'restart_service', arguments: '{"service":"payments-api"}' }],
+    });
+    const ts = freshTs();
+    await postToSlack(
+      slackUrl,
+      asJson(envelope(directMessage({ ts, text: 'restart payments-api', user: requester.id }))),
+    );
+    await app.settle();
+    const card = fake
+      .callsTo('chat.postMessage')
+      .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve'));
+    expect(fake.callsTo('chat.startStream')[0]?.args).toMatchObject({ channel: 'D0ALICE', thread_ts: ts });
+    expect(card?.args).toMatchObject({ channel: 'D0ALICE', thread_ts: ts });
+    const cardTs = fake
+      .threadMessages('D0ALICE', ts)
+      .find((message) => message.blocks === card?.args.blocks)?.ts;
+
+    model.enqueue({ text: 'payments-api restarted.' });
+    const response = await postToSlack(
+      slackUrl,
+      asForm(
+        blockActions({
+          approvalId: card ? approvalIdOf(card) : '',
+          actionId: 'butler_approve',
+          messageTs: cardTs ?? '',
+          threadTs: ts,
+          channel: 'D0ALICE',
+        }),
+      ),
+    );
+    expect(response.status).toBe(200);
+    await fake.waitFor(() => cardUpdates(cardTs ?? '')[0]);
+    await app.settle();
+    expect(tools.requests).toHaveLength(1);
+    expect(fake.callsTo('chat.startStream').at(-1)?.args).toMatchObject({
+      channel: 'D0ALICE',
+      thread_ts: ts,
+    });
+    expect(
+      fake.threadMessages('D0ALICE', undefined).filter((message) => message.user === 'U0BUTLER'),
+    ).toEqual([]);
   });
 
   it('tells an unauthorised clicker privately, leaves the card, and runs nothing', async () => {

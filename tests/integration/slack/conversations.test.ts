@@ -215,23 +215,34 @@ describe('Slack conversations through the running Butler', () => {
     expect(fake.callsTo('chat.startStream').every((call) => call.args.thread_ts === root)).toBe(true);
   });
 
-  it('answers a DM at the top level with an assistant status', async () => {
+  it("streams the answer to a top-level DM in the message's thread, with an assistant status", async () => {
     // Slower to start than the working indicator's delay: the status shows.
     model.enqueue(async () => {
       await new Promise((resolve) => setTimeout(resolve, 800));
-      return { text: 'Hi! How can I help?' };
+      return { text: 'Hi! How can I help?', chunks: ['Hi! ', 'How can I help?'], chunkDelayMs: 20 };
     });
     const ts = freshTs();
+    fake.seedMessage({ channel: 'D0ALICE', ts, user: 'U0ALICE', text: 'hello' });
     await send(directMessage({ ts }));
     await app.settle();
+    // The fake refuses a stream without thread_ts (invalid_arguments), as Slack does: it streamed, no fallback.
     const start = fake.callsTo('chat.startStream')[0];
-    expect(start?.args.channel).toBe('D0ALICE');
-    expect(start?.args.thread_ts).toBeUndefined();
+    expect(start?.args).toMatchObject({ channel: 'D0ALICE', thread_ts: ts });
+    expect(fake.callsTo('chat.postMessage')).toHaveLength(0);
     expect(fake.callsTo('assistant.threads.setStatus')[0]?.args).toMatchObject({
       channel_id: 'D0ALICE',
       thread_ts: ts,
     });
-    expect(replyIn('D0ALICE', undefined).map(shownText)).toContain('Hi! How can I help?');
+    expect(replyIn('D0ALICE', ts).map(shownText)).toEqual(['Hi! How can I help?']);
+    expect(replyIn('D0ALICE', undefined)).toEqual([]);
+
+    // The next top-level message continues the same conversation, answered in its own thread.
+    model.enqueue({ text: 'Still here.' });
+    const next = freshTs();
+    await send(directMessage({ ts: next, text: 'are you there?' }));
+    await app.settle();
+    expect(model.requests[1]?.messages.map((message) => message.content)).toContain('Hi! How can I help?');
+    expect(fake.callsTo('chat.startStream')[1]?.args.thread_ts).toBe(next);
   });
 
   it.each([

@@ -138,8 +138,9 @@ describe('notices and approval cards', () => {
       thread_ts: threadTs,
       text: 'The model is *unavailable*; try again.',
     });
+    // In a DM's top level, where the reply goes: the thread of the message answered.
     await slack.postNotice(dmTarget, 'hello');
-    expect(fake.callsTo('chat.postMessage')[1]?.args.thread_ts).toBeUndefined();
+    expect(fake.callsTo('chat.postMessage')[1]?.args.thread_ts).toBe(dmTarget.replyTo);
   });
 
   it('posts a card in the thread and updates it in place', async () => {

@@ -1,0 +1,138 @@
+import type { ReplyTarget } from '../../core/adapter.js';
+import type { Logger } from '../../core/logger.js';
+import type { Share } from '../pacing/index.js';
+import type { SharedSlackMethod } from './rate-tiers.js';
+import {
+  type ReplyTuning,
+  recordStreamingFailure,
+  replyThreadTs,
+  type SlackCapabilities,
+  staticMessage,
+  streamingAvailable,
+  streamingPlace,
+  withMarkdownFallback,
+} from './reply-format.js';
+import type { Segment } from './reply-segment.js';
+import { type SlackApi, SlackApiError } from './slack-api.js';
+
+export interface ReplySenderOptions {
+  api: SlackApi;
+  logger: Logger;
+  target: ReplyTarget;
+  tuning: ReplyTuning;
+  capabilities: SlackCapabilities;
+}
+
+export function slackError(error: unknown): string {
+  return error instanceof SlackApiError ? error.slackError : 'unknown_error';
+}
+
+/**
+ * How one reply's messages reach Slack: where (channel and thread), which way (stream, or post and update),
+ * and how often, as this reply's share of the workspace's budget for each method.
+ */
+export class ReplySender {
+  readonly channel: string;
+  readonly threadTs: string | undefined;
+  private readonly options: ReplySenderOptions;
+  private streaming: boolean;
+  private share: { method: SharedSlackMethod; budget: Share } | undefined;
+
+  constructor(options: ReplySenderOptions) {
+    this.options = options;
+    this.channel = options.target.address.channel;
+    this.threadTs = replyThreadTs(options.target);
+    // Slack streams only replies: without a thread to answer in, the reply is posted and updated.
+    this.streaming =
+      this.threadTs !== undefined &&
+      streamingAvailable(options.capabilities, streamingPlace(this.channel, this.threadTs));
+  }
+
+  /** The spacing of this reply's calls on `segment`: the tuning's, stretched to its share of the budget. */
+  interval(segment: Segment): number {
+    const { streamIntervalMs, updateIntervalMs } = this.options.tuning;
+    if (segment.mode === 'deferred') return streamIntervalMs;
+    const [method, base]: [SharedSlackMethod, number] =
+      segment.mode === 'stream' ? ['chat.appendStream', streamIntervalMs] : ['chat.update', updateIntervalMs];
+    if (this.share?.method !== method) {
+      this.share?.budget.leave();
+      this.share = { method, budget: this.options.api.share(method) };
+    }
+    return Math.max(base, this.share.budget.intervalMs());
+  }
+
+  /** The reply is done: its part of the budget goes back to the others. */
+  leave(): void {
+    this.share?.budget.leave();
+    this.share = undefined;
+  }
+
+  /** After a failed append the rest of the reply posts and updates. */
+  stopStreaming(): void {
+    this.streaming = false;
+  }
+
+  /**
+   * A stream holding `markdown`: its ts; `spent` when the workspace's stream budget has no room now (nothing
+   * sent); undefined when streaming does not work here (the reply then posts and updates).
+   */
+  async startStream(markdown: string): Promise<string | 'spent' | undefined> {
+    if (!this.streaming || this.threadTs === undefined) return undefined;
+    // Streams in channels name their recipient (platforms.md §5 and "Checked since"); a DM has one.
+    const { userId, address } = this.options.target;
+    const recipient = this.channel.startsWith('D')
+      ? {}
+      : { recipientUserId: userId, recipientTeamId: address.workspace };
+    try {
+      const ts = await this.options.api.startStream({
+        channel: this.channel,
+        threadTs: this.threadTs,
+        markdownText: markdown,
+        ...recipient,
+      });
+      return ts ?? 'spent';
+    } catch (error) {
+      const code = slackError(error);
+      recordStreamingFailure(this.options.capabilities, streamingPlace(this.channel, this.threadTs), code);
+      this.streaming = false;
+      this.options.logger.info(
+        { slackError: code },
+        'streaming unavailable; falling back to post and update',
+      );
+      return undefined;
+    }
+  }
+
+  append(ts: string, markdownText: string): Promise<void> {
+    return this.options.api.appendStream({ channel: this.channel, ts, markdownText });
+  }
+
+  stop(ts: string, markdownText?: string): Promise<void> {
+    return this.options.api.stopStream({
+      channel: this.channel,
+      ts,
+      ...(markdownText ? { markdownText } : {}),
+    });
+  }
+
+  post(segment: Segment, markdown: string): Promise<string> {
+    const thread = this.threadTs ? { threadTs: this.threadTs } : {};
+    return withMarkdownFallback(segment, (blocks) =>
+      this.options.api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, blocks) }),
+    );
+  }
+
+  update(segment: Segment, markdown: string): Promise<void> {
+    return withMarkdownFallback(segment, (blocks) =>
+      this.options.api.updateMessage({
+        channel: this.channel,
+        ts: segment.ts,
+        ...staticMessage(markdown, blocks),
+      }),
+    );
+  }
+
+  remove(ts: string): Promise<void> {
+    return this.options.api.deleteMessage({ channel: this.channel, ts });
+  }
+}
