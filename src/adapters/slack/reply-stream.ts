@@ -1,6 +1,7 @@
 import type { ReplyStream, ReplyTarget } from '../../core/adapter.js';
 import type { Logger } from '../../core/logger.js';
 import { openFence, splitPoint } from './markdown-split.js';
+import { defuseMarkdown, StreamingMarkdownDefuser } from './mentions.js';
 import { isTransientSlackError, type ReplyTuning, type SlackCapabilities } from './reply-format.js';
 import {
   fenceCloser,
@@ -42,6 +43,7 @@ export class SlackReply implements ReplyStream {
   private readonly options: SlackReplyOptions;
   private readonly now: () => number;
   private readonly sender: ReplySender;
+  private readonly defuser: StreamingMarkdownDefuser;
   private text = '';
   private readonly segments: Segment[] = [];
   /** Older messages to overwrite before posting new ones; `stopFirst` when they may still be streaming. */
@@ -57,6 +59,7 @@ export class SlackReply implements ReplyStream {
     this.options = options;
     this.now = options.now ?? Date.now;
     this.sender = new ReplySender(options);
+    this.defuser = new StreamingMarkdownDefuser();
     this.reusable = (options.resume ?? []).map((ts) => ({ ts, stopFirst: true }));
   }
 
@@ -66,7 +69,8 @@ export class SlackReply implements ReplyStream {
 
   async append(delta: string): Promise<void> {
     if (this.finishing || this.userStopped || delta.length === 0) return;
-    this.text += delta;
+    // The model's words never ping a channel or hide a link: Slack markup in them stays inert.
+    this.text += this.defuser.push(delta);
     if (this.failure === undefined) this.schedule();
   }
 
@@ -77,7 +81,7 @@ export class SlackReply implements ReplyStream {
     await this.running;
     try {
       if (this.userStopped) return;
-      this.reconcile(text);
+      this.reconcile(defuseMarkdown(text));
       this.failure = undefined;
       await this.pump(true);
       await this.discardUnusedMessages();

@@ -123,6 +123,51 @@ describe(`hostile text on Slack (${databaseKind})`, () => {
     expect(window.map((message) => message.content)).toContain(cleaned);
   });
 
+  it('never lets a reply ping a channel or a person, or hide where a link goes', async () => {
+    // What a prompt injection could make the model write; split across deltas as a stream would be.
+    const pings = [
+      '<!channel>',
+      '<!here>',
+      '<!everyone>',
+      '<@U0BOSS>',
+      '<https://evil.example|your invoice>',
+      '@here',
+    ];
+    model.enqueue({
+      text: 'unused',
+      chunks: [
+        'Heads up ',
+        '<',
+        '!channel> and <!he',
+        're> <!everyone> <@U0BO',
+        'SS> see <https://evil.example|your invoice> @',
+        'here',
+      ],
+    });
+    const ts = freshTs();
+    await postToSlack(url(), asJson(envelope(appMention({ ts, text: `<@${botUserId}> summarise` }))));
+    await app.settle();
+    const sent = fake
+      .callsTo('chat.startStream')
+      .concat(
+        fake.callsTo('chat.appendStream'),
+        fake.callsTo('chat.stopStream'),
+        fake.callsTo('chat.postMessage'),
+      )
+      .map((call) => JSON.stringify(call.args))
+      .join('\n');
+    for (const ping of pings) expect(sent).not.toContain(ping);
+    expect(sent).not.toMatch(/<[!@#h]/);
+    // Each is still there to read.
+    const shown = replyIn(ts)
+      .map(shownText)
+      .join('')
+      .replace(/[\u200b\u2060]/g, '');
+    expect(shown).toBe(
+      'Heads up <!channel> and <!here> <!everyone> <@U0BOSS> see <https://evil.example|your invoice> @here',
+    );
+  });
+
   it('cleans tool arguments and tool results, and the turn completes', async () => {
     tools.respond({ body: 'report slack-tool-7f3a\u0000: all green\u0007' });
     model.enqueue(
