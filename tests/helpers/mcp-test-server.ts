@@ -11,6 +11,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { type LogFunction, type Logger, silentLogger } from '../../src/core/logger.js';
 import type { McpServerSettings } from '../../src/core/tools/mcp/index.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
+import { repositoryRoot, tsxLoader } from './entry-points.js';
 import {
   type CallRecord,
   createTestMcpServer,
@@ -20,10 +21,7 @@ import {
 
 export type { CallRecord } from './mcp-test-tools.js';
 
-const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 const stdioEntry = fileURLToPath(new URL('./mcp-test-server-stdio.ts', import.meta.url));
-/** tsx's loader by absolute URL, so that the child loads it from any working directory. */
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /** Settings for an McpServer, with short timeouts that suit tests. */
 export function testSettings(

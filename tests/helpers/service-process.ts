@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from './database.js';
+import { entryArguments, tsxEnvironment } from './entry-points.js';
 
 /**
  * `npm start`'s entry point (`src/main.ts`) as a child process, for tests that kill it mid-work and start it
@@ -37,9 +38,13 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-function run(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+function run(
+  env: Record<string, string>,
+  cwd: string,
+): { child: ChildProcessWithoutNullStreams; output: () => string } {
+  const child = spawn(process.execPath, entryArguments('src/main.ts'), {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...tsxEnvironment, ...env },
+    cwd,
     stdio: 'pipe',
   });
   let output = '';
@@ -63,13 +68,16 @@ export async function createServiceHome(config: Record<string, unknown>): Promis
     databaseUrl,
     async start(env) {
       const port = await freePort();
-      const { child, output } = run({
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        BUTLER_CONFIG: configPath,
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { BUTLER_DATA_DIR: join(directory, 'data') }),
-        ...env,
-      });
+      const { child, output } = run(
+        {
+          PORT: String(port),
+          LOG_LEVEL: 'info',
+          BUTLER_CONFIG: configPath,
+          ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { BUTLER_DATA_DIR: join(directory, 'data') }),
+          ...env,
+        },
+        directory,
+      );
       running.add(child);
       const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
       const deadline = Date.now() + 30_000;

@@ -6,15 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCard } from '../../../src/adapters/console/console-adapter.js';
 import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
 import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from '../../helpers/database.js';
+import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
 /** Runs `npm run chat`'s entry point as a user would, typing lines once the expected output shows. */
 function startChat(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/adapters/console/main.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+  // Outside the repository, as every user's chat runs: a developer's own config and .butler there are not read.
+  const cwd = mkdtempSync(join(tmpdir(), 'butler-chat-'));
+  const child = spawn(process.execPath, entryArguments('src/adapters/console/main.ts'), {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...tsxEnvironment, ...env },
+    cwd,
     stdio: 'pipe',
   });
+  child.on('exit', () => rmSync(cwd, { recursive: true, force: true }));
   let output = '';
   child.stdout.on('data', (chunk) => {
     output += String(chunk);

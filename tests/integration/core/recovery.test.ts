@@ -17,6 +17,7 @@ import {
   dropPostgresDatabase,
   testDatabaseUrl,
 } from '../../helpers/database.js';
+import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
 import type { AdapterEvent } from '../../helpers/recording-adapter.js';
@@ -28,8 +29,8 @@ type Line = AdapterEvent | { ready: true } | { accepted: string } | { stopped: t
 function startChild(env: Record<string, string>) {
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
-    ['--import', 'tsx', 'tests/helpers/child-butler.ts'],
-    { env: { ...process.env, ...env }, stdio: 'pipe' },
+    entryArguments('tests/helpers/child-butler.ts'),
+    { env: { ...process.env, ...tsxEnvironment, ...env }, cwd: tmpdir(), stdio: 'pipe' },
   );
   const lines: Line[] = [];
   const waiters = new Set<() => void>();

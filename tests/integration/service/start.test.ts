@@ -1,15 +1,22 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { entryArguments, repositoryRoot, tsxEnvironment } from '../../helpers/entry-points.js';
 
-/** `npm start`'s entry point as a process, configured only by environment. */
+/**
+ * `npm start`'s entry point as a process, configured only by environment, in a directory of its own (a
+ * developer's `butler.config.yaml` or `.env` in the repository is not the test's).
+ */
 function startService(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+  const cwd = mkdtempSync(join(tmpdir(), 'butler-cwd-'));
+  const child = spawn(process.execPath, entryArguments('src/main.ts'), {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...tsxEnvironment, ...env },
+    cwd,
     stdio: 'pipe',
   });
+  child.on('exit', () => rmSync(cwd, { recursive: true, force: true }));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => {
@@ -54,6 +61,38 @@ describe('the service process', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it.each(['start', 'chat'])(
+    '`npm run %s` reads a .env where it runs',
+    async (script) => {
+      // The script's own command (package.json), run where a user keeps their .env: a bad PORT in it must stop
+      // the start with its name, which only happens if the file was read.
+      const scripts = JSON.parse(readFileSync(join(repositoryRoot, 'package.json'), 'utf8'))
+        .scripts as Record<string, string>;
+      const [tsx, ...words] = (scripts[script] ?? '').split(' ');
+      expect(tsx).toBe('tsx');
+      const flags = words.filter((word) => word.startsWith('--'));
+      const entry = words.find((word) => !word.startsWith('--')) ?? '';
+      const cwd = mkdtempSync(join(tmpdir(), 'butler-dotenv-'));
+      writeFileSync(join(cwd, '.env'), 'PORT=from-the-dot-env-file\n');
+      try {
+        const child = spawn(process.execPath, [...flags, ...entryArguments(entry)], {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...tsxEnvironment },
+          cwd,
+          stdio: 'pipe',
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk) => {
+          stderr += String(chunk);
+        });
+        expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(1);
+        expect(stderr).toContain('PORT');
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
 
   it('refuses to start on bad configuration, naming every bad variable', async () => {
     const service = startService({
