@@ -75,7 +75,9 @@ export function resolveApiKeys(
     return { name: entry.name, key, scopes: [...new Set(entry.scopes)] };
   });
   resolved.forEach((entry, index) => {
-    const earlier = resolved.findIndex((other) => other.key === entry.key && entry.key !== '');
+    // A key whose variable is unset is empty; it was reported as such above.
+    if (entry.key === '') return;
+    const earlier = resolved.findIndex((other) => other.key === entry.key);
     if (earlier !== index)
       issues.push({
         variable: `config file: api.keys.${index}.key`,

@@ -6,7 +6,15 @@ import type { Store } from '../../core/store.js';
 import { apiAddress } from './conversation-routes.js';
 import { ApiError, readJson, sendJson } from './http-json.js';
 import type { Route } from './routes.js';
-import { approvalsQuery, auditQuery, decisionBody, pageQuery, parseQuery, usageQuery } from './schemas.js';
+import {
+  approvalsQuery,
+  auditQuery,
+  decisionBody,
+  describeIssues,
+  pageQuery,
+  parseQuery,
+  usageQuery,
+} from './schemas.js';
 import { SseStream } from './sse.js';
 import type { StreamSlots } from './stream-slots.js';
 
@@ -49,12 +57,7 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       scope: 'approve',
       async handle({ request, response, caller, params }) {
         const parsed = decisionBody.safeParse(await readJson(request));
-        if (!parsed.success)
-          throw new ApiError(
-            400,
-            'invalid_body',
-            parsed.error.issues.map((issue) => issue.message).join('; '),
-          );
+        if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'body'));
         const result = await deps.intake.decide({
           platform: 'api',
           user: { id: caller.name, name: caller.name },

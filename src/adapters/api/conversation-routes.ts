@@ -7,7 +7,7 @@ import type { Caller } from './auth.js';
 import type { ConversationFeed } from './conversation-feed.js';
 import { ApiError, readJson } from './http-json.js';
 import type { Route } from './routes.js';
-import { conversationId, sendMessageBody } from './schemas.js';
+import { conversationId, describeIssues, sendMessageBody } from './schemas.js';
 import { SseStream } from './sse.js';
 import type { StreamSlots } from './stream-slots.js';
 
@@ -60,12 +60,7 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
       async handle({ request, response, caller, params }) {
         const id = checkedId(params[0]);
         const parsed = sendMessageBody.safeParse(await readJson(request));
-        if (!parsed.success)
-          throw new ApiError(
-            400,
-            'invalid_body',
-            parsed.error.issues.map((issue) => issue.message).join('; '),
-          );
+        if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'body'));
         const address = apiAddress(caller, id);
         const key = encodeConversationKey(address);
         const idempotencyKey = request.headers['idempotency-key'];

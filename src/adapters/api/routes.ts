@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiScope } from '../../config/api-keys.js';
+import { StorageError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { Caller } from './auth.js';
@@ -57,6 +58,21 @@ export function dispatcher(input: {
       await route.handle({ request, response, caller, params, query: url.searchParams });
     } catch (error) {
       if (error instanceof ApiError) return sendError(response, error);
+      // Like /readyz: a request that needs the database while it is unreachable is told so, and when to retry.
+      if (error instanceof StorageError && !response.headersSent) {
+        input.logger.warn({ err: error, path: url.pathname }, 'API request failed on the database');
+        return sendError(
+          response,
+          new ApiError(
+            503,
+            'database_unavailable',
+            `Butler cannot use its database right now (${error.message}).`,
+            {
+              'retry-after': '5',
+            },
+          ),
+        );
+      }
       if (response.headersSent) {
         input.logger.error({ err: error, path: url.pathname }, 'API stream failed');
         response.end();

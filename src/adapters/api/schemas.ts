@@ -57,18 +57,34 @@ export const approvalsQuery = pageQuery.extend({
   status: z.enum(['pending', 'approved', 'rejected', 'expired']).optional(),
 });
 
+/** zod's own message for a bad date reads "expected date, received Date": say what to send instead. */
+const date = () =>
+  z.coerce.date({ error: 'not a date: send ISO 8601, e.g. 2026-11-25 or 2026-11-25T09:00:00Z' });
+
 export const auditQuery = pageQuery.extend({
   tool: z.string().optional(),
   actor: z.string().optional(),
-  since: z.coerce.date().optional(),
-  until: z.coerce.date().optional(),
+  since: date().optional(),
+  until: date().optional(),
 });
 
 export const usageQuery = z.object({
   groupBy: z.enum(['conversation', 'workspace', 'channel', 'user', 'day']).default('day'),
-  since: z.coerce.date().optional(),
-  until: z.coerce.date().optional(),
+  since: date().optional(),
+  until: date().optional(),
 });
+
+/** Each problem with its field: "text: required", "limit: Too big: expected number to be <=200". */
+export function describeIssues(error: z.ZodError, whole: string): string {
+  return error.issues
+    .map((issue) => {
+      const field = issue.path.join('.') || whole;
+      // zod reports no input by default; its message says when the field was not there at all.
+      const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
+      return `${field}: ${missing ? 'required' : issue.message}`;
+    })
+    .join('; ');
+}
 
 /** Query parameters, or the problems with them (each named). */
 export function parseQuery<T>(
@@ -77,8 +93,5 @@ export function parseQuery<T>(
 ): { ok: true; value: T } | { ok: false; issues: string[] } {
   const parsed = schema.safeParse(Object.fromEntries(params));
   if (parsed.success) return { ok: true, value: parsed.data };
-  return {
-    ok: false,
-    issues: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'query'}: ${issue.message}`),
-  };
+  return { ok: false, issues: [describeIssues(parsed.error, 'query')] };
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { refuseInboxWrites } from '../../helpers/hostile-text.js';
 import { readEvents, type SseEvent, types } from '../../helpers/sse-client.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
@@ -105,11 +106,35 @@ describe(`HTTP API on ${databaseKind}`, () => {
     expect((await call('/conversations', { method: 'POST' })).status).toBe(405);
   });
 
+  it('answers 503 with the reason while the database refuses the message, then takes it', async () => {
+    const id = newConversation();
+    const allow = await refuseInboxWrites(app);
+    try {
+      const refused = await send(id, 'hello while the database is down');
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(await refused.json()).toMatchObject({
+        error: 'database_unavailable',
+        message: expect.stringMatching(/^Butler cannot use its database right now/),
+      });
+    } finally {
+      await allow();
+    }
+    model.enqueue({ text: 'Back.' });
+    expect((await send(id, 'hello again')).status).toBe(200);
+  });
+
   it('answers 400 for a malformed body and 413 for an oversized one', async () => {
     const id = newConversation();
     const broken = await call(`/conversations/${id}/messages`, { method: 'POST', body: '{not json' });
     expect(broken.status).toBe(400);
     expect((await send(id, '   ')).status).toBe(400);
+    // Each problem names its field.
+    const missing = await call(`/conversations/${id}/messages`, { method: 'POST', body: '{"txt":"hi"}' });
+    expect(await missing.json()).toMatchObject({
+      error: 'invalid_body',
+      message: expect.stringMatching(/text: required/),
+    });
     const huge = await call(`/conversations/${id}/messages`, {
       method: 'POST',
       body: JSON.stringify({ text: 'x'.repeat(70_000) }),
@@ -282,7 +307,11 @@ describe(`HTTP API on ${databaseKind}`, () => {
       items: Array<{ toolName: string; decidedBy: string }>;
     };
     expect(audit.items[0]).toMatchObject({ toolName: 'restart_service', decidedBy: 'oncall' });
-    expect((await call('/audit?since=yesterday', { key: keys.reader })).status).toBe(400);
+    const badDate = await call('/audit?since=yesterday', { key: keys.reader });
+    expect(badDate.status).toBe(400);
+    expect(((await badDate.json()) as { message: string }).message).toBe(
+      'since: not a date: send ISO 8601, e.g. 2026-11-25 or 2026-11-25T09:00:00Z',
+    );
   });
 
   it('ends the stream with an error event when the model fails, and says so in the reply', async () => {
