@@ -1,4 +1,10 @@
-import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
+import type {
+  ChatAdapter,
+  OpenReplyOptions,
+  ReplyStream,
+  ReplyTarget,
+  TurnEvent,
+} from '../../core/adapter.js';
 import {
   type ApprovalCard,
   type ApprovalCardCall,
@@ -8,7 +14,7 @@ import {
   toolLabel,
 } from '../../core/approval-card.js';
 import type { ConversationAddress } from '../../core/events.js';
-import { joinNames } from '../../core/text.js';
+import { joinNames, truncateText } from '../../core/text.js';
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
@@ -145,5 +151,17 @@ export class ConsoleAdapter implements ChatAdapter {
 
   async showWorking(): Promise<() => Promise<void>> {
     return async () => {};
+  }
+
+  /** A dim line per tool the turn runs, and whether it worked: the terminal's view of what happens. */
+  async onTurnEvent(_target: ReplyTarget, event: TurnEvent): Promise<void> {
+    if (event.type === 'tool_call')
+      this.output.write(
+        `\n${dim(`  ⚙ ${event.name} ${truncateText(JSON.stringify(event.args ?? {}), 120)}`)}\n`,
+      );
+    else if (event.type === 'tool_result')
+      this.output.write(
+        `${dim(event.error ? `  ✗ ${event.name}: ${truncateText(event.error, 160)}` : `  ✓ ${event.name}`)}\n`,
+      );
   }
 }

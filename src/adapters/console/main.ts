@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createButler } from '../../app.js';
 import { loadConfig } from '../../config/index.js';
@@ -41,9 +43,14 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  // Logs go to stderr at warn, so the conversation stays readable.
-  const level = config.logLevel === 'info' ? 'warn' : config.logLevel;
-  const logger = createLogger({ level, serviceName: config.serviceName, destination: process.stderr });
+  // Logs go to a file: a failing model's stack trace in the terminal would be read as part of the chat.
+  mkdirSync(config.dataDir, { recursive: true });
+  const logFile = join(config.dataDir, 'chat.log');
+  const logger = createLogger({
+    level: config.logLevel,
+    serviceName: config.serviceName,
+    destination: createWriteStream(logFile, { flags: 'a' }),
+  });
   const adapter = new ConsoleAdapter(process.stdout);
   const butler = await createButler(config, { logger, adapters: [adapter] });
   await butler.start();
@@ -61,7 +68,9 @@ async function main(): Promise<void> {
     if (result.kind === 'card') waiting = result.card;
   };
 
-  process.stdout.write(`Butler chat with ${config.model.model}. You are "${user.id}". ${help}\n\n`);
+  process.stdout.write(
+    `Butler chat with ${config.model.model}. You are "${user.id}". ${help}\n${dim(`Logs: ${logFile}`)}\n\n`,
+  );
   // The line iterator queues what is typed while Butler answers; nothing typed ahead is lost.
   const terminal = createInterface({ input: process.stdin, output: process.stdout });
   const prompt = () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,34 @@ describe('npm run chat', () => {
     expect(await chat.exited).toBe(1);
     expect(chat.output()).toContain('npm run chat needs a model');
   });
+
+  it('tells the person when the model is unreachable, and keeps the log out of the chat', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'butler-chat-'));
+    // No retries: the failure is what is under test, not the backoff.
+    writeFileSync(join(dataDir, 'butler.config.json'), JSON.stringify({ model: { maxRetries: 0 } }));
+    // Port 9 (discard): nothing answers there.
+    const chat = startChat({
+      BUTLER_BASE_URL: 'http://127.0.0.1:9/v1',
+      BUTLER_MODEL: 'chat-model',
+      BUTLER_CONFIG: join(dataDir, 'butler.config.json'),
+      BUTLER_DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+    });
+    try {
+      await chat.waitFor('Butler chat with chat-model');
+      chat.type('hello?');
+      await chat.waitFor('⚠️');
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+      const shown = chat.output();
+      expect(shown).not.toMatch(/"level":|\n\s+at /);
+      expect(shown).toContain(`Logs: ${join(dataDir, 'chat.log')}`);
+      expect(readFileSync(join(dataDir, 'chat.log'), 'utf8')).toContain('turn failed');
+    } finally {
+      chat.child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   /** `npm run chat` with olga as the approver and a high-risk `restart_service` HTTP tool. */
   async function startChatWithTool() {
@@ -130,6 +158,9 @@ describe('npm run chat', () => {
       chat.type('/approve');
       await chat.waitFor('api was restarted.');
       expect(tools.requests).toHaveLength(1);
+      // Each tool that runs shows as a line of its own.
+      expect(chat.output()).toContain('⚙ restart_service {"service":"api"}');
+      expect(chat.output()).toContain('✓ restart_service');
       expect(model.requests.at(-1)?.messages.at(-1)).toMatchObject({ role: 'tool', content: '{"ok":true}' });
 
       chat.type('/quit');
