@@ -314,6 +314,11 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     port: 0,
     async start() {
       if (http) butler.port = await http.listen();
+      const connecting = [
+        ...mcp.servers.map((server) => `MCP server ${server.name}`),
+        ...connectors.map((connector) => connector.adapter.platform),
+      ];
+      if (connecting.length > 0) logger.info({ connecting }, `connecting: ${connecting.join(', ')}`);
       await Promise.all([mcp.start(), ...connectors.map((connector) => connector.start())]);
       const problems = toolProblems();
       if (problems.length > 0) {

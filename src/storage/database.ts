@@ -81,6 +81,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // Migrate on a dedicated single connection under a session advisory lock: several processes may
   // start at once, and drizzle's migrator takes no lock of its own.
   const migrator = postgres(url, { max: 1, onnotice: () => {} });
+  options.logger.info({ database: redactUrl(url) }, 'connecting to Postgres and applying migrations');
   try {
     await migrator`select pg_advisory_lock(${migrationLockKey})`;
     await migratePostgres(drizzlePostgres({ client: migrator }), { migrationsFolder });
@@ -151,6 +152,8 @@ async function openPglite(dataDir: string, logger: Logger): Promise<OpenDatabase
     location = join(directory, 'pglite');
     client = new PGlite(location);
   }
+  // The first start creates the embedded database: several seconds with nothing else to show.
+  logger.info({ database: location }, 'opening the embedded database and applying migrations');
   try {
     const db = drizzlePglite({ client, schema });
     await migratePglite(db, { migrationsFolder });

@@ -42,6 +42,9 @@ describe('the service process', () => {
       }
       expect(port, service.stderr()).toBeDefined();
       const banner = service.stdout();
+      // A cold start says what it is doing before the banner, instead of seconds of silence.
+      expect(banner.indexOf('opening the embedded database and applying migrations')).toBeGreaterThan(-1);
+      expect(banner.indexOf('opening the embedded database')).toBeLessThan(banner.indexOf('Butler is up'));
       expect(banner).toContain('set BUTLER_MODEL');
       expect(banner).toContain('set SLACK_BOT_TOKEN');
       expect(banner).toContain('set FEISHU_APP_ID');
