@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defaultStreamLimits } from '../adapters/api/stream-slots.js';
 import type { ConfigIssue } from '../core/errors.js';
-import { apiStreamsSchema } from './api-streams.js';
+import { apiStreamsSchema, defaultStreamLimits } from './api-streams.js';
 import type { Interpolate } from './mcp-servers.js';
 
 /**

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { defaultStreamLimits } from '../adapters/api/stream-slots.js';
+
+/** How many server-sent event streams the API keeps open at once, per key and in all (`adapters/api`). */
+export interface StreamLimits {
+  perKey: number;
+  total: number;
+  /** A stream with nothing new for this long ends; the client resumes with Last-Event-ID. */
+  idleSeconds: number;
+}
+
+export const defaultStreamLimits: StreamLimits = { perKey: 20, total: 200, idleSeconds: 60 };
 
 /** `api.streams`: how many server-sent event streams the API keeps open, and how long a quiet one lasts. */
 export const apiStreamsSchema = z

@@ -1,4 +1,4 @@
-import type { AppConfig } from './index.js';
+import type { AppConfig } from './types.js';
 
 /**
  * The start-up banner: what is on, what is off, and which variables turn each thing on.

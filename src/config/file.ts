@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
-import { agentsSchema, delegationSchema, routingSchema } from './agents.js';
+import { agentsSchema, delegationSchema, routingSchema } from './agents-schema.js';
 import { apiSchema } from './api-keys.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';

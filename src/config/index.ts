@@ -4,93 +4,28 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../core/errors.js';
 import type { Platform } from '../core/events.js';
-import type { McpServerSettings } from '../core/tools/mcp/index.js';
 import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
 import { type ApiKey, resolveApiKeys } from './api-keys.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
+import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig, SlackConfig } from './types.js';
 
 /**
  * The only code that reads `process.env`: parses env and the config file once, checks cross-field
  * rules in one place, and returns a typed config or a ConfigError naming every bad variable.
  */
 
-export interface ModelEndpoint {
-  baseUrl: string | undefined;
-  apiKey: string;
-  model: string;
-}
-
-export interface SlackConfig {
-  botToken: string;
-  signingSecret: string | undefined;
-  appToken: string | undefined;
-  apiUrl: string;
-}
-
-export interface FeishuConfig {
-  appId: string;
-  appSecret: string;
-  encryptKey: string | undefined;
-  verificationToken: string | undefined;
-  /** Open API base URL: https://open.feishu.cn, https://open.larksuite.com or a private deployment. */
-  baseUrl: string;
-  connection: 'webhook' | 'websocket';
-}
-
-export interface AgentConfig {
-  name: string;
-  description: string;
-  instructions: string;
-  /** Tool names or `*` globs over every tool Butler has (MCP included); empty = no tools. */
-  tools: string[];
-  /** The agent's own model endpoint; undefined = Butler's model. */
-  endpoint: ModelEndpoint | undefined;
-  maxSteps: number;
-  timeoutMs: number;
-}
-
-export type RoutingConfig =
-  | { enabled: false }
-  | { enabled: true; endpoint: ModelEndpoint | undefined; timeoutMs: number; minConfidence: number };
-
-export type LangfuseConfig =
-  | { enabled: false }
-  | { enabled: true; publicKey: string; secretKey: string; baseUrl: string };
-
-export interface AppConfig {
-  port: number;
-  databaseUrl: string | undefined;
-  dataDir: string;
-  configPath: string | undefined;
-  model: ModelEndpoint | undefined;
-  compaction: {
-    enabled: boolean;
-    thresholdTokens: number;
-    /** The dedicated compaction model; undefined = use `model`. */
-    model: ModelEndpoint | undefined;
-  };
-  slack: SlackConfig | undefined;
-  feishu: FeishuConfig | undefined;
-  langfuse: LangfuseConfig;
-  /** The HTTP API's keys, with `${VAR}` resolved (secrets: never log them). */
-  apiKeys: ApiKey[];
-  /** The config file's `mcpServers`, with `${VAR}` resolved. */
-  mcpServers: McpServerSettings[];
-  /** The config file's `agents`, with `${VAR}` resolved and endpoints filled in from Butler's. */
-  agents: AgentConfig[];
-  routing: RoutingConfig;
-  serviceName: string;
-  logLevel: Env['LOG_LEVEL'];
-  file: FileConfig;
-}
-
-export interface LoadedConfig {
-  config: AppConfig;
-  /** Problems that turn a feature off rather than stop the service (logged once at start-up). */
-  warnings: string[];
-}
+export type {
+  AgentConfig,
+  AppConfig,
+  FeishuConfig,
+  LangfuseConfig,
+  LoadedConfig,
+  ModelEndpoint,
+  RoutingConfig,
+  SlackConfig,
+} from './types.js';
 
 const feishuDomains: Record<string, string> = {
   feishu: 'https://open.feishu.cn',

@@ -48,8 +48,7 @@ export interface ApprovalCard {
   standingApprovalHours?: number;
 }
 
-/** Decisions a click can ask for. */
-export type Decision = 'approve' | 'reject' | 'approve_for_conversation';
+export type { Decision } from './events.js';
 
 /** Longest argument text a card shows; platforms cap block text at ~3000 characters. */
 export const cardArgumentsLimit = 1500;

@@ -1,5 +1,3 @@
-import type { Decision } from './approval-card.js';
-
 /** Normalized inbound events: what every platform adapter turns its payloads into. */
 
 export const platforms = ['slack', 'feishu', 'console', 'api'] as const;
@@ -78,7 +76,8 @@ export interface InboundMessage {
   cutFrom?: number;
 }
 
-export type { Decision } from './approval-card.js';
+/** Decisions a click can ask for. */
+export type Decision = 'approve' | 'reject' | 'approve_for_conversation';
 
 /**
  * A click on an approval card, with the clicking user taken from the platform's signed payload: on one

@@ -1,15 +1,50 @@
-import type { ApprovalStatus } from './approval-card.js';
 import type { ConversationEventRepository } from './conversation-events.js';
-import type { ChatUser, ConversationAddress, InboundMessage, Person, Platform } from './events.js';
-import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
 import type { ReadRepository } from './read-models.js';
+import type {
+  ApprovalRepository,
+  AuditRepository,
+  ConversationRepository,
+  GrantRepository,
+  InboxRepository,
+  MemoryRepository,
+} from './repositories.js';
 import type {
   AgentRunRepository,
   RoutingRepository,
   TurnRepository,
   UsageRepository,
 } from './store-records.js';
-import type { Risk, ToolOrigin } from './tools/tool.js';
+
+/**
+ * Storage contracts of the core. `src/storage` implements them with drizzle on Postgres or PGlite;
+ * the core never sees SQL. `Store.transaction` gives the same repositories bound to one transaction.
+ */
+
+export type {
+  AgentFrame,
+  ApprovalGrant,
+  ApprovalRecord,
+  ApprovalRepository,
+  AuditEntry,
+  AuditRepository,
+  ClaimedBatch,
+  CompactionResult,
+  ConversationRecord,
+  ConversationRepository,
+  ExecutionState,
+  GrantRepository,
+  InboxEvent,
+  InboxOutcome,
+  InboxPayload,
+  InboxRepository,
+  InflightTurn,
+  Memory,
+  MemoryOwner,
+  MemoryRepository,
+  NewApproval,
+  NewInboxEvent,
+  ResumeState,
+} from './repositories.js';
 
 export type {
   AgentRun,
@@ -27,326 +62,6 @@ export type {
   UsageRollup,
   UsageTotals,
 } from './store-records.js';
-
-/**
- * Storage contracts of the core. `src/storage` implements them with drizzle on Postgres or PGlite;
- * the core never sees SQL. `Store.transaction` gives the same repositories bound to one transaction.
- */
-
-// ── inbox ────────────────────────────────────────────────────────────────────────────────────────
-
-/**
- * Work for the worker: a user message, or a card whose every call was decided (or expired). Resume events
- * stored before batches carry the approval's id, which is also its batch's.
- */
-export type InboxPayload =
-  | InboundMessage
-  | { kind: 'resume'; batchId: string; approvalId?: undefined }
-  | { kind: 'resume'; approvalId: string; batchId?: undefined };
-
-export interface NewInboxEvent {
-  platform: Platform;
-  dedupKey: string;
-  conversationKey: string;
-  payload: InboxPayload;
-  /** The platform user behind the event (for rate limits). */
-  userId: string;
-}
-
-export interface InboxEvent extends NewInboxEvent {
-  id: number;
-  attempts: number;
-  createdAt: Date;
-  /**
-   * For a message: its rank among the messages its sender sent in the minute up to it, itself included,
-   * counted across processes when it was claimed (rate limiting). 0 for other events.
-   */
-  senderRank: number;
-}
-
-export type InboxOutcome = 'done' | 'rate_limited' | 'failed';
-
-/** The pending events of one conversation, claimed together under a lease on the conversation. */
-export interface ClaimedBatch {
-  conversationKey: string;
-  events: InboxEvent[];
-  /** Whether other conversations had work waiting when this one was claimed. */
-  more: boolean;
-}
-
-export interface InboxRepository {
-  /** Inserts unless (platform, dedupKey) exists. Returns the new id, or undefined for a duplicate. */
-  insert(event: NewInboxEvent): Promise<number | undefined>;
-  /**
-   * Claims every pending event of the oldest conversation nobody holds, taking a lease on it.
-   * Events of a conversation whose lease expired (its worker died) are claimed again. `release`: a
-   * conversation this owner is done with, whose lease the same statement gives up (saves a round trip).
-   * `platforms`: only conversations of these (the ones this process has adapters for); default all.
-   */
-  claimNext(
-    owner: string,
-    leaseMs: number,
-    release?: string,
-    platforms?: readonly Platform[],
-  ): Promise<ClaimedBatch | undefined>;
-  /** Extends the lease; false when it was lost (expired and taken by another worker). */
-  renewLease(conversationKey: string, owner: string, leaseMs: number): Promise<boolean>;
-  releaseLease(conversationKey: string, owner: string): Promise<void>;
-  finish(eventIds: readonly number[], outcome: InboxOutcome, error?: string): Promise<void>;
-  /** Deletes up to `limit` of the oldest events that finished before `before`; returns how many. */
-  pruneFinished(before: Date, limit: number): Promise<number>;
-  /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
-  releaseAllLeases(): Promise<void>;
-}
-
-// ── conversations and messages ──────────────────────────────────────────────────────────────────
-
-/** Crash-recovery record of the turn in progress, kept on the conversation until the turn commits. */
-export interface InflightTurn {
-  turnId: string;
-  eventIds: number[];
-  /** Platform messages of the reply posted so far. */
-  replyMessageIds: string[];
-  /** Set once the reply was delivered in full: the messages that the turn will persist. */
-  delivered?: { text: string; messages: ConversationMessage[] };
-}
-
-export interface ConversationRecord {
-  id: string;
-  key: string;
-  address: ConversationAddress;
-  summary: string | null;
-  summaryTokens: number;
-  lastCompactedAt: Date | null;
-  /** Ratio of the model's reported prompt tokens to our offline estimate (≈1). */
-  tokenScale: number;
-  promptTokensTotal: number;
-  completionTokensTotal: number;
-  compactionRetryAt: Date | null;
-  inflight: InflightTurn | null;
-}
-
-export interface CompactionResult {
-  summary: string;
-  summaryTokens: number;
-  /** Every non-compacted message with id <= this is folded into the summary. */
-  foldedThroughId: number;
-  messagesFolded: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  model: string;
-  durationMs: number;
-}
-
-export interface ConversationRepository {
-  find(key: string): Promise<ConversationRecord | undefined>;
-  /** Returns the conversation, creating it on first sight. */
-  ensure(key: string, address: ConversationAddress): Promise<ConversationRecord>;
-  /** The messages not yet folded into the summary, oldest first. */
-  window(conversationId: string): Promise<StoredMessage[]>;
-  /** Adds messages (a turn's own go in with its commit: `TurnRepository.commit`). */
-  append(
-    conversationId: string,
-    messages: ReadonlyArray<ConversationMessage & { tokens: number }>,
-  ): Promise<void>;
-  applyCompaction(conversationId: string, result: CompactionResult): Promise<void>;
-  deferCompaction(conversationId: string, until: Date): Promise<void>;
-  /** Records what the turn in progress has posted (crash recovery). */
-  setInflight(conversationId: string, inflight: InflightTurn): Promise<void>;
-  /**
-   * Platform messages Butler is known to have shown in the conversation lately: recent replies and
-   * approval cards (crash recovery: anything else of Butler's there was left by an interrupted attempt).
-   */
-  knownPlatformMessages(conversation: Pick<ConversationRecord, 'id' | 'key'>): Promise<string[]>;
-}
-
-// ── approvals ───────────────────────────────────────────────────────────────────────────────────
-
-/**
- * Everything needed to continue a parked turn after its card was decided, even in another process. Every
- * approval of a batch carries the same state.
- */
-export interface ResumeState {
-  turnId: string;
-  /** The assistant message whose tool calls are being resolved. */
-  assistant: { content: string; toolCalls: ToolCall[] };
-  /** Results of the calls that needed no decision (ran, refused, or ran under a standing approval). */
-  results: Array<{ toolCallId: string; content: string }>;
-  /**
-   * Written before batches: the one call the approval was for; calls after it were not looked at yet
-   * and are resolved when the turn continues.
-   */
-  pendingIndex?: number;
-  /** The user message the turn answered (reply anchor for the continuation). */
-  replyTo?: string;
-  /** Platform messages of the reply shown before the turn parked. */
-  replyMessageIds?: string[];
-  /** Whether the conversation is a direct message (for the continuation's system prompt). */
-  isDirect?: boolean;
-  /** Sub-agents whose runs wait on this card, each answering one of `assistant`'s `delegate` calls. */
-  agents?: AgentFrame[];
-}
-
-/**
- * A sub-agent's run parked on an approval: enough to continue it after the decision, in any process. Its
- * system prompt is rebuilt from the configuration; everything it said and was told so far is here.
- */
-export interface AgentFrame {
-  agent: string;
-  /** Butler's `delegate` call that this run answers. */
-  delegateCallId: string;
-  task: string;
-  /** The run's messages before the step that waits (the task first). */
-  messages: ConversationMessage[];
-  /** The step whose calls wait. */
-  assistant: { content: string; toolCalls: ToolCall[] };
-  /** Results of that step's calls that needed no decision. */
-  results: Array<{ toolCallId: string; content: string }>;
-  /** Model calls made so far (the step budget spans the park). */
-  steps: number;
-}
-
-export interface NewApproval {
-  /** The calls of one model step that wait on one card share it. */
-  batchId: string;
-  conversationKey: string;
-  platform: Platform;
-  toolName: string;
-  origin?: ToolOrigin;
-  /** A sub-agent's call: which agent, and the `delegate` call (in `resume.agents`) whose run asked. */
-  agent?: { name: string; delegateCallId: string };
-  toolCallId: string;
-  arguments: unknown;
-  risk: Risk;
-  summary: string;
-  /** The person whose message the turn answered last (the reply goes to them). */
-  requestedBy: ChatUser;
-  /** Everyone whose message the turn answered, on the approval's platform: each counts as a requester. */
-  requesters: ChatUser[];
-  /** A personal call (a memory saved for someone): only this person may decide it. */
-  confirmBy?: ChatUser;
-  /** The configured approvers when it was asked, for the record; decisions check the list in force. */
-  approverIds: string[];
-  expiresAt: Date;
-  resume: ResumeState;
-}
-
-export type ExecutionState = 'running' | 'succeeded' | 'failed' | 'skipped';
-
-export interface ApprovalRecord extends NewApproval {
-  id: string;
-  status: ApprovalStatus;
-  decidedBy: Person | null;
-  decidedAt: Date | null;
-  reason: string | null;
-  /** Approved for the conversation: the standing approval it granted lasts until then. */
-  standingUntil: Date | null;
-  cardMessageId: string | null;
-  execution: ExecutionState | null;
-  /** The tool's output (or error text) once it ran: what the model is given. */
-  result: string | null;
-  createdAt: Date;
-}
-
-export interface ApprovalRepository {
-  create(approval: NewApproval): Promise<ApprovalRecord>;
-  get(id: string): Promise<ApprovalRecord | undefined>;
-  /** The approvals of a batch (a batch id of a row stored before batches is that row's id). */
-  listBatch(batchId: string): Promise<ApprovalRecord[]>;
-  /**
-   * Serialises decisions on one batch until the transaction ends, so that exactly one of two concurrent
-   * decisions sees the batch complete. Call it in a transaction.
-   */
-  lockBatch(batchId: string): Promise<void>;
-  setCardMessage(batchId: string, messageId: string): Promise<void>;
-  /** Decides a pending, unexpired approval; undefined when it was not pending (someone else won). */
-  decide(
-    id: string,
-    decision: {
-      status: 'approved' | 'rejected';
-      decidedBy: Person;
-      reason: string | null;
-      at: Date;
-      standingUntil?: Date;
-    },
-  ): Promise<ApprovalRecord | undefined>;
-  /** Marks pending approvals past their deadline as expired and returns them. */
-  expireDue(now: Date): Promise<ApprovalRecord[]>;
-  /** Claims the one execution of an approved call; false if it was already claimed. */
-  beginExecution(id: string): Promise<boolean>;
-  finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;
-  /** Pending approvals created before `before` whose card was never posted (a crash in between). */
-  listWithoutCard(before: Date): Promise<ApprovalRecord[]>;
-}
-
-// ── audit and memories ──────────────────────────────────────────────────────────────────────────
-
-export interface AuditEntry {
-  conversationKey: string;
-  approvalId: string | null;
-  /** The standing approval a call ran under, without a card. */
-  grantId?: string | null;
-  /** The sub-agent that made the call. */
-  agent?: string | null;
-  toolName: string;
-  toolCallId: string;
-  arguments: unknown;
-  risk: Risk | 'unknown';
-  decision: 'auto' | 'approved' | 'granted' | 'rejected' | 'expired' | 'invalid';
-  outcome: 'succeeded' | 'failed' | 'not_run';
-  /** The person the turn answered last; `requesters` has everyone it answered. */
-  actor: string;
-  requesters: string[];
-  decidedBy: string | null;
-  error: string | null;
-  durationMs: number;
-}
-
-export interface AuditRepository {
-  record(entry: AuditEntry): Promise<void>;
-}
-
-/** A standing approval: every call of one tool in one conversation may run without a card until it ends. */
-export interface ApprovalGrant {
-  id: string;
-  conversationKey: string;
-  toolName: string;
-  risk: Risk;
-  /** With their platform: an approval decided over the API is granted by an API key. */
-  grantedBy: Person;
-  approvalId: string;
-  expiresAt: Date;
-}
-
-export interface GrantRepository {
-  create(grant: Omit<ApprovalGrant, 'id'>): Promise<ApprovalGrant>;
-  /** The live grants for this tool in this conversation, latest ending first. */
-  listActiveFor(conversationKey: string, toolName: string, now: Date): Promise<ApprovalGrant[]>;
-  listActive(conversationKey: string, now: Date): Promise<ApprovalGrant[]>;
-  /** Ends every live grant of the conversation; returns them. */
-  revokeActive(conversationKey: string, revokedBy: ChatUser, now: Date): Promise<ApprovalGrant[]>;
-}
-
-export interface Memory {
-  id: string;
-  content: string;
-  createdAt: Date;
-}
-
-export interface MemoryOwner {
-  platform: Platform;
-  workspace: string;
-  userId: string;
-}
-
-export interface MemoryRepository {
-  add(owner: MemoryOwner, content: string): Promise<Memory>;
-  /** Memories whose text contains every word of the query (all of them when the query is empty). */
-  search(owner: MemoryOwner, query: string, limit: number): Promise<Memory[]>;
-  /** Marks memories as used (recall), so they rank higher in the prompt (`TurnOpening.memories`). */
-  touch(ids: readonly string[]): Promise<void>;
-  remove(owner: MemoryOwner, id: string): Promise<boolean>;
-}
 
 export interface Store {
   inbox: InboxRepository;

@@ -1,4 +1,5 @@
 import type { ApiKey } from '../../config/api-keys.js';
+import { defaultStreamLimits, type StreamLimits } from '../../config/api-streams.js';
 import type { ButlerIntake } from '../../core/adapter.js';
 import type { EventBus } from '../../core/event-bus.js';
 import type { Logger } from '../../core/logger.js';
@@ -13,7 +14,7 @@ import type { WatchTiming } from './conversation-watch.js';
 import { openApiDocument } from './openapi.js';
 import { dispatcher } from './routes.js';
 import type { SseStream } from './sse.js';
-import { defaultStreamLimits, type StreamLimits, StreamSlots } from './stream-slots.js';
+import { StreamSlots } from './stream-slots.js';
 
 /**
  * The HTTP API (`/api/v1`): a third channel beside Slack and Feishu (platform `api`) for other systems, and

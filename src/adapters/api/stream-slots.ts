@@ -1,3 +1,4 @@
+import type { StreamLimits } from '../../config/api-streams.js';
 import { ApiError } from './http-json.js';
 
 /**
@@ -5,15 +6,6 @@ import { ApiError } from './http-json.js';
  * and a place in a conversation's follower list. Past either cap a new stream is refused with 429 before
  * anything is done (a message is not taken), and the client tries again after Retry-After.
  */
-
-export interface StreamLimits {
-  perKey: number;
-  total: number;
-  /** A stream with nothing new for this long ends; the client resumes with Last-Event-ID. */
-  idleSeconds: number;
-}
-
-export const defaultStreamLimits: StreamLimits = { perKey: 20, total: 200, idleSeconds: 60 };
 
 /** Streams end at a turn's end or after `idleSeconds`: a few seconds usually frees a place. */
 const retryAfterSeconds = 5;

@@ -9,7 +9,7 @@ import {
   resolveToolCalls,
   type ToolResult,
   type ToolScope,
-} from '../turn/tool-calls.js';
+} from '../tool-calls/index.js';
 import type { AgentSpec } from './agent-spec.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { TurnBinding } from '../agents/delegator.js';
 import type { ApprovalRecord } from '../store.js';
 import { joinNames } from '../text.js';
-import type { ParkedRun, ToolResult, ToolScope } from './tool-calls.js';
+import type { ParkedRun, ToolResult, ToolScope } from '../tool-calls/index.js';
 import type { Turn, TurnRunnerDeps } from './turn.js';
 
 /** Where a turn meets its sub-agents: what it lends their runs, and their continuation after a card. */

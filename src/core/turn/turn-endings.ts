@@ -6,8 +6,8 @@ import type { Logger } from '../logger.js';
 import type { ConversationMessage } from '../messages.js';
 import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../store.js';
 import { countMessageTokens } from '../tokens.js';
+import type { Resolution } from '../tool-calls/index.js';
 import { costOf } from '../usage/pricing.js';
-import type { Resolution } from './tool-calls.js';
 import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
 
 /**

@@ -5,10 +5,16 @@ import type { ChatUser, InboundMessage } from '../events.js';
 import type { ConversationMessage, ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
 import { cleanJson } from '../text.js';
+import {
+  approvedCall,
+  inCallOrder,
+  resolveApprovedCall,
+  resolveToolCalls,
+  type ToolResult,
+  type ToolScope,
+} from '../tool-calls/index.js';
 import { answerCommand } from './commands.js';
 import { resumeAgents, turnBinding } from './delegation.js';
-import { approvedCall, resolveApprovedCall } from './resume.js';
-import { inCallOrder, resolveToolCalls, type ToolResult, type ToolScope } from './tool-calls.js';
 import {
   adapterFor,
   beginTurn,

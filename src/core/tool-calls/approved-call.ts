@@ -1,6 +1,7 @@
 import type { ToolCall } from '../messages.js';
 import type { ApprovalRecord } from '../store.js';
-import { recordNotRun, runTool, type ToolResult, type ToolScope, validateCall } from './tool-calls.js';
+import { recordNotRun, runTool, validateCall } from './run.js';
+import type { ToolResult, ToolScope } from './scope.js';
 
 /** The call an approval is about, in the model step that asked for it (Butler's, or a sub-agent's). */
 export function approvedCall(approval: ApprovalRecord, step: { toolCalls: readonly ToolCall[] }): ToolCall {

@@ -1,0 +1,82 @@
+import type { McpServerSettings } from '../core/tools/mcp/index.js';
+import type { ApiKey } from './api-keys.js';
+import type { Env } from './env.js';
+import type { FileConfig } from './file.js';
+
+/** The configuration Butler runs with, as `loadConfig` returns it (split from `index.ts`, which re-exports it). */
+
+export interface ModelEndpoint {
+  baseUrl: string | undefined;
+  apiKey: string;
+  model: string;
+}
+
+export interface SlackConfig {
+  botToken: string;
+  signingSecret: string | undefined;
+  appToken: string | undefined;
+  apiUrl: string;
+}
+
+export interface FeishuConfig {
+  appId: string;
+  appSecret: string;
+  encryptKey: string | undefined;
+  verificationToken: string | undefined;
+  /** Open API base URL: https://open.feishu.cn, https://open.larksuite.com or a private deployment. */
+  baseUrl: string;
+  connection: 'webhook' | 'websocket';
+}
+
+export interface AgentConfig {
+  name: string;
+  description: string;
+  instructions: string;
+  /** Tool names or `*` globs over every tool Butler has (MCP included); empty = no tools. */
+  tools: string[];
+  /** The agent's own model endpoint; undefined = Butler's model. */
+  endpoint: ModelEndpoint | undefined;
+  maxSteps: number;
+  timeoutMs: number;
+}
+
+export type RoutingConfig =
+  | { enabled: false }
+  | { enabled: true; endpoint: ModelEndpoint | undefined; timeoutMs: number; minConfidence: number };
+
+export type LangfuseConfig =
+  | { enabled: false }
+  | { enabled: true; publicKey: string; secretKey: string; baseUrl: string };
+
+export interface AppConfig {
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  configPath: string | undefined;
+  model: ModelEndpoint | undefined;
+  compaction: {
+    enabled: boolean;
+    thresholdTokens: number;
+    /** The dedicated compaction model; undefined = use `model`. */
+    model: ModelEndpoint | undefined;
+  };
+  slack: SlackConfig | undefined;
+  feishu: FeishuConfig | undefined;
+  langfuse: LangfuseConfig;
+  /** The HTTP API's keys, with `${VAR}` resolved (secrets: never log them). */
+  apiKeys: ApiKey[];
+  /** The config file's `mcpServers`, with `${VAR}` resolved. */
+  mcpServers: McpServerSettings[];
+  /** The config file's `agents`, with `${VAR}` resolved and endpoints filled in from Butler's. */
+  agents: AgentConfig[];
+  routing: RoutingConfig;
+  serviceName: string;
+  logLevel: Env['LOG_LEVEL'];
+  file: FileConfig;
+}
+
+export interface LoadedConfig {
+  config: AppConfig;
+  /** Problems that turn a feature off rather than stop the service (logged once at start-up). */
+  warnings: string[];
+}

@@ -1,0 +1,97 @@
+import { onPlatform } from '../events.js';
+import type { ToolCall } from '../messages.js';
+import { refuse, runTool, validateCall } from './run.js';
+import type { ParkedRun, PendingCall, Resolution, ToolResult, ToolScope } from './scope.js';
+
+/**
+ * Resolves a model step's tool calls: invalid ones get an error result, low-risk ones and those a standing
+ * approval covers run, and the rest wait together for a person's decision on one card.
+ */
+
+/** Results in the order of the calls they answer (the model API wants them so). */
+export function inCallOrder(calls: readonly ToolCall[], results: readonly ToolResult[]): ToolResult[] {
+  const position = new Map(calls.map((call, index) => [call.id, index]));
+  return [...results].sort(
+    (left, right) =>
+      (position.get(left.toolCallId) ?? Number.MAX_SAFE_INTEGER) -
+      (position.get(right.toolCallId) ?? Number.MAX_SAFE_INTEGER),
+  );
+}
+
+/**
+ * Resolves every call of `calls` that `previous` has no result for and no run in `parked` answers. Calls
+ * are independent (models ask for several at once only for independent work), so those that need no
+ * decision run now, even when an earlier one waits for a card; `delegate` calls run their sub-agents
+ * last, together.
+ */
+export async function resolveToolCalls(
+  scope: ToolScope,
+  calls: readonly ToolCall[],
+  previous: readonly ToolResult[],
+  parked: readonly ParkedRun[] = [],
+): Promise<Resolution> {
+  const results = [...previous];
+  const resolved = new Set([
+    ...previous.map((result) => result.toolCallId),
+    ...parked.map((run) => run.frame.delegateCallId),
+  ]);
+  const pending: PendingCall[] = [];
+  const delegations: ToolCall[] = [];
+  const waiting = [...parked];
+  for (const call of calls) {
+    if (resolved.has(call.id)) continue;
+    if (scope.delegation?.handles(call)) {
+      delegations.push(call);
+      continue;
+    }
+    const checked = await validateCall(scope, call);
+    if (!checked.ok) {
+      results.push(checked.result);
+      continue;
+    }
+    const { tool, input } = checked;
+    const personal = tool.personal?.(input, scope.requesters);
+    if (personal && !personal.ok) {
+      results.push(await refuse(scope, call, tool.risk, personal.error));
+      continue;
+    }
+    // A person's own data is written from their own words: when others wrote too, or tool output came
+    // first, the model may have been steered, so that person confirms (no standing approval covers it).
+    if (personal?.ok && (scope.requesters.length > 1 || scope.afterToolOutput)) {
+      pending.push({ call, tool, input, risk: 'medium', confirmBy: personal.owner });
+      continue;
+    }
+    const grant = scope.policy.needsApproval(tool.risk)
+      ? await scope.approvals.standingGrant({
+          conversationKey: scope.conversationKey,
+          toolName: tool.name,
+          risk: tool.risk,
+          requesters: scope.requesters.map((requester) => onPlatform(requester, scope.address.platform)),
+        })
+      : undefined;
+    if (scope.policy.needsApproval(tool.risk) && !grant) {
+      pending.push({ call, tool, input, risk: tool.risk });
+      continue;
+    }
+    const outcome = await runTool(scope, {
+      tool,
+      call,
+      arguments: input,
+      decision: grant ? 'granted' : 'auto',
+      approvalId: null,
+      decidedBy: grant?.grantedBy.id ?? null,
+      ...(grant ? { grantId: grant.id } : {}),
+    });
+    results.push({ toolCallId: call.id, content: outcome.content });
+  }
+  if (scope.delegation && delegations.length > 0) {
+    for (const outcome of await scope.delegation.run(scope, delegations)) {
+      if (outcome.status === 'done') results.push(outcome.result);
+      else waiting.push(outcome.run);
+    }
+  }
+  pending.push(...waiting.flatMap((run) => run.pending));
+  return pending.length > 0
+    ? { status: 'needs_approval', results, pending, agents: waiting.map((run) => run.frame) }
+    : { status: 'complete', results };
+}

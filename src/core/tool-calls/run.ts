@@ -1,0 +1,196 @@
+import type { ToolCall } from '../messages.js';
+import type { AuditEntry } from '../store.js';
+import { cleanJson, cleanText } from '../text.js';
+import type { Tool } from '../tools/tool.js';
+import type { ToolResult, ToolScope } from './scope.js';
+
+/** One call at a time: validate it, run it, or record why it did not run; every path is audited and traced. */
+
+type Decision = AuditEntry['decision'];
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function audit(
+  scope: ToolScope,
+  entry: Omit<AuditEntry, 'conversationKey' | 'actor' | 'requesters'>,
+): Promise<void> {
+  try {
+    await scope.store.audit.record({
+      ...entry,
+      conversationKey: scope.conversationKey,
+      actor: scope.requester.id,
+      requesters: scope.requesters.map((requester) => requester.id),
+      agent: scope.agent ?? null,
+    });
+  } catch (error) {
+    scope.logger.error({ err: error, tool: entry.toolName }, 'audit write failed');
+  }
+}
+
+/** Rejects a call before anything runs; the model reads the reason and may try again. */
+export async function refuse(
+  scope: ToolScope,
+  call: ToolCall,
+  risk: AuditEntry['risk'],
+  reason: string,
+): Promise<ToolResult> {
+  const now = new Date();
+  scope.observer.toolCall({
+    toolName: call.name,
+    callId: call.id,
+    risk,
+    decision: 'invalid',
+    startTime: now,
+    endTime: now,
+    input: call.arguments,
+    error: reason,
+  });
+  await audit(scope, {
+    approvalId: null,
+    toolName: call.name,
+    toolCallId: call.id,
+    arguments: call.arguments,
+    risk,
+    decision: 'invalid',
+    outcome: 'not_run',
+    decidedBy: null,
+    error: reason,
+    durationMs: 0,
+  });
+  return { toolCallId: call.id, content: `Error: ${reason}` };
+}
+
+/**
+ * Records a call that did not run after its approval request (rejected, expired, or approved but its tool
+ * was gone by then) in the audit log and the trace.
+ */
+export async function recordNotRun(
+  scope: ToolScope,
+  input: {
+    call: ToolCall;
+    risk: AuditEntry['risk'];
+    decision: 'rejected' | 'expired' | 'approved';
+    approvalId: string;
+    decidedBy: string | null;
+    arguments: unknown;
+    error?: string;
+  },
+): Promise<void> {
+  const now = new Date();
+  scope.observer.toolCall({
+    toolName: input.call.name,
+    callId: input.call.id,
+    risk: input.risk,
+    decision: input.decision,
+    startTime: now,
+    endTime: now,
+    input: input.arguments,
+    ...(input.error ? { error: input.error } : {}),
+  });
+  await audit(scope, {
+    approvalId: input.approvalId,
+    toolName: input.call.name,
+    toolCallId: input.call.id,
+    arguments: input.arguments,
+    risk: input.risk,
+    decision: input.decision,
+    outcome: 'not_run',
+    decidedBy: input.decidedBy,
+    error: input.error ?? null,
+    durationMs: 0,
+  });
+}
+
+/** Runs a validated call; a throwing tool becomes an error result for the model. Always audited. */
+export async function runTool(
+  scope: ToolScope,
+  input: {
+    tool: Tool;
+    call: ToolCall;
+    arguments: unknown;
+    decision: Decision;
+    approvalId: string | null;
+    decidedBy: string | null;
+    /** The standing approval it runs under, when no card was shown. */
+    grantId?: string;
+  },
+): Promise<{ content: string; ok: boolean }> {
+  const { tool, call } = input;
+  await scope.report?.({ type: 'tool_call', id: call.id, name: tool.name, args: input.arguments });
+  const startTime = new Date();
+  let content: string;
+  let error: string | null = null;
+  try {
+    const output = await tool.execute(input.arguments, {
+      address: scope.address,
+      conversationKey: scope.conversationKey,
+      requester: scope.requester,
+      requesters: scope.requesters,
+      callId: call.id,
+      signal: scope.signal,
+      logger: scope.logger.child({ tool: tool.name }),
+    });
+    content = cleanText(output);
+  } catch (caught) {
+    error = cleanText(errorText(caught));
+    content = `Error: the tool failed: ${error}`;
+  }
+  const endTime = new Date();
+  await scope.report?.({ type: 'tool_result', id: call.id, name: tool.name, output: content, error });
+  scope.observer.toolCall({
+    toolName: tool.name,
+    callId: call.id,
+    risk: tool.risk,
+    decision: input.decision,
+    startTime,
+    endTime,
+    input: input.arguments,
+    output: content,
+    ...(error ? { error } : {}),
+  });
+  await audit(scope, {
+    approvalId: input.approvalId,
+    grantId: input.grantId ?? null,
+    toolName: tool.name,
+    toolCallId: call.id,
+    arguments: input.arguments,
+    risk: tool.risk,
+    decision: input.decision,
+    outcome: error ? 'failed' : 'succeeded',
+    decidedBy: input.decidedBy,
+    error,
+    durationMs: endTime.getTime() - startTime.getTime(),
+  });
+  return { content, ok: error === null };
+}
+
+/** Checks a call's tool and arguments; returns the parsed input or a refusal. */
+export async function validateCall(
+  scope: ToolScope,
+  call: ToolCall,
+): Promise<{ ok: true; tool: Tool; input: unknown } | { ok: false; result: ToolResult }> {
+  const tool = scope.tools.get(call.name);
+  if (!tool) {
+    const known = scope.tools.names().join(', ') || 'none';
+    return {
+      ok: false,
+      result: await refuse(scope, call, 'unknown', `unknown tool "${call.name}". Available tools: ${known}.`),
+    };
+  }
+  let raw: unknown;
+  try {
+    // JSON escapes can still spell NUL or half a surrogate pair: clean what they decode to.
+    raw = cleanJson(call.arguments.trim() === '' ? {} : JSON.parse(call.arguments));
+  } catch {
+    return {
+      ok: false,
+      result: await refuse(scope, call, tool.risk, 'the arguments are not valid JSON; send a JSON object.'),
+    };
+  }
+  const parsed = tool.parse(raw);
+  if (!parsed.ok)
+    return { ok: false, result: await refuse(scope, call, tool.risk, `invalid arguments: ${parsed.error}`) };
+  return { ok: true, tool, input: parsed.value };
+}

@@ -1,0 +1,78 @@
+import type { TurnEvent } from '../adapter.js';
+import type { ApprovalService } from '../approvals/approval-service.js';
+import type { ChatUser, ConversationAddress } from '../events.js';
+import type { Logger } from '../logger.js';
+import type { ToolCall } from '../messages.js';
+import type { StepObserver } from '../observer.js';
+import type { AgentFrame, Store } from '../store.js';
+import type { ApprovalPolicy } from '../tools/policy.js';
+import type { ToolSet } from '../tools/registry.js';
+import type { Risk, Tool } from '../tools/tool.js';
+
+/**
+ * The tool-calls room: what resolving a model step's tool calls needs and produces. Turns (`core/turn`) and
+ * sub-agents (`core/agents`) both call it; it calls neither.
+ */
+
+export interface ToolResult {
+  toolCallId: string;
+  content: string;
+}
+
+export interface ToolScope {
+  store: Store;
+  tools: ToolSet;
+  policy: ApprovalPolicy;
+  approvals: ApprovalService;
+  conversationKey: string;
+  address: ConversationAddress;
+  /** The person the turn answered last. */
+  requester: ChatUser;
+  /** Everyone whose message the turn answered: each is a requester of every call. */
+  requesters: readonly ChatUser[];
+  /**
+   * Whether the model may have read tool output (or, in a sub-agent, only Butler's words) before these
+   * calls: a personal call (a memory) then needs its person's confirmation.
+   */
+  afterToolOutput: boolean;
+  observer: StepObserver;
+  logger: Logger;
+  signal: AbortSignal;
+  /** Runs `delegate` calls; absent where delegation is not allowed (inside a sub-agent). */
+  delegation?: Delegation;
+  /** The sub-agent whose calls these are; absent for Butler's own. */
+  agent?: string;
+  /** Tells the platform about each call and its result (the HTTP API streams them); never throws. */
+  report?: (event: TurnEvent) => Promise<void>;
+}
+
+/** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */
+export interface PendingCall {
+  call: ToolCall;
+  tool: Tool;
+  input: unknown;
+  /** The risk it is decided at: the tool's, or medium for a personal call that needs confirmation. */
+  risk: Risk;
+  /** A personal call: only this person confirms it. */
+  confirmBy?: ChatUser;
+  agent?: { name: string; delegateCallId: string };
+}
+
+/** A sub-agent's run waiting on decisions: its state and the calls it waits for. */
+export interface ParkedRun {
+  frame: AgentFrame;
+  pending: PendingCall[];
+}
+
+export type DelegationOutcome = { status: 'done'; result: ToolResult } | { status: 'parked'; run: ParkedRun };
+
+/** Butler's `delegate` calls in one turn, run by the agents room (`core/agents`). */
+export interface Delegation {
+  handles(call: ToolCall): boolean;
+  /** Runs the calls' sub-agents (in parallel, bounded); one outcome per call, in order. */
+  run(scope: ToolScope, calls: readonly ToolCall[]): Promise<DelegationOutcome[]>;
+}
+
+export type Resolution =
+  | { status: 'complete'; results: ToolResult[] }
+  | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[]; agents: AgentFrame[] };
