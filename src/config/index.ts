@@ -64,6 +64,11 @@ export interface AppConfig {
   databaseUrl: string | undefined;
   dataDir: string;
   configPath: string | undefined;
+  /**
+   * Where people reach this Butler (`BUTLER_PUBLIC_URL`, no trailing slash): approval cards link to the
+   * request in the admin console when it is set.
+   */
+  publicUrl: string | undefined;
   model: ModelEndpoint | undefined;
   compaction: {
     enabled: boolean;
@@ -344,6 +349,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       databaseUrl: env.DATABASE_URL,
       dataDir: env.BUTLER_DATA_DIR,
       configPath,
+      publicUrl: env.BUTLER_PUBLIC_URL?.replace(/\/+$/, ''),
       model,
       compaction: {
         enabled: env.BUTLER_CONTEXT_COMPACTION_ENABLED,

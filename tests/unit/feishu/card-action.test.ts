@@ -21,6 +21,8 @@ const call: ApprovalCardCall = {
   toolName: 'restart_service',
   summary: 'Restart payments-api',
   argumentsJson: '{}',
+  argumentsLength: 2,
+  argumentsCut: false,
   risk: 'high',
   whoMayApprove: 'an approver other than the requester',
 };

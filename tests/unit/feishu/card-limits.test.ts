@@ -69,12 +69,16 @@ function escapeHeavyCard(count: number): ApprovalCard {
     standingApprovalHours: 8,
     calls: Array.from({ length: count }, (_, index) => {
       const service = `${index}:${'"\\'.repeat(300)}`;
+      const whole = JSON.stringify({ service }, null, 2);
+      const shown = truncateText(whole, limit);
       return {
         approvalId: `appr_${index}`,
         status: 'pending',
         toolName: 'restart_service',
         summary: `Restart a production service (${truncateText(`service=${service}`, 200)})`,
-        argumentsJson: truncateText(JSON.stringify({ service }, null, 2), limit),
+        argumentsJson: shown,
+        argumentsLength: whole.length,
+        argumentsCut: shown !== whole,
         risk: 'high',
         whoMayApprove: 'an approver other than the requester',
       };

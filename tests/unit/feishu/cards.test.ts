@@ -12,6 +12,8 @@ const baseCall: ApprovalCardCall = {
   toolName: 'restart_service',
   summary: 'Restart the payments service in production',
   argumentsJson: '{\n  "service": "payments"\n}',
+  argumentsLength: 27,
+  argumentsCut: false,
   risk: 'high',
   whoMayApprove: 'an approver other than the requester',
 };
