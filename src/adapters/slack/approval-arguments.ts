@@ -32,6 +32,37 @@ export function codePointPrefix(text: string, limit: number): string {
   return last >= 0xd800 && last <= 0xdbff ? part.slice(0, -1) : part;
 }
 
+const isAscii = (code: number) => code < 0x7f;
+
+/**
+ * Whether two ASCII characters meet at `index` (CR LF aside): always a grapheme boundary, so the modal's
+ * many cuts through long JSON skip the grapheme segmenter.
+ */
+function asciiBoundary(text: string, index: number): boolean {
+  const before = text.charCodeAt(index - 1);
+  const after = text.charCodeAt(index);
+  return isAscii(before) && isAscii(after) && !(before === 0x0d && after === 0x0a);
+}
+
+/**
+ * How many characters of `text` (from its start) escape to at most `room` characters of code: `&` takes 5,
+ * `<` and `>` take 4, and every third backtick of a run takes one more (the zero-width space of `codeBody`).
+ */
+function fittingLength(text: string, room: number): number {
+  let length = 0;
+  let backticks = 0;
+  let count = 0;
+  for (; count < text.length; count++) {
+    const code = text.charCodeAt(count);
+    let added = code === 0x26 ? 5 : code === 0x3c || code === 0x3e ? 4 : 1;
+    backticks = code === 0x60 ? backticks + 1 : 0;
+    if (backticks > 0 && backticks % 3 === 0) added += 1;
+    if (length + added > room) break;
+    length += added;
+  }
+  return count;
+}
+
 /**
  * The longest start of `text` whose code block is at most `limit` characters: the block and how many
  * characters of `text` it shows. Undefined when not even a short start fits. `prefix` cuts the text (whole
@@ -42,17 +73,9 @@ export function fittingCodeBlock(
   limit: number,
   prefix: (text: string, limit: number) => string = graphemePrefix,
 ): { block: string; shown: number } | undefined {
-  const whole = fenced(text);
-  if (whole.length <= limit) return { block: whole, shown: text.length };
-  // Escaping only lengthens text, and a longer start never escapes shorter: search for the longest start.
-  let low = 0;
-  let high = Math.min(text.length, Math.max(0, limit - fences));
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (fenced(prefix(text, middle)).length <= limit) low = middle;
-    else high = middle - 1;
-  }
-  const part = prefix(text, low);
+  const count = fittingLength(text, limit - fences);
+  const part =
+    count === text.length ? text : asciiBoundary(text, count) ? text.slice(0, count) : prefix(text, count);
   if (part.length < Math.min(shortestCode, text.length)) return undefined;
   return { block: fenced(part), shown: part.length };
 }
