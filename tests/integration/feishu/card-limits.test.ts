@@ -12,7 +12,12 @@ import { approverOpenId, repliesTo, useFeishuButler } from './feishu-butler.js';
  */
 
 const publicUrl = 'https://butler.example.com';
-const suite = useFeishuButler({ env: { BUTLER_PUBLIC_URL: publicUrl } });
+const suite = useFeishuButler({
+  env: { BUTLER_PUBLIC_URL: publicUrl },
+  // The sweep re-posts a card not yet posted after six sweeps: on a loaded machine, a card of 60 calls
+  // could be posted twice (and the first one's buttons then refused) with the tests' 200 ms sweeps.
+  config: { worker: { sweepMilliseconds: 2_000 } },
+});
 
 /** Every call that sent, patched, created or updated a card since `start`. */
 function cardCallsSince(start: number): RecordedCall[] {

@@ -24,7 +24,12 @@ beforeAll(async () => {
   fake = await startFakeSlackApi();
   model = await startFakeModelServer();
   tools = await startToolServer();
-  app = await startSlackButler(fake, model, tools, { BUTLER_PUBLIC_URL: `${publicUrl}/` });
+  app = await startSlackButler(fake, model, tools, {
+    env: { BUTLER_PUBLIC_URL: `${publicUrl}/` },
+    // The sweep re-posts a card not yet posted after six sweeps: on a loaded machine, a card of 60 calls
+    // could be posted twice (and the first one's buttons then refused) with the tests' 200 ms sweeps.
+    config: { worker: { sweepMilliseconds: 2_000 } },
+  });
   slackUrl = `${app.url}/slack/events`;
 });
 afterAll(async () => {

@@ -9,7 +9,7 @@ export function startSlackButler(
   fake: FakeSlackApi,
   model: FakeModelServer,
   tools?: ToolServer,
-  env: Record<string, string> = {},
+  options: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
 ) {
   return startPlatformButler('slack', {
     env: {
@@ -18,9 +18,9 @@ export function startSlackButler(
       SLACK_API_URL: fake.url,
       BUTLER_BASE_URL: model.baseUrl,
       BUTLER_MODEL: 'test-model',
-      ...env,
+      ...options.env,
     },
-    config: { approvers: { slack: ['U0APPROVER'] }, tools: serviceTools(tools) },
+    config: { approvers: { slack: ['U0APPROVER'] }, tools: serviceTools(tools), ...options.config },
   });
 }
 
