@@ -51,7 +51,8 @@ function cardCall(
   argumentsLimit: number,
 ): ApprovalCardCall {
   const { confirmBy } = decisionParties(approval);
-  // What the approver reads is what runs: invisible controls that could reorder or hide text show.
+  // What the approver reads is what runs: invisible controls that could reorder or hide text show, in the
+  // arguments and in the summary.
   const argumentsJson = visibleControls(JSON.stringify(approval.arguments, null, 2));
   const shown = truncateText(argumentsJson, argumentsLimit);
   return {
