@@ -1,6 +1,6 @@
 import { createApi } from './adapters/api/index.js';
 import type { PlatformConnector } from './adapters/connector.js';
-import { createWebConsole } from './adapters/web-console/index.js';
+import { consoleLink, createWebConsole } from './adapters/web-console/index.js';
 import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
 import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
 import { Delegator } from './core/agents/delegator.js';
@@ -213,6 +213,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await adapters.get(address.platform)?.updateApprovalCard(address, first.cardMessageId, card);
     },
     answersOn: (platform) => adapters.has(platform),
+    ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
   const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
 

@@ -16,6 +16,12 @@ export const envSchema = z.object({
   DATABASE_URL: optionalUrl,
   BUTLER_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.butler')),
   BUTLER_CONFIG: optionalString,
+  BUTLER_PUBLIC_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://butler.example.com' })
+      .optional(),
+  ),
 
   BUTLER_BASE_URL: optionalUrl,
   BUTLER_API_TOKEN: optionalString,

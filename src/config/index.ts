@@ -279,6 +279,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       databaseUrl: env.DATABASE_URL,
       dataDir: env.BUTLER_DATA_DIR,
       configPath,
+      publicUrl: env.BUTLER_PUBLIC_URL?.replace(/\/+$/, ''),
       model,
       compaction: {
         enabled: env.BUTLER_CONTEXT_COMPACTION_ENABLED,

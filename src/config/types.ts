@@ -53,6 +53,11 @@ export interface AppConfig {
   databaseUrl: string | undefined;
   dataDir: string;
   configPath: string | undefined;
+  /**
+   * Where people reach this Butler (`BUTLER_PUBLIC_URL`, no trailing slash): approval cards link to the
+   * request in the admin console when it is set.
+   */
+  publicUrl: string | undefined;
   model: ModelEndpoint | undefined;
   compaction: {
     enabled: boolean;

@@ -1,4 +1,4 @@
-import type { ApprovalCard } from './approval-card.js';
+import type { ApprovalCard, ApprovalDetails, ApprovalDetailsRequest } from './approval-card.js';
 import type { DecisionResult } from './approvals/decision.js';
 import type {
   AcceptResult,
@@ -108,6 +108,11 @@ export interface ButlerIntake {
   accept(message: InboundMessage): Promise<AcceptResult>;
   /** Takes an approval decision from a click: checked against who clicked, first valid decision wins. */
   decide(input: ApprovalDecisionInput): Promise<DecisionResult>;
+  /**
+   * The whole arguments of a request's calls, read from the database ("Show all arguments"): decides
+   * nothing. Undefined when the asking platform has no such request.
+   */
+  approvalDetails(request: ApprovalDetailsRequest): Promise<ApprovalDetails | undefined>;
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
 }

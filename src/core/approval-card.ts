@@ -1,4 +1,4 @@
-import type { ChatUser } from './events.js';
+import type { ChatUser, ConversationAddress, Platform } from './events.js';
 import type { Risk, ToolOrigin } from './tools/tool.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
@@ -15,8 +15,12 @@ export interface ApprovalCardCall {
   agent?: string;
   /** One line a person can read: what will happen. */
   summary: string;
-  /** Tool arguments, pretty-printed JSON, already truncated to a card-friendly size. */
+  /** Tool arguments, pretty-printed JSON, cut to the card's budget (then ending in "…"). */
   argumentsJson: string;
+  /** Characters (UTF-16 units) of the whole pretty-printed arguments: what a card says it left out. */
+  argumentsLength: number;
+  /** Whether `argumentsJson` is only the start of the arguments. */
+  argumentsCut: boolean;
   risk: Risk;
   /** Who may decide, in words ("the requester or an approver", "an approver other than the requester"). */
   whoMayApprove: string;
@@ -46,12 +50,67 @@ export interface ApprovalCard {
   expiresAt: Date;
   /** How long "Approve for this conversation" lasts; absent when standing approvals are off. */
   standingApprovalHours?: number;
+  /** Where the whole request can be read: the admin console, when Butler knows its public address. */
+  link?: string;
+}
+
+/** One call of a card, or every call of it: what "Show all arguments" and the console ask about. */
+export type ApprovalTarget =
+  | { approvalId: string; batchId?: undefined }
+  | { batchId: string; approvalId?: undefined };
+
+/**
+ * A request for the whole arguments, from `platform`: only its own requests are shown (the api channel sees
+ * every platform's, as it may decide them). `cardMessageId` is the message clicked: a button shows only
+ * the card it is on.
+ */
+export type ApprovalDetailsRequest = ApprovalTarget & { platform: Platform; cardMessageId?: string };
+
+/**
+ * The calls of an approval request as the database holds them, arguments whole (`argumentsCut` is false):
+ * what "Show all arguments" shows. Read again on every request, never taken from a click.
+ */
+export interface ApprovalDetails {
+  batchId: string;
+  /** The conversation the request was asked in: where a platform posts the arguments. */
+  address: ConversationAddress;
+  /** The call asked about, or every call of the card, in card order. */
+  calls: ApprovalCardCall[];
+  requesters: readonly ChatUser[];
+  expiresAt: Date;
+  link?: string;
 }
 
 export type { Decision } from './events.js';
 
 /** Longest argument text a card shows; platforms cap block text at ~3000 characters. */
 export const cardArgumentsLimit = 1500;
+
+/**
+ * The arguments a card shows, without the "…" that marks a cut, and how many characters of the whole come
+ * after them.
+ */
+export function argumentsShown(
+  call: Pick<ApprovalCardCall, 'argumentsJson' | 'argumentsCut' | 'argumentsLength'>,
+): {
+  text: string;
+  more: number;
+} {
+  const text = call.argumentsCut ? call.argumentsJson.slice(0, -1) : call.argumentsJson;
+  return { text, more: Math.max(0, call.argumentsLength - text.length) };
+}
+
+const counts = new Intl.NumberFormat('en-US');
+
+/** "1 character", "12,345 characters". */
+export function characters(count: number): string {
+  return `${counts.format(count)} ${count === 1 ? 'character' : 'characters'}`;
+}
+
+/** "1 more character", "12,345 more characters": what a card says it left out of the arguments. */
+export function moreCharacters(count: number): string {
+  return `${counts.format(count)} more ${count === 1 ? 'character' : 'characters'}`;
+}
 
 /** A card with more calls than this shows only "Approve all" / "Reject all" for the rest. */
 export const callsWithOwnButtons = 10;

@@ -1,4 +1,5 @@
 import type { ButlerIntake } from './adapter.js';
+import type { ApprovalDetails, ApprovalDetailsRequest } from './approval-card.js';
 import type { ApprovalService } from './approvals/approval-service.js';
 import type { DecisionResult } from './approvals/decision.js';
 import { encodeConversationKey } from './conversation-key.js';
@@ -89,6 +90,10 @@ export class ButlerService implements ButlerIntake {
 
   decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
     return this.approvals.decide(cleanJson(input));
+  }
+
+  approvalDetails(request: ApprovalDetailsRequest): Promise<ApprovalDetails | undefined> {
+    return this.approvals.details(cleanJson(request));
   }
 
   async isKnownConversation(address: ConversationAddress): Promise<boolean> {

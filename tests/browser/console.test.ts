@@ -66,8 +66,8 @@ async function openConsole(): Promise<{ page: Page; problems: string[] }> {
 }
 
 /** Another system asks for a high-risk call over the API: the turn parks on an approval. */
-async function askForRestart(conversation: string) {
-  model.enqueue({ toolCalls: [{ name: 'restart_service', arguments: '{"service":"api"}' }] });
+async function askForRestart(conversation: string, service = 'api') {
+  model.enqueue({ toolCalls: [{ name: 'restart_service', arguments: JSON.stringify({ service }) }] });
   const events = await readEvents(
     await fetch(`${app.url}/api/v1/conversations/${conversation}/messages`, {
       method: 'POST',
@@ -217,6 +217,51 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
 
     expect(problems).toEqual([]);
     await page.context().close();
+  }, 30_000);
+
+  it("opens on the request a card's console link names, with its whole arguments, after sign-in", async () => {
+    // Longer than any card shows (1,500 characters), with what a card would escape.
+    const service = `api-${'<&>"'.repeat(800)}-end`;
+    const confirm = await askForRestart('linked-request', service);
+    const approvalId = String(confirm?.approvalId);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    await page.goto(`${app.url}/console#approval=${approvalId}`);
+    await signIn(page, keys.oncall);
+
+    const request = page.locator('#approval-request');
+    const shown = request.locator(`article[data-request-call="${approvalId}"] pre.arguments`);
+    await shown.waitFor();
+    expect(await shown.textContent()).toBe(JSON.stringify({ service }, null, 2));
+    expect(await page.getByRole('tab', { name: /Approvals/ }).getAttribute('aria-selected')).toBe('true');
+
+    // The whole card of the request, read by its batch id, over the same API.
+    const listed = (await (
+      await fetch(`${app.url}/api/v1/approvals?status=pending`, {
+        headers: { authorization: `Bearer ${keys.oncall}` },
+      })
+    ).json()) as { items: Array<{ id: string; batchId: string }> };
+    const batchId = listed.items.find((item) => item.id === approvalId)?.batchId;
+    const batch = (await (
+      await fetch(`${app.url}/api/v1/approval-batches/${batchId}`, {
+        headers: { authorization: `Bearer ${keys.oncall}` },
+      })
+    ).json()) as { calls: Array<{ approvalId: string; argumentsJson: string }> };
+    expect(batch.calls).toEqual([
+      expect.objectContaining({ approvalId, argumentsJson: JSON.stringify({ service }, null, 2) }),
+    ]);
+
+    // Decided from there, it runs once, and the request shows the outcome.
+    model.enqueue({ text: 'Restarted.' });
+    await request.getByRole('button', { name: 'Approve', exact: true }).click();
+    await request.locator(`article[data-request-call="${approvalId}"][data-status="approved"]`).waitFor();
+    await app.settle();
+    expect(tools.requests.map((each) => each.body)).toEqual([{ service }]);
+    expect(problems).toEqual([]);
+    await context.close();
   }, 30_000);
 
   it('keeps a half-written rejection through a live refresh, then rejects with its reason', async () => {

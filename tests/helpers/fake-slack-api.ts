@@ -119,11 +119,14 @@ function str(args: Record<string, unknown>, key: string): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
-/** The Block Kit limits Slack enforces with `invalid_blocks` (a subset: the ones Butler could hit). */
-export function blockKitViolations(blocks: unknown): string[] {
+/**
+ * The Block Kit limits Slack enforces with `invalid_blocks` (a subset: the ones Butler could hit). A message
+ * holds 50 blocks, a modal 100 (docs.slack.dev "Blocks", "Modal views").
+ */
+export function blockKitViolations(blocks: unknown, maxBlocks = 50): string[] {
   const problems: string[] = [];
   if (!Array.isArray(blocks)) return problems;
-  if (blocks.length > 50) problems.push('more than 50 blocks');
+  if (blocks.length > maxBlocks) problems.push(`more than ${maxBlocks} blocks`);
   let markdownTotal = 0;
   const textOf = (value: unknown) => (value as { text?: unknown } | undefined)?.text;
   for (const block of blocks as Array<Record<string, unknown>>) {
@@ -387,6 +390,10 @@ export async function startFakeSlackApi(
       listing(fake.threadMessages(str(args, 'channel') ?? '', undefined).reverse(), args),
     'views.open': (args) => {
       if (!str(args, 'trigger_id')) return fail('invalid_trigger_id');
+      const view = (args.view ?? {}) as { title?: { text?: unknown }; blocks?: unknown };
+      const title = view.title?.text;
+      if (typeof title !== 'string' || title.length > 24) return fail('invalid_arguments');
+      if (blockKitViolations(view.blocks, 100).length > 0) return fail('invalid_arguments');
       return { ok: true, view: { id: `V${++counter}` } };
     },
   };

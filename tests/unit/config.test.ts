@@ -90,6 +90,14 @@ describe('configuration', () => {
     expect(error.message).toContain('PORT');
   });
 
+  it('takes BUTLER_PUBLIC_URL as an http(s) address without a trailing slash, and refuses others', () => {
+    expect(loadConfig({}, tmpdir()).config.publicUrl).toBeUndefined();
+    const { config } = loadConfig({ BUTLER_PUBLIC_URL: 'https://butler.example.com/' }, tmpdir());
+    expect(config.publicUrl).toBe('https://butler.example.com');
+    for (const value of ['butler.example.com', 'javascript:alert(1)', 'ftp://butler.example.com'])
+      expect(variables(configError({ BUTLER_PUBLIC_URL: value })), value).toEqual(['BUTLER_PUBLIC_URL']);
+  });
+
   it('reports bad variables and config-file problems together', () => {
     const error = configError({ PORT: 'eighty' }, { approvalTtlMinutes: 'soon' });
     expect(variables(error)).toEqual(['PORT', 'config file: approvalTtlMinutes']);

@@ -106,6 +106,22 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
         sendJson(response, 200, await store.reads.approvals(query(approvalsQuery, params)));
       },
     },
+    ...[
+      // A request with every call's arguments whole: what a card's console link opens.
+      { pattern: /^\/approvals\/([^/]+)$/, target: (id: string) => ({ approvalId: id }) },
+      { pattern: /^\/approval-batches\/([^/]+)$/, target: (id: string) => ({ batchId: id }) },
+    ].map(
+      ({ pattern, target }): Route => ({
+        method: 'GET',
+        pattern,
+        scope: 'read',
+        async handle({ response, params }) {
+          const details = await deps.intake.approvalDetails({ ...target(params[0] ?? ''), platform: 'api' });
+          if (!details) throw new ApiError(404, 'not_found', 'No such approval request.');
+          sendJson(response, 200, details);
+        },
+      }),
+    ),
     {
       method: 'GET',
       pattern: /^\/audit$/,

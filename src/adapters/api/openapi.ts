@@ -67,6 +67,20 @@ const eventStream = {
 };
 
 export function openApiDocument(serverUrl: string) {
+  const details = (summary: string, id: string) => ({
+    get: {
+      summary,
+      'x-scope': 'read',
+      parameters: [idParameter('id', id)],
+      responses: {
+        '200': anyJson(
+          '{batchId, address, calls[{approvalId, toolName, risk, status, summary, argumentsJson, …}], requesters, expiresAt, link?}',
+        ),
+        '404': { description: 'No such request', ...json(errorBody) },
+        ...errors,
+      },
+    },
+  });
   const read = (summary: string, query?: z.ZodObject) => ({
     get: {
       summary,
@@ -158,6 +172,11 @@ export function openApiDocument(serverUrl: string) {
         },
       },
       '/approvals': read('Approvals, newest first', approvalsQuery),
+      '/approvals/{id}': details('One approval with its arguments whole', 'The approval id'),
+      '/approval-batches/{id}': details(
+        'Every call of one approval card, in card order, with its arguments whole',
+        'The batch id of the card',
+      ),
       '/audit': read('Audit log of tool calls, newest first', auditQuery),
       '/usage': read('Token usage and cost, rolled up', usageQuery),
       '/events': {

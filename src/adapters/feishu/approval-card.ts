@@ -3,6 +3,7 @@ import {
   type ApprovalCardCall,
   callsWithOwnButtons,
   cardArgumentsLimit,
+  characters,
   type Decision,
   durationWords,
   pendingCalls,
@@ -13,6 +14,7 @@ import { truncateText } from '../../core/text.js';
 import type { Risk } from '../../core/tools/tool.js';
 import {
   agentMarkdown,
+  argumentsCut,
   argumentsMarkdown,
   askedByAgents,
   escapeMarkdown,
@@ -38,6 +40,11 @@ export type BatchDecision = Exclude<Decision, 'approve_for_conversation'>;
 export type ApprovalButtonValue =
   | { approval_id: string; decision: Decision }
   | { batch_id: string; decision: BatchDecision };
+
+/** "Show all arguments": of one call, or of every call of the card. It decides nothing. */
+export type ShowArgumentsValue = { show_arguments: string } | { show_arguments_batch: string };
+
+export type CardButtonValue = ApprovalButtonValue | ShowArgumentsValue;
 
 /** How much of each call the card shows; shrunk step by step until the card fits. */
 interface Layout {
@@ -91,7 +98,7 @@ function button(options: {
   id: string;
   type: string;
   text: string;
-  value: ApprovalButtonValue;
+  value: CardButtonValue;
   confirm?: JsonRecord | undefined;
 }): JsonRecord {
   return {
@@ -104,6 +111,25 @@ function button(options: {
   };
 }
 
+/**
+ * The buttons that only read: "Show all arguments" when the card left something out, and the console link
+ * (an `open_url` behavior) when Butler knows its public address.
+ */
+function readingButtons(card: ApprovalCard, show: ShowArgumentsValue | undefined): JsonRecord[] {
+  const buttons: JsonRecord[] = [];
+  if (show)
+    buttons.push(button({ id: 'show_arguments', type: 'default', text: 'Show all arguments', value: show }));
+  if (card.link)
+    buttons.push({
+      tag: 'button',
+      element_id: 'open_console',
+      type: 'default',
+      text: plainText('Open in console'),
+      behaviors: [{ type: 'open_url', default_url: card.link }],
+    });
+  return buttons;
+}
+
 /** Flow wraps the buttons onto a second line on narrow screens instead of squeezing them. */
 function buttonRow(buttons: JsonRecord[]): JsonRecord {
   return {
@@ -114,8 +140,17 @@ function buttonRow(buttons: JsonRecord[]): JsonRecord {
   };
 }
 
-/** Approve / Reject / Approve for this conversation of one call; `index` keeps element ids unique per card. */
-function callButtons(card: ApprovalCard, call: ApprovalCardCall, index: number, layout: Layout): JsonRecord {
+/**
+ * Approve / Reject / Approve for this conversation of one call, then `extra`; `index` keeps element ids
+ * unique per card.
+ */
+function callButtons(
+  card: ApprovalCard,
+  call: ApprovalCardCall,
+  index: number,
+  layout: Layout,
+  extra: JsonRecord[] = [],
+): JsonRecord {
   const label = toolLabel(call);
   const high = call.risk === 'high';
   const buttons = [
@@ -154,10 +189,14 @@ function callButtons(card: ApprovalCard, call: ApprovalCardCall, index: number, 
       }),
     );
   }
-  return buttonRow(buttons);
+  return buttonRow([...buttons, ...extra]);
 }
 
-function batchButtons(card: ApprovalCard, pending: readonly ApprovalCardCall[]): JsonRecord {
+function batchButtons(
+  card: ApprovalCard,
+  pending: readonly ApprovalCardCall[],
+  extra: JsonRecord[],
+): JsonRecord {
   const high = pending.filter((call) => call.risk === 'high');
   return buttonRow([
     button({
@@ -179,6 +218,7 @@ function batchButtons(card: ApprovalCard, pending: readonly ApprovalCardCall[]):
       text: `Reject all ${pending.length}`,
       value: { batch_id: card.batchId, decision: 'reject' },
     }),
+    ...extra,
   ]);
 }
 
@@ -221,14 +261,24 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall, layout: La
     { tag: 'div', text: plainText(truncateText(call.summary, layout.summaryLimit)) },
   ];
   if (layout.argumentsLimit > 0)
-    elements.push(markdown(`**Arguments**\n${argumentsMarkdown(call.argumentsJson, layout.argumentsLimit)}`));
+    elements.push(markdown(`**Arguments**\n${argumentsMarkdown(call, layout.argumentsLimit)}`));
+  else
+    elements.push(
+      markdown(`*Arguments not shown (${characters(call.argumentsLength)}): the card has no room for them.*`),
+    );
   const leading = [`**Tool:** ${toolMarkdown(call)}`, agentMarkdown(call, card.requesters) ?? []].flat();
   elements.push(markdown(detailsMarkdown(card, leading, call.whoMayApprove)));
+  const reading = readingButtons(
+    card,
+    argumentsCut(call, layout.argumentsLimit) ? { show_arguments: call.approvalId } : undefined,
+  );
   const outcome = outcomeMarkdown(call);
   if (outcome) {
     elements.push({ tag: 'hr' }, { tag: 'markdown', element_id: 'outcome', content: `**${outcome}**` });
+    // A decided card still shows what was decided on.
+    if (reading.length > 0) elements.push(buttonRow(reading));
   } else {
-    elements.push(callButtons(card, call, 0, layout));
+    elements.push(callButtons(card, call, 0, layout, reading));
   }
   const template = call.status === 'pending' ? pendingTemplate[call.risk] : decidedTemplate[call.status];
   return cardShell({ title, subtitle: `${call.risk} risk`, template }, [call], elements);
@@ -273,8 +323,9 @@ function callMarkdown(
     agentMarkdown(call, card.requesters) ?? [],
     escapeMarkdown(truncateText(call.summary, layout.summaryLimit)),
   ].flat();
-  if (layout.argumentsLimit > 0) lines.push(argumentsMarkdown(call.argumentsJson, layout.argumentsLimit));
-  else lines.push('*Arguments not shown: the card has no room for them.*');
+  if (layout.argumentsLimit > 0) lines.push(argumentsMarkdown(call, layout.argumentsLimit));
+  else
+    lines.push(`*Arguments not shown (${characters(call.argumentsLength)}): the card has no room for them.*`);
   if (showWho && call.status === 'pending')
     lines.push(`Who may approve: ${escapeMarkdown(call.whoMayApprove)}`);
   const outcome = outcomeMarkdown(call);
@@ -304,11 +355,14 @@ function renderBatch(card: ApprovalCard, layout: Layout): JsonRecord {
     );
   }
   elements.push({ tag: 'hr' }, markdown(detailsMarkdown(card, [], sameWho)));
+  const leftOut = hidden.length > 0 || shown.some((call) => argumentsCut(call, layout.argumentsLimit));
+  const reading = readingButtons(card, leftOut ? { show_arguments_batch: card.batchId } : undefined);
   // A pending call without buttons of its own can only be decided with the "all" buttons.
   const withoutButtons = pending.some(
     (call) => card.calls.indexOf(call) >= Math.min(callsWithOwnButtons, shown.length),
   );
-  if (pending.length >= 2 || withoutButtons) elements.push(batchButtons(card, pending));
+  if (pending.length >= 2 || withoutButtons) elements.push(batchButtons(card, pending, reading));
+  else if (reading.length > 0) elements.push(buttonRow(reading));
   return cardShell(batchHeader(card), card.calls, elements);
 }
 

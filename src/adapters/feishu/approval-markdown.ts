@@ -1,6 +1,11 @@
-import { type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
+import {
+  type ApprovalCardCall,
+  argumentsShown,
+  moreCharacters,
+  outcomeLine,
+} from '../../core/approval-card.js';
 import type { ChatUser } from '../../core/events.js';
-import { joinNames, truncateText } from '../../core/text.js';
+import { graphemePrefix, joinNames, truncateText } from '../../core/text.js';
 import { defuseMentions } from './mentions.js';
 
 /** Text pieces of the Feishu approval card: card markdown that names users, tools, agents and outcomes safely. */
@@ -56,16 +61,28 @@ export function askedByAgents(calls: readonly ApprovalCardCall[]): string | unde
 }
 
 /**
- * The arguments as a JSON code block, cut to `limit` characters to fit the card. A cut says how much it left
- * out: "at least", when the text came already cut (ending in "…").
+ * Text as a JSON code block; every run of backticks is broken so the text cannot close the block, and an
+ * `<at>` tag stays text (Feishu reads it as a mention even in code).
  */
-export function argumentsMarkdown(argumentsJson: string, limit: number): string {
-  const shown = truncateText(argumentsJson, limit);
-  // Break every run of backticks so the arguments cannot close the code block.
-  const block = `\`\`\`json\n${defuseMentions(shown.replace(/`(?=`)/g, '`\u200b'))}\n\`\`\``;
-  if (shown === argumentsJson) return block;
-  const more = argumentsJson.length - (shown.length - 1);
-  return `${block}\n*… (${argumentsJson.endsWith('…') ? 'at least ' : ''}${more} more characters)*`;
+export function codeMarkdown(text: string): string {
+  return `\`\`\`json\n${defuseMentions(text.replace(/`(?=`)/g, '`\u200b'))}\n\`\`\``;
+}
+
+/**
+ * A call's arguments as a JSON code block, cut to `limit` characters to fit the card, saying exactly how many
+ * characters of the stored arguments it left out.
+ */
+export function argumentsMarkdown(call: ApprovalCardCall, limit: number): string {
+  const { text } = argumentsShown(call);
+  const shown = graphemePrefix(text, limit);
+  const more = call.argumentsLength - shown.length;
+  if (more <= 0) return codeMarkdown(shown);
+  return `${codeMarkdown(`${shown}…`)}\n*… (${moreCharacters(more)})*`;
+}
+
+/** Whether `argumentsMarkdown` leaves anything of the call's arguments out at `limit`. */
+export function argumentsCut(call: ApprovalCardCall, limit: number): boolean {
+  return call.argumentsCut || limit < call.argumentsJson.length;
 }
 
 /** The core's outcome line, with the decider as a mention and the reason unable to inject markdown. */

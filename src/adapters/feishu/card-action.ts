@@ -1,9 +1,20 @@
 import type { ButlerIntake } from '../../core/adapter.js';
-import { type ApprovalCard, type Decision, pendingCalls, utcDateTime } from '../../core/approval-card.js';
+import {
+  type ApprovalCard,
+  type ApprovalDetails,
+  type Decision,
+  pendingCalls,
+  utcDateTime,
+} from '../../core/approval-card.js';
 import type { DecisionResult } from '../../core/approvals/decision.js';
 import type { ApprovalDecisionInput } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
-import { type ApprovalButtonValue, renderApprovalCard } from './approval-card.js';
+import {
+  type ApprovalButtonValue,
+  type CardButtonValue,
+  renderApprovalCard,
+  type ShowArgumentsValue,
+} from './approval-card.js';
 import type { CardActionEvent } from './event-payloads.js';
 import { asRecord, type JsonRecord, stringField } from './fields.js';
 import { maxTimestampSkewSeconds } from './verify.js';
@@ -27,14 +38,19 @@ export interface CardActionDependencies {
   answerWithinMilliseconds: number;
   /** A decision that finished after the answer went out still has to show on the card. */
   updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
+  /** Posts a request's whole arguments where it was asked ("Show all arguments"), after the answer. */
+  sendArguments: (details: ApprovalDetails, cardMessageId: string) => Promise<number>;
 }
 
 function isDecision(value: unknown): value is Decision {
   return value === 'approve' || value === 'reject' || value === 'approve_for_conversation';
 }
 
-/** A button value our cards send: a call's id, or the card's batch id for "Approve all" / "Reject all". */
-export function parseButtonValue(value: unknown): ApprovalButtonValue | undefined {
+/**
+ * A button value our cards send: a call's id, or the card's batch id for "Approve all" / "Reject all", and a
+ * decision; or the call or batch whose arguments to show.
+ */
+export function parseButtonValue(value: unknown): CardButtonValue | undefined {
   let record = asRecord(value);
   if (!record && typeof value === 'string') {
     try {
@@ -46,6 +62,13 @@ export function parseButtonValue(value: unknown): ApprovalButtonValue | undefine
   const approvalId = stringField(record, 'approval_id');
   const batchId = stringField(record, 'batch_id');
   const decision = record?.decision;
+  const showCall = stringField(record, 'show_arguments');
+  const showBatch = stringField(record, 'show_arguments_batch');
+  // A value naming more than one thing is not one our cards send.
+  if (showCall || showBatch) {
+    if (approvalId || batchId || decision !== undefined || (showCall && showBatch)) return undefined;
+    return showCall ? { show_arguments: showCall } : { show_arguments_batch: showBatch ?? '' };
+  }
   // Our cards never send both ids: refuse such a value rather than guess which one was meant.
   if (approvalId && !batchId && isDecision(decision)) return { approval_id: approvalId, decision };
   if (batchId && !approvalId && (decision === 'approve' || decision === 'reject'))
@@ -131,7 +154,80 @@ export function decisionResponse(
   };
 }
 
+/** Log fields naming what a click is about. */
+function targetFields(value: CardButtonValue): Record<string, unknown> {
+  if ('show_arguments' in value) return { approvalId: value.show_arguments, action: 'show_arguments' };
+  if ('show_arguments_batch' in value)
+    return { batchId: value.show_arguments_batch, action: 'show_arguments' };
+  return {
+    ...('batch_id' in value ? { batchId: value.batch_id } : { approvalId: value.approval_id }),
+    decision: value.decision,
+  };
+}
+
 const pending = Symbol('pending');
+
+/** `work`'s result, or `pending` once `milliseconds` passed (the work goes on). */
+async function within<T>(work: Promise<T>, milliseconds: number): Promise<T | typeof pending> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof pending>((resolve) => {
+    timer = setTimeout(() => resolve(pending), milliseconds);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const isShowArguments = (value: CardButtonValue): value is ShowArgumentsValue =>
+  'show_arguments' in value || 'show_arguments_batch' in value;
+
+/**
+ * "Show all arguments": reads the request's calls from the database (never from the click) and posts their
+ * whole arguments below the card, after the answer; nothing is decided.
+ */
+async function showArguments(
+  value: ShowArgumentsValue,
+  event: CardActionEvent,
+  dependencies: CardActionDependencies,
+  fields: Record<string, unknown>,
+): Promise<CardActionResponse> {
+  const { logger } = dependencies;
+  const cardMessageId = event.openMessageId ?? '';
+  const reading = dependencies.intake.approvalDetails({
+    ...('show_arguments' in value
+      ? { approvalId: value.show_arguments }
+      : { batchId: value.show_arguments_batch }),
+    platform: 'feishu',
+    // Only the card the button is on; without a message to compare, nothing.
+    cardMessageId,
+  });
+  const send = async (details: ApprovalDetails | undefined) => {
+    if (!details) return;
+    const messages = await dependencies.sendArguments(details, cardMessageId);
+    logger.info({ ...fields, calls: details.calls.length, messages }, 'Feishu arguments shown');
+  };
+  try {
+    const details = await within(reading, dependencies.answerWithinMilliseconds);
+    if (details === undefined)
+      return { toast: { type: 'error', content: 'This approval request no longer exists.' } };
+    if (details !== pending) {
+      send(details).catch((error: unknown) =>
+        logger.error({ ...fields, err: error }, 'Feishu arguments could not be sent'),
+      );
+      const calls = details.calls.length === 1 ? 'the call' : `all ${details.calls.length} calls`;
+      return { toast: { type: 'info', content: `Sending the whole arguments of ${calls} below the card.` } };
+    }
+  } catch (error) {
+    logger.error({ ...fields, err: error }, 'Feishu arguments could not be read');
+    return { toast: { type: 'error', content: 'Butler could not read the arguments. Please try again.' } };
+  }
+  reading
+    .then(send)
+    .catch((error: unknown) => logger.error({ ...fields, err: error }, 'Feishu arguments could not be sent'));
+  return { toast: { type: 'info', content: 'Butler is reading the arguments; they follow below the card.' } };
+}
 
 export async function handleCardAction(
   event: CardActionEvent,
@@ -147,8 +243,7 @@ export async function handleCardAction(
     return { toast: { type: 'error', content: 'This button is not one Butler understands.' } };
   }
   const fields = {
-    ...('batch_id' in value ? { batchId: value.batch_id } : { approvalId: value.approval_id }),
-    decision: value.decision,
+    ...targetFields(value),
     eventId: event.eventId,
     user: event.operatorOpenId,
   };
@@ -159,13 +254,10 @@ export async function handleCardAction(
     logger.warn({ ...fields, ageMilliseconds: age }, 'Feishu card action outside the replay window refused');
     return { toast: { type: 'error', content: 'This click is too old to count. Please click again.' } };
   }
+  if (isShowArguments(value)) return showArguments(value, event, dependencies, fields);
   const decision = intake.decide(decisionInput(value, event));
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof pending>((resolve) => {
-    timer = setTimeout(() => resolve(pending), dependencies.answerWithinMilliseconds);
-  });
   try {
-    const result = await Promise.race([decision, deadline]);
+    const result = await within(decision, dependencies.answerWithinMilliseconds);
     if (result !== pending) {
       logger.info(
         { ...fields, ok: result.ok, code: result.ok ? undefined : result.code },
@@ -176,8 +268,6 @@ export async function handleCardAction(
   } catch (error) {
     logger.error({ ...fields, err: error }, 'Feishu approval decision failed');
     return { toast: { type: 'error', content: 'Butler could not record that decision. Please try again.' } };
-  } finally {
-    clearTimeout(timer);
   }
   logger.warn(fields, 'Feishu approval decision is slow; answering before the 3 s deadline');
   decision

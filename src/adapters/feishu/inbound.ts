@@ -1,5 +1,5 @@
 import type { ButlerIntake } from '../../core/adapter.js';
-import type { ApprovalCard } from '../../core/approval-card.js';
+import type { ApprovalCard, ApprovalDetails } from '../../core/approval-card.js';
 import { encodeConversationKey } from '../../core/conversation-key.js';
 import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
@@ -18,6 +18,8 @@ export interface InboundOptions {
   botIdentity: () => FeishuBotIdentity | undefined;
   cardAnswerWithinMilliseconds: number;
   updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
+  /** Posts a request's whole arguments below its card; returns how many messages it took. */
+  sendArguments: (details: ApprovalDetails, cardMessageId: string) => Promise<number>;
 }
 
 export interface InboundHandlers {
@@ -76,6 +78,7 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
         now: options.now,
         answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
         updateCardLater: options.updateCardLater,
+        sendArguments: options.sendArguments,
       });
     },
 

@@ -6,6 +6,7 @@ import type { Logger } from '../../core/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import { renderApprovalCard } from './approval-card.js';
+import { sendArgumentsCards } from './arguments-cards.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import { createCardkitHealth } from './cardkit-health.js';
 import { createFeishuChatAdapter } from './chat-adapter.js';
@@ -59,6 +60,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     botIdentity: () => bot,
     cardAnswerWithinMilliseconds,
     updateCardLater: (messageId, card) => sdk.api.patchMessage(messageId, renderApprovalCard(card)),
+    sendArguments: (details, cardMessageId) => sendArgumentsCards(sdk.api, details, cardMessageId),
   });
   const dispatcher = createFeishuDispatcher(handlers, sdk.larkLogger);
 

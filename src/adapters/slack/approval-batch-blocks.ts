@@ -6,6 +6,7 @@ import {
   toolLabel,
 } from '../../core/approval-card.js';
 import { truncateText } from '../../core/text.js';
+import { argumentsCode } from './approval-arguments.js';
 import {
   agentLine,
   approverMentions,
@@ -16,13 +17,13 @@ import {
   notificationText,
   outcomeIcons,
   outcomeMrkdwn,
+  readingButtons,
   requesterMentions,
   riskLabels,
   toolHeading,
 } from './approval-parts.js';
 import {
   blockLimits,
-  codeBlock,
   escapedWithin,
   type RenderedMessage,
   type SlackBlock,
@@ -45,10 +46,16 @@ const callConfirmTextLimit = 150;
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
 /**
- * One call's section text, at most `limit` characters. Heading and status (who may approve, or the
- * outcome) come first; the summary and then the arguments get what room is left.
+ * One call's section text, at most `limit` characters, and whether its arguments were cut. Heading and
+ * status (who may approve, or the outcome) come first; the summary and then the arguments get what room is
+ * left.
  */
-function callText(card: ApprovalCard, call: ApprovalCardCall, number: number, limit: number): string {
+function callText(
+  card: ApprovalCard,
+  call: ApprovalCardCall,
+  number: number,
+  limit: number,
+): { text: string; cut: boolean } {
   const heading = [`*${number}.* ${toolHeading(call)} · ${riskLabels[call.risk]}`, agentLine(card, call)]
     .filter((line) => line)
     .join('\n');
@@ -57,12 +64,15 @@ function callText(card: ApprovalCard, call: ApprovalCardCall, number: number, li
     ? `${outcomeIcons[call.status]} *${outcome}*`
     : `Who may approve: ${escapedWithin(call.whoMayApprove, 120)}`;
   const room = limit - heading.length - status.length - 2;
-  if (room <= 0) return truncateText(`${heading}\n${status}`, limit);
+  if (room <= 0) return { text: truncateText(`${heading}\n${status}`, limit), cut: true };
   // The summary is the tool's words: its first line in the code block shows them as they are, not as
-  // formatting; the arguments follow.
+  // formatting; the arguments follow, and a note says how much of them did not fit.
   const summary = truncateText(call.summary.replace(/\s+/g, ' '), summaryLimit);
-  const code = codeBlock(`${summary}\n${call.argumentsJson}`, room);
-  return [heading, code, status].filter((line) => line).join('\n');
+  const code = argumentsCode(call, room, summary);
+  return {
+    text: [heading, code?.text, status].filter((line) => line).join('\n'),
+    cut: code?.cut ?? true,
+  };
 }
 
 /**
@@ -138,25 +148,36 @@ export function renderBatchCard(card: ApprovalCard): RenderedMessage {
   // With one call left and its own buttons, "all" would be a second way to say the same thing.
   const allButtons = pending.length >= 2 || buttonless > 0 ? batchActions(card) : undefined;
 
-  // Blocks left for the calls' sections once the header and every actions block are counted, keeping
-  // one for the footnote whenever some calls do not fit.
-  let room = blockLimits.blocks - 1 - ownButtonBlocks - (allButtons ? 1 : 0);
+  // "Show all arguments" and the console link sit beside "all", or in their own block. Their room is kept
+  // before the calls share the rest; "Show all" goes again if, in the end, nothing was left out.
+  const reading = readingButtons(card, { batchId: card.batchId });
+  // Blocks left for the calls' sections once the header, the calls' own actions blocks and the last one
+  // (the "all" or the reading buttons) are counted, keeping one for the footnote whenever some calls do
+  // not fit.
+  let room = blockLimits.blocks - 2 - ownButtonBlocks;
   if (buttonless > 0 || card.calls.length > room) room -= 1;
   const shown = card.calls.slice(0, room);
   const note = footnote(card.calls.slice(room), buttonless);
 
   const head = header(card, pending.length);
-  const fixedText = textLength([head, ownButtons, allButtons]) + (note?.length ?? 0);
-  const needs = shown.map((call, index) => callText(card, call, index + 1, blockLimits.sectionText).length);
+  const fixedText = textLength([head, ownButtons, allButtons, reading]) + (note?.length ?? 0);
+  const needs = shown.map(
+    (call, index) => callText(card, call, index + 1, blockLimits.sectionText).text.length,
+  );
   const shares = shareBudget(needs, blockLimits.messageText - fixedText);
+  const texts = shown.map((call, index) => callText(card, call, index + 1, shares[index] ?? 0));
+  const leftOut = shown.length < card.calls.length || texts.some((text) => text.cut);
+  const buttons = readingButtons(card, leftOut ? { batchId: card.batchId } : undefined);
 
   const blocks: SlackBlock[] = [head];
-  shown.forEach((call, index) => {
-    blocks.push(section(callText(card, call, index + 1, shares[index] ?? 0)));
+  texts.forEach(({ text }, index) => {
+    blocks.push(section(text));
     const actions = ownButtons[index];
     if (actions) blocks.push(actions);
   });
   if (note) blocks.push(section(note));
-  if (allButtons) blocks.push(allButtons);
+  if (allButtons) blocks.push(batchActions(card, buttons));
+  else if (buttons.length > 0)
+    blocks.push({ type: 'actions', block_id: 'butler_reading', elements: buttons });
   return { text: notificationText(fallbackText(card, pending)), blocks };
 }

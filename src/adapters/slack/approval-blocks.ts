@@ -1,4 +1,5 @@
 import { type ApprovalCard, type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
+import { argumentsCode } from './approval-arguments.js';
 import { renderBatchCard } from './approval-batch-blocks.js';
 import {
   agentLine,
@@ -7,13 +8,13 @@ import {
   notificationText,
   outcomeIcons,
   outcomeMrkdwn,
+  readingButtons,
   requesterMentions,
   riskLabels,
   toolHeading,
 } from './approval-parts.js';
 import {
   blockLimits,
-  codeBlock,
   mrkdwn,
   plain,
   type RenderedMessage,
@@ -32,8 +33,11 @@ export {
   approveActionId,
   approveAllActionId,
   approveForConversationActionId,
+  openConsoleActionId,
   rejectActionId,
   rejectAllActionId,
+  showArgumentsActionId,
+  showBatchArgumentsActionId,
 } from './approval-parts.js';
 export { blockLimits, type RenderedMessage, type SlackBlock } from './block-kit.js';
 
@@ -48,6 +52,8 @@ function whoMayApprove(card: ApprovalCard, call: ApprovalCardCall): string {
 
 function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedMessage {
   const pending = call.status === 'pending';
+  const code = argumentsCode(call, blockLimits.sectionText);
+  const reading = readingButtons(card, code?.cut === false ? undefined : { approvalId: call.approvalId });
   const headline = pending
     ? `:lock: *Approval needed:* ${toolHeading(call)}`
     : `*Tool call:* ${toolHeading(call)}`;
@@ -57,7 +63,7 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
     ...(asked ? [{ type: 'context', elements: [mrkdwn(asked, blockLimits.sectionText)] }] : []),
     // The summary is the tool's words: shown as they are, never as formatting.
     { type: 'section', text: plain(call.summary, blockLimits.sectionText) },
-    section(codeBlock(call.argumentsJson) ?? ''),
+    ...(code ? [section(code.text)] : []),
     {
       type: 'section',
       fields: [
@@ -71,10 +77,16 @@ function renderSingleCall(card: ApprovalCard, call: ApprovalCardCall): RenderedM
   const outcome = outcomeMrkdwn(call, 1000);
   if (pending) {
     blocks.push(
-      callActions(card, call, { blockId: 'butler_approval', confirmTextLimit: blockLimits.confirmText }),
+      callActions(card, call, {
+        blockId: 'butler_approval',
+        confirmTextLimit: blockLimits.confirmText,
+        extra: reading,
+      }),
     );
-  } else if (outcome) {
-    blocks.push(section(`${outcomeIcons[call.status]} *${outcome}*`));
+  } else {
+    if (outcome) blocks.push(section(`${outcomeIcons[call.status]} *${outcome}*`));
+    // A decided card still shows what was decided on.
+    if (reading.length > 0) blocks.push({ type: 'actions', block_id: 'butler_reading', elements: reading });
   }
   const name = `${call.toolName}${call.agent ? ` (asked by the ${call.agent} agent)` : ''}`;
   const text = pending

@@ -20,6 +20,11 @@ export const approveForConversationActionId = 'butler_approve_conversation';
 /** "Approve all" / "Reject all": the value is the card's batchId. */
 export const approveAllActionId = 'butler_approve_all';
 export const rejectAllActionId = 'butler_reject_all';
+/** "Show all arguments" opens a modal and decides nothing: the value is a call's approvalId, or the batchId. */
+export const showArgumentsActionId = 'butler_show_arguments';
+export const showBatchArgumentsActionId = 'butler_show_arguments_batch';
+/** The console link: Slack still sends a click for a URL button, which is only acknowledged. */
+export const openConsoleActionId = 'butler_open_console';
 
 export const riskLabels: Record<Risk, string> = {
   low: 'Low',
@@ -148,13 +153,40 @@ function button(spec: ButtonSpec, confirmTextLimit: number): SlackBlock {
 }
 
 /**
+ * The buttons that only read: "Show all arguments" (of one call, or of every call of the card) when the card
+ * left something out, and the console link when Butler knows its public address.
+ */
+export function readingButtons(
+  card: ApprovalCard,
+  show: { approvalId: string } | { batchId: string } | undefined,
+): SlackBlock[] {
+  const buttons: SlackBlock[] = [];
+  if (show)
+    buttons.push({
+      type: 'button',
+      action_id: 'batchId' in show ? showBatchArgumentsActionId : showArgumentsActionId,
+      text: plain('Show all arguments', blockLimits.buttonText),
+      value: 'batchId' in show ? show.batchId : show.approvalId,
+    });
+  if (card.link && card.link.length <= blockLimits.buttonUrl)
+    buttons.push({
+      type: 'button',
+      action_id: openConsoleActionId,
+      text: plain('Open in console', blockLimits.buttonText),
+      url: card.link,
+    });
+  return buttons;
+}
+
+/**
  * Approve, Reject and (when standing approvals are on) "Approve for this conversation" for one pending
- * call. High risk asks for confirmation on both approve buttons: a slip of the thumb would run it.
+ * call, then `extra` buttons. High risk asks for confirmation on both approve buttons: a slip of the thumb
+ * would run it.
  */
 export function callActions(
   card: ApprovalCard,
   call: ApprovalCardCall,
-  options: { blockId: string; confirmTextLimit: number },
+  options: { blockId: string; confirmTextLimit: number; extra?: readonly SlackBlock[] },
 ): SlackBlock {
   const high = call.risk === 'high';
   const what = `Butler will run \`${call.toolName}\`: ${escapeMrkdwn(call.summary)}`;
@@ -193,11 +225,11 @@ export function callActions(
       ),
     );
   }
-  return { type: 'actions', block_id: options.blockId, elements };
+  return { type: 'actions', block_id: options.blockId, elements: [...elements, ...(options.extra ?? [])] };
 }
 
-/** "Approve all" / "Reject all": they act on every call of the card still pending. */
-export function batchActions(card: ApprovalCard): SlackBlock {
+/** "Approve all" / "Reject all": they act on every call of the card still pending; then `extra` buttons. */
+export function batchActions(card: ApprovalCard, extra: readonly SlackBlock[] = []): SlackBlock {
   const pending = pendingCalls(card);
   const highRisk = pending.filter((call) => call.risk === 'high');
   const names = [...new Set(highRisk.map((call) => `\`${call.toolName}\``))].join(', ');
@@ -223,5 +255,5 @@ export function batchActions(card: ApprovalCard): SlackBlock {
     { actionId: rejectAllActionId, text: 'Reject all', style: 'danger', value: card.batchId },
     blockLimits.confirmText,
   );
-  return { type: 'actions', block_id: 'butler_batch', elements: [approveAll, rejectAll] };
+  return { type: 'actions', block_id: 'butler_batch', elements: [approveAll, rejectAll, ...extra] };
 }

@@ -10,6 +10,7 @@ export const blockLimits = {
   field: 2000,
   buttonText: 75,
   buttonValue: 2000,
+  buttonUrl: 3000,
   confirmTitle: 100,
   confirmText: 300,
   confirmButton: 30,
@@ -58,19 +59,6 @@ function cutEscaped(escaped: string, limit: number): string {
 /** User-provided text as mrkdwn, escaped and at most `limit` characters. */
 export function escapedWithin(text: string, limit: number): string {
   return cutEscaped(escapeMrkdwn(text), limit);
-}
-
-const fences = '```\n\n```'.length;
-
-/** Shortest code block worth showing: below this, arguments are left out rather than shown as "{…". */
-const shortestCodeBlock = fences + 16;
-
-/** Pretty-printed JSON as a code block of at most `limit` characters; undefined when it would not fit. */
-export function codeBlock(json: string, limit: number = blockLimits.sectionText): string | undefined {
-  // Backtick runs would close the block early; a zero-width space keeps them visible but inert.
-  const body = escapeMrkdwn(json || '{}').replace(/```/g, '`\u200b``');
-  if (body.length + fences > limit && limit < shortestCodeBlock) return undefined;
-  return `\`\`\`\n${cutEscaped(body, limit - fences)}\n\`\`\``;
 }
 
 /** Slack renders `<!date^…>` in the reader's time zone; the fallback is UTC. */

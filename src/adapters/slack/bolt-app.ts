@@ -1,8 +1,9 @@
 import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
 import type { Logger } from '../../core/logger.js';
 import { rejectReasonCallbackId } from './approval-blocks.js';
+import { openConsoleActionId } from './approval-parts.js';
 import type { InboundHandlers } from './inbound.js';
-import { cardActionIds } from './interactions.js';
+import { cardActionIds, showArgumentsActionIds } from './interactions.js';
 import type { BotIdentity } from './normalize.js';
 import { slackClientOptions } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
@@ -51,6 +52,11 @@ export function createBoltApp(options: BoltAppOptions): App {
   for (const actionId of cardActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
   }
+  for (const actionId of showArgumentsActionIds) {
+    app.action(actionId, async ({ body, ack }) => handlers.showArguments(body, () => ack()));
+  }
+  // A URL button opens its link in the browser; Slack still expects the click acknowledged.
+  app.action(openConsoleActionId, async ({ ack }) => ack());
   app.view(rejectReasonCallbackId, async ({ body, ack }) =>
     // Bolt types `ack` as a union over view payloads; a submission's ack takes a response action.
     handlers.rejectSubmission(body, ack as (response?: ViewErrorsResponseAction) => Promise<void>),

@@ -8,7 +8,14 @@ import {
   renderApprovalCard,
   renderRejectReasonView,
 } from './approval-blocks.js';
-import { type CardClick, parseCardClick, parseRejectSubmission } from './interactions.js';
+import { renderArgumentsView } from './arguments-view.js';
+import {
+  type CardClick,
+  parseCardClick,
+  parseRejectSubmission,
+  parseShowArgumentsClick,
+  type ShowArgumentsClick,
+} from './interactions.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { type BotIdentity, normalizeMessageEvent } from './normalize.js';
 import { isRecord } from './parse.js';
@@ -79,7 +86,7 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     logger.info({ ...fields, status: accepted.status }, 'Slack message received');
   }
 
-  async function tell(click: Decided, text: string): Promise<void> {
+  async function tell(click: Decided | ShowArgumentsClick, text: string): Promise<void> {
     if (!click.channel) return;
     await api
       .postEphemeral({
@@ -229,7 +236,35 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     await report(click, recorded ?? (await recording));
   }
 
-  return { message, cardClick, rejectSubmission };
+  /**
+   * "Show all arguments": the request's calls read from the database, whole, in a modal. Nothing is stored,
+   * so the click is acknowledged first; the trigger stays good for 3 s (platforms.md §3).
+   */
+  async function showArguments(body: unknown, ack: Ack): Promise<void> {
+    await ack();
+    const click = parseShowArgumentsClick(body);
+    if (!click?.triggerId) {
+      logger.warn({ platform: 'slack' }, 'show-arguments click without a request, user or trigger');
+      return;
+    }
+    const fields = { platform: 'slack', ...targetOf(click), user: click.user.id };
+    try {
+      const details = await intake.approvalDetails({
+        ...targetOf(click),
+        platform: 'slack',
+        // Only the card the button is on; without a message to compare, nothing.
+        cardMessageId: click.messageTs ?? '',
+      });
+      if (!details) return await tell(click, 'This approval request no longer exists.');
+      await api.openView({ triggerId: click.triggerId, view: renderArgumentsView(details) });
+      logger.info({ ...fields, calls: details.calls.length }, 'arguments shown');
+    } catch (error) {
+      logger.warn({ ...fields, ...errorFields(error) }, 'could not show the arguments');
+      await tell(click, 'Butler could not open the arguments. Please try again.');
+    }
+  }
+
+  return { message, cardClick, rejectSubmission, showArguments };
 }
 
 export type InboundHandlers = ReturnType<typeof createInboundHandlers>;

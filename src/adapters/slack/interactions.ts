@@ -9,6 +9,8 @@ import {
   rejectAllActionId,
   rejectReasonBlockId,
   rejectReasonInputId,
+  showArgumentsActionId,
+  showBatchArgumentsActionId,
 } from './approval-blocks.js';
 import { isRecord } from './parse.js';
 
@@ -26,16 +28,29 @@ const buttonMeanings: Record<string, { decision: Decision; scope: 'call' | 'batc
 /** Every action id on an approval card: the Bolt app routes each of them to the click handler. */
 export const cardActionIds = Object.keys(buttonMeanings);
 
-/** A click on a card: `approvalId` for one call, `batchId` for "Approve all" / "Reject all". */
-export type CardClick = DecisionTarget & {
-  decision: Decision;
+/** Where a click happened and who clicked. */
+interface ClickContext {
   /** From Slack's signed payload: the only authority on who clicked. */
   user: ChatUser;
   channel: string | undefined;
   messageTs: string | undefined;
   threadTs: string | undefined;
   triggerId: string | undefined;
+}
+
+/** A click on a card: `approvalId` for one call, `batchId` for "Approve all" / "Reject all". */
+export type CardClick = DecisionTarget & ClickContext & { decision: Decision };
+
+/** "Show all arguments": of one call (`approvalId`) or of every call of the card (`batchId`). */
+export type ShowArgumentsClick = DecisionTarget & ClickContext;
+
+/** The "Show all arguments" buttons and what their value names. */
+const showScopes: Record<string, 'call' | 'batch'> = {
+  [showArgumentsActionId]: 'call',
+  [showBatchArgumentsActionId]: 'batch',
 };
+
+export const showArgumentsActionIds = Object.keys(showScopes);
 
 export interface RejectSubmission {
   context: RejectReasonContext;
@@ -61,23 +76,52 @@ const meaningOf = (actionId: unknown) =>
     ? buttonMeanings[actionId]
     : undefined;
 
-export function parseCardClick(body: unknown): CardClick | undefined {
+/** The first action of a block_actions payload that `known` accepts, its value, and where it happened. */
+function findClick(
+  body: unknown,
+  known: (actionId: string) => boolean,
+): { actionId: string; value: string; context: ClickContext } | undefined {
   if (!isRecord(body) || body.type !== 'block_actions' || !Array.isArray(body.actions)) return undefined;
-  const action = body.actions.find((candidate) => isRecord(candidate) && meaningOf(candidate.action_id));
-  const meaning = isRecord(action) ? meaningOf(action.action_id) : undefined;
-  const id = field(action, 'value');
+  const action = body.actions.find(
+    (candidate) =>
+      isRecord(candidate) && typeof candidate.action_id === 'string' && known(candidate.action_id),
+  );
+  const actionId = field(action, 'action_id');
+  const value = field(action, 'value');
   const user = clickingUser(body);
-  if (!meaning || !id || !user) return undefined;
+  if (!actionId || !value || !user) return undefined;
   const container = body.container;
   const message = body.message;
   return {
-    ...(meaning.scope === 'batch' ? { batchId: id } : { approvalId: id }),
+    actionId,
+    value,
+    context: {
+      user,
+      channel: field(container, 'channel_id') ?? field(body.channel, 'id'),
+      messageTs: field(container, 'message_ts') ?? field(message, 'ts'),
+      threadTs: field(container, 'thread_ts') ?? field(message, 'thread_ts'),
+      triggerId: field(body, 'trigger_id'),
+    },
+  };
+}
+
+export function parseCardClick(body: unknown): CardClick | undefined {
+  const click = findClick(body, (actionId) => meaningOf(actionId) !== undefined);
+  const meaning = meaningOf(click?.actionId);
+  if (!click || !meaning) return undefined;
+  return {
+    ...(meaning.scope === 'batch' ? { batchId: click.value } : { approvalId: click.value }),
     decision: meaning.decision,
-    user,
-    channel: field(container, 'channel_id') ?? field(body.channel, 'id'),
-    messageTs: field(container, 'message_ts') ?? field(message, 'ts'),
-    threadTs: field(container, 'thread_ts') ?? field(message, 'thread_ts'),
-    triggerId: field(body, 'trigger_id'),
+    ...click.context,
+  };
+}
+
+export function parseShowArgumentsClick(body: unknown): ShowArgumentsClick | undefined {
+  const click = findClick(body, (actionId) => Object.hasOwn(showScopes, actionId));
+  if (!click) return undefined;
+  return {
+    ...(showScopes[click.actionId] === 'batch' ? { batchId: click.value } : { approvalId: click.value }),
+    ...click.context,
   };
 }
 

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ApprovalTarget } from '../../core/approval-card.js';
 import type { RouteHandler } from '../../http/server.js';
 
 /**
@@ -12,6 +13,17 @@ import type { RouteHandler } from '../../http/server.js';
  */
 
 export const consolePrefix = '/console';
+
+/**
+ * The console page that shows a request whole: `/console#approval=<id>` for one call, `#batch=<id>` for a
+ * card of several. A fragment never reaches the server, so ids stay out of access logs.
+ */
+export function consoleLink(publicUrl: string): (target: ApprovalTarget) => string {
+  return (target) =>
+    target.approvalId !== undefined
+      ? `${publicUrl}${consolePrefix}#approval=${encodeURIComponent(target.approvalId)}`
+      : `${publicUrl}${consolePrefix}#batch=${encodeURIComponent(target.batchId)}`;
+}
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

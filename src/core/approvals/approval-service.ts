@@ -1,4 +1,9 @@
-import type { ApprovalCard } from '../approval-card.js';
+import type {
+  ApprovalCard,
+  ApprovalDetails,
+  ApprovalDetailsRequest,
+  ApprovalTarget,
+} from '../approval-card.js';
 import {
   type ApprovalDecisionInput,
   type ChatUser,
@@ -11,7 +16,7 @@ import type { Observer } from '../observer.js';
 import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { Risk } from '../tools/tool.js';
-import { batchCard, isPastDeadline } from './batch-card.js';
+import { batchCard, batchDetails, isPastDeadline } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
 import { decisionParties } from './parties.js';
 
@@ -53,6 +58,8 @@ export interface ApprovalServiceOptions {
    * terminal chat, decided in the web console) continues in the process that does, once it runs.
    */
   answersOn?: (platform: Platform) => boolean;
+  /** Where a person reads a request whole (the admin console), when Butler knows its public address. */
+  requestLink?: (target: ApprovalTarget) => string;
 }
 
 /** Channels that may decide requests asked elsewhere, by their own approvers (`approvers.api`). */
@@ -76,7 +83,41 @@ export class ApprovalService {
 
   /** The card of a batch, as the platforms show it. */
   card(batch: readonly ApprovalRecord[]): ApprovalCard {
-    return batchCard(batch, this.policy, this.options.standingApprovalHours);
+    return batchCard(batch, this.policy, this.options.standingApprovalHours, this.link(batch));
+  }
+
+  /**
+   * The calls of a request with their arguments whole, from the database; undefined when there is no such
+   * request for the asking platform (the cross-channel rule of `decide`), or the click was not on its card.
+   */
+  async details(received: ApprovalDetailsRequest): Promise<ApprovalDetails | undefined> {
+    const id = (received.approvalId ?? received.batchId).toLowerCase();
+    if (!uuidPattern.test(id)) return undefined;
+    const batch =
+      received.batchId === undefined ? await this.batchOf(id) : await this.store.approvals.listBatch(id);
+    const [first] = batch;
+    if (!first) return undefined;
+    if (first.platform !== received.platform && !decidesEverywhere.includes(received.platform))
+      return undefined;
+    if (received.cardMessageId !== undefined && received.cardMessageId !== first.cardMessageId) {
+      this.logger.warn(
+        { approvalId: id, platform: received.platform, clickedMessage: received.cardMessageId },
+        'show-arguments click on a message that is not its card',
+      );
+      return undefined;
+    }
+    const approvalId = received.approvalId === undefined ? undefined : id;
+    return batchDetails(batch, this.policy, approvalId, this.link(batch, approvalId));
+  }
+
+  /** The console link of a card (or of one call of it), when there is a public address. */
+  private link(batch: readonly ApprovalRecord[], approvalId?: string): string | undefined {
+    const [first] = batch;
+    if (!first || !this.options.requestLink) return undefined;
+    if (approvalId !== undefined) return this.options.requestLink({ approvalId });
+    return this.options.requestLink(
+      batch.length === 1 ? { approvalId: first.id } : { batchId: first.batchId },
+    );
   }
 
   newApproval(input: Omit<NewApproval, 'approverIds'>): NewApproval {

@@ -1,4 +1,10 @@
-import { type ApprovalCard, type ApprovalCardCall, cardArgumentsLimit } from '../approval-card.js';
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  type ApprovalDetails,
+  cardArgumentsLimit,
+} from '../approval-card.js';
+import { decodeConversationKey } from '../conversation-key.js';
 import type { ChatUser } from '../events.js';
 import type { ApprovalRecord } from '../store.js';
 import { truncateText, visibleControls } from '../text.js';
@@ -45,15 +51,20 @@ function cardCall(
   argumentsLimit: number,
 ): ApprovalCardCall {
   const { confirmBy } = decisionParties(approval);
+  // What the approver reads is what runs: invisible controls that could reorder or hide text show, in the
+  // arguments and in the summary.
+  const argumentsJson = visibleControls(JSON.stringify(approval.arguments, null, 2));
+  const shown = truncateText(argumentsJson, argumentsLimit);
   return {
     approvalId: approval.id,
     status: isPastDeadline(approval) ? 'expired' : approval.status,
     toolName: approval.toolName,
     ...(approval.origin ? { origin: approval.origin } : {}),
     ...(approval.agent ? { agent: approval.agent.name } : {}),
-    // What the approver reads is what runs: invisible controls that could reorder or hide text show.
     summary: visibleControls(approval.summary),
-    argumentsJson: truncateText(visibleControls(JSON.stringify(approval.arguments, null, 2)), argumentsLimit),
+    argumentsJson: shown,
+    argumentsLength: argumentsJson.length,
+    argumentsCut: shown !== argumentsJson,
     risk: approval.risk,
     whoMayApprove: policy.describe(approval.risk, {
       platform: approval.platform,
@@ -67,14 +78,20 @@ function cardCall(
   };
 }
 
+function firstOf(batch: readonly ApprovalRecord[]): ApprovalRecord {
+  const [first] = batch;
+  if (!first) throw new Error('an approval card needs at least one approval');
+  return first;
+}
+
 /** The card of a batch: every call in the order the model asked for them, each with its own state. */
 export function batchCard(
   batch: readonly ApprovalRecord[],
   policy: ApprovalPolicy,
   standingApprovalHours: number,
+  link?: string,
 ): ApprovalCard {
-  const [first] = batch;
-  if (!first) throw new Error('an approval card needs at least one approval');
+  const first = firstOf(batch);
   const ordered = [...batch].sort(byCallOrder);
   // Several calls share the room one call's arguments would have.
   const argumentsLimit = Math.max(200, Math.floor(cardArgumentsLimit / ordered.length));
@@ -86,5 +103,28 @@ export function batchCard(
     approverIds: policy.approversOn(first.platform),
     expiresAt: first.expiresAt,
     ...(standingApprovalHours > 0 ? { standingApprovalHours } : {}),
+    ...(link ? { link } : {}),
+  };
+}
+
+/** The calls of a batch with their arguments whole, in card order; only `approvalId`'s when it is given. */
+export function batchDetails(
+  batch: readonly ApprovalRecord[],
+  policy: ApprovalPolicy,
+  approvalId: string | undefined,
+  link?: string,
+): ApprovalDetails {
+  const first = firstOf(batch);
+  const calls = [...batch]
+    .sort(byCallOrder)
+    .filter((approval) => approvalId === undefined || approval.id === approvalId)
+    .map((approval) => cardCall(approval, policy, Number.POSITIVE_INFINITY));
+  return {
+    batchId: first.batchId,
+    address: decodeConversationKey(first.conversationKey),
+    calls,
+    requesters: first.requesters.map(visiblePerson),
+    expiresAt: first.expiresAt,
+    ...(link ? { link } : {}),
   };
 }

@@ -261,6 +261,8 @@ describe('the terminal approval card', () => {
     toolName: 'restart_service',
     summary: 'Restart api',
     argumentsJson: '{"service":"api"}',
+    argumentsLength: 17,
+    argumentsCut: false,
     risk: 'high',
     whoMayApprove: 'an approver other than the requester',
   };

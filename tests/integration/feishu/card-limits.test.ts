@@ -2,15 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
 import type { RecordedCall } from '../../helpers/fake-feishu-api.js';
 import { cardBodyLimitBytes, markdownTableCount } from '../../helpers/fake-feishu-card-rules.js';
-import { messageEvent, postToButler, uniqueId } from '../../unit/feishu/feishu-events.js';
-import { repliesTo, useFeishuButler } from './feishu-butler.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { cardActionEvent, messageEvent, postToButler, uniqueId } from '../../unit/feishu/feishu-events.js';
+import { approverOpenId, repliesTo, useFeishuButler } from './feishu-butler.js';
 
 /**
  * Replies and approval cards that would break Feishu's card limits (a request body over 30 KB, more than 5
  * tables) arrive whole through the running Butler, against a fake that refuses what Feishu refuses.
  */
 
-const suite = useFeishuButler();
+const publicUrl = 'https://butler.example.com';
+const suite = useFeishuButler({
+  env: { BUTLER_PUBLIC_URL: publicUrl },
+  // The sweep re-posts a card not yet posted after six sweeps: on a loaded machine, a card of 60 calls
+  // could be posted twice (and the first one's buttons then refused) with the tests' 200 ms sweeps.
+  config: { worker: { sweepMilliseconds: 2_000 } },
+});
 
 /** Every call that sent, patched, created or updated a card since `start`. */
 function cardCallsSince(start: number): RecordedCall[] {
@@ -137,5 +144,101 @@ describe('Feishu card limits through the running Butler', () => {
     // What the card leaves out, it says: arguments cut or left out, calls only counted.
     expect(text).toMatch(/more characters|Arguments not shown/);
     expect(text).toMatch(/…and \d+ more \(\d+ waiting\) that do not fit on the card/);
+  });
+});
+
+/** The code blocks of the cards, in order, as stored: the zero-width spaces that break backtick runs dropped. */
+function codeOf(messageIds: string[]): string {
+  const text = messageIds.map((id) => suite.fake.visibleText(id)).join('\n');
+  return [...text.matchAll(/```json\n([\s\S]*?)\n```/g)]
+    .map((match) => match[1]?.replace(/\u200b/g, ''))
+    .join('');
+}
+
+describe('Show all arguments on Feishu', () => {
+  it('posts every argument of a 60-call card below it in cards under 30 KB, decides nothing, and again once decided', async () => {
+    // Quotes and backslashes take four bytes each in a card's request body, `<&>` nothing special: the cards
+    // are sized on the body.
+    const services = Array.from(
+      { length: 60 },
+      (_, index) => `${index}:${'"\\'.repeat(100)}<&>${'x'.repeat(600)}`,
+    );
+    const wholeArguments = services.map((service) => JSON.stringify({ service }, null, 2));
+    suite.model.enqueue({
+      toolCalls: services.map((service, index) => ({
+        id: `call_show_${index}`,
+        name: 'restart_service',
+        arguments: JSON.stringify({ service }),
+      })),
+    });
+    const messageId = await ask('oc_chat_show');
+    await suite.app.settle();
+    const posted = repliesTo(suite.fake, messageId).find((reply) =>
+      JSON.stringify(reply.content).includes('"batch_id"'),
+    );
+    const batchId = /"batch_id":"([^"]+)"/.exec(JSON.stringify(posted?.content))?.[1] ?? '';
+    // The message the request names as its card (a loaded machine may have posted it again).
+    const [first] = await suite.app.butler.store.approvals.listBatch(batchId);
+    const card = suite.fake.sentMessages().find((message) => message.messageId === first?.cardMessageId);
+    if (!card) throw new Error('no approval card was posted');
+    const content = JSON.stringify(card.content);
+    expect(content).toContain(`{"type":"callback","value":{"show_arguments_batch":"${batchId}"}}`);
+    expect(content).toContain(`{"type":"open_url","default_url":"${publicUrl}/console#batch=${batchId}"}`);
+
+    const showAll = () =>
+      postToButler(
+        suite.url.replace('/events', '/card'),
+        cardActionEvent({
+          operatorOpenId: approverOpenId,
+          messageId: card.messageId,
+          chatId: 'oc_chat_show',
+          value: { show_arguments_batch: batchId },
+        }),
+      );
+    const argumentCards = () => repliesTo(suite.fake, card.messageId).map((reply) => reply.messageId);
+    const expectEveryArgument = async (before: number) => {
+      const sent = await waitFor(() => {
+        const ids = argumentCards().slice(before);
+        return codeOf(ids) === wholeArguments.join('') && ids;
+      }, 10_000);
+      expect(sent.length).toBeGreaterThan(1);
+      return sent;
+    };
+
+    const start = Date.now();
+    const answer = await showAll();
+    expect(answer.body.toast).toEqual({
+      type: 'info',
+      content: 'Sending the whole arguments of all 60 calls below the card.',
+    });
+    expect(answer.body).not.toHaveProperty('card');
+    await expectEveryArgument(0);
+    expectEveryCardCallAccepted(start);
+    await suite.app.settle();
+    const batch = await suite.app.butler.store.approvals.listBatch(batchId);
+    expect(new Set(batch.map((approval) => approval.status))).toEqual(new Set(['pending']));
+    expect(suite.fake.sentMessages().find((message) => message.messageId === card.messageId)?.patches).toBe(
+      0,
+    );
+    expect(suite.tools.requests).toHaveLength(0);
+
+    // Rejected, the card still offers the arguments, and the cards show the outcome.
+    suite.model.enqueue({ text: 'Not restarting any.' });
+    await postToButler(
+      suite.url.replace('/events', '/card'),
+      cardActionEvent({
+        operatorOpenId: approverOpenId,
+        messageId: card.messageId,
+        value: { batch_id: batchId, decision: 'reject' },
+      }),
+    );
+    await suite.app.settle();
+    const decided = suite.fake.sentMessages().find((message) => message.messageId === card.messageId);
+    expect(JSON.stringify(decided?.content)).toContain('show_arguments_batch');
+    const before = argumentCards().length;
+    await showAll();
+    const again = await expectEveryArgument(before);
+    expect(suite.fake.visibleText(again[0] ?? '')).toContain('Rejected by');
+    expect(suite.tools.requests).toHaveLength(0);
   });
 });

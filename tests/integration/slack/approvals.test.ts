@@ -25,7 +25,12 @@ beforeAll(async () => {
   fake = await startFakeSlackApi();
   model = await startFakeModelServer();
   tools = await startToolServer();
-  app = await startSlackButler(fake, model, tools);
+  app = await startSlackButler(fake, model, tools, {
+    env: { BUTLER_PUBLIC_URL: `${publicUrl}/` },
+    // The sweep re-posts a card not yet posted after six sweeps: on a loaded machine, a card of 60 calls
+    // could be posted twice (and the first one's buttons then refused) with the tests' 200 ms sweeps.
+    config: { worker: { sweepMilliseconds: 2_000 } },
+  });
   slackUrl = `${app.url}/slack/events`;
 });
 afterAll(async () => {
@@ -40,6 +45,7 @@ beforeEach(() => {
   tools.requests.length = 0;
 });
 
+const publicUrl = 'https://butler.example.com';
 const approver = { id: 'U0APPROVER', name: 'olga' };
 const requester = { id: 'U0ALICE', name: 'alice' };
 
@@ -259,6 +265,143 @@ describe('Slack approval cards through the running Butler', () => {
     await fake.waitFor(() => cardUpdates(cardTs)[0]);
     await app.settle();
     expect(JSON.stringify(cardUpdates(cardTs)[0]?.args.blocks)).toContain('Rejected by olga');
+    expect(tools.requests).toHaveLength(0);
+  });
+});
+
+type Block = {
+  type: string;
+  block_id?: string;
+  text?: { text?: string };
+  elements?: Array<Record<string, unknown> & { text?: unknown }>;
+};
+
+/** The mrkdwn a person reads in sections and context blocks, entities decoded. */
+function readable(blocks: unknown): string {
+  return (blocks as Block[])
+    .flatMap((block) => [
+      block.text?.text ?? '',
+      ...(block.type === 'context' ? (block.elements ?? []).map((element) => String(element.text)) : []),
+    ])
+    .join('\n')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+function buttons(blocks: unknown): Array<Record<string, unknown>> {
+  return (blocks as Block[])
+    .filter((block) => block.type === 'actions')
+    .flatMap((block) => block.elements ?? []);
+}
+
+describe('Show all arguments', () => {
+  it('links a card to its request in the console, and offers no Show all when nothing was cut', async () => {
+    const { approvalId } = await requestRestart();
+    const card = fake.callsTo('chat.postMessage').find((call) => call.args.blocks)?.args;
+    const elements = buttons(card?.blocks);
+    expect(elements.find((element) => element.action_id === 'butler_open_console')).toMatchObject({
+      url: `${publicUrl}/console#approval=${approvalId}`,
+    });
+    expect(elements.map((element) => element.action_id)).not.toContain('butler_show_arguments');
+  });
+
+  it('a card of 60 long calls says what it left out; Show all opens every argument whole and decides nothing, before and after the decision', async () => {
+    // Escaped for mrkdwn, `<&>` takes 13 characters: the card must count what the stored arguments lose.
+    const services = Array.from(
+      { length: 60 },
+      (_, index) => `svc-${index}:${'<&>'.repeat(100)}${'x'.repeat(1200)}:end-${index}`,
+    );
+    const wholeArguments = services.map((service) => JSON.stringify({ service }, null, 2));
+    model.enqueue({
+      toolCalls: services.map((service, index) => ({
+        id: `call_many_${index}`,
+        name: 'restart_service',
+        arguments: JSON.stringify({ service }),
+      })),
+    });
+    const threadTs = freshTs();
+    await postToSlack(
+      slackUrl,
+      asJson(envelope(appMention({ ts: threadTs, text: '<@U0BUTLER> restart all sixty' }))),
+    );
+    await app.settle();
+    const posted = fake
+      .callsTo('chat.postMessage')
+      .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve_all'));
+    const approveAll = buttons(posted?.args.blocks).find(
+      (element) => element.action_id === 'butler_approve_all',
+    );
+    const batch = await app.butler.store.approvals.listBatch(String(approveAll?.value));
+    expect(batch).toHaveLength(60);
+    const batchId = batch[0]?.batchId ?? '';
+    // The message the request names as its card (a loaded machine may have posted it again).
+    const cardTs = batch[0]?.cardMessageId ?? '';
+    const card = fake.messages.get(`C0GENERAL:${cardTs}`);
+    if (!card) throw new Error('the card of several calls is not in the channel');
+
+    // The card: the calls that fit, each saying how many characters of its arguments it leaves out.
+    const text = readable(card.blocks);
+    const hidden = /(\d+) more calls \((\d+) pending\) did not fit/.exec(text);
+    expect(Number(hidden?.[1])).toBeGreaterThan(0);
+    const firstCode = text.split('```')[1] ?? '';
+    const shownArguments = firstCode.slice(firstCode.indexOf('\n', 1) + 1).replace(/\n$/, '');
+    expect(wholeArguments[0]?.startsWith(shownArguments)).toBe(true);
+    const more = (wholeArguments[0]?.length ?? 0) - shownArguments.length;
+    expect(text).toContain(
+      `_… ${more.toLocaleString('en-US')} more characters: Show all arguments has them all_`,
+    );
+    const cardButtons = buttons(card.blocks);
+    expect(cardButtons).toContainEqual(
+      expect.objectContaining({ action_id: 'butler_show_arguments_batch', value: batchId }),
+    );
+    expect(cardButtons).toContainEqual(
+      expect.objectContaining({ url: `${publicUrl}/console#batch=${batchId}` }),
+    );
+
+    const showAll = () =>
+      postToSlack(
+        slackUrl,
+        asForm(
+          blockActions({ batchId, actionId: 'butler_show_arguments_batch', messageTs: cardTs, threadTs }),
+        ),
+      );
+    const expectEveryArgument = (view: unknown) => {
+      const shown = readable((view as { blocks: unknown }).blocks);
+      for (const whole of wholeArguments) expect(shown).toContain(whole);
+      expect(shown).not.toContain('Not shown here');
+    };
+
+    expect((await showAll()).status).toBe(200);
+    const opened = await fake.waitFor(() => fake.callsTo('views.open')[0]);
+    expectEveryArgument(opened.args.view);
+    await app.settle();
+    // Nothing was decided, run or redrawn.
+    const statuses = await app.butler.store.approvals.listBatch(batchId);
+    expect(new Set(statuses.map((approval) => approval.status))).toEqual(new Set(['pending']));
+    expect(cardUpdates(cardTs)).toHaveLength(0);
+    expect(tools.requests).toHaveLength(0);
+
+    // Rejected, the card still offers the arguments, and the modal shows the outcome.
+    await postToSlack(
+      slackUrl,
+      asForm(blockActions({ batchId, actionId: 'butler_reject_all', messageTs: cardTs, threadTs })),
+    );
+    await fake.waitFor(() => fake.callsTo('views.open')[1]);
+    model.enqueue({ text: 'Not restarting any.' });
+    await postToSlack(
+      slackUrl,
+      asForm(rejectSubmission({ batchId, messageTs: cardTs, threadTs, reason: 'freeze', user: approver })),
+    );
+    const decided = await fake.waitFor(() => cardUpdates(cardTs)[0]);
+    await app.settle();
+    expect(buttons(decided.args.blocks).map((element) => element.action_id)).toContain(
+      'butler_show_arguments_batch',
+    );
+    await showAll();
+    const again = await fake.waitFor(() => fake.callsTo('views.open')[2]);
+    expectEveryArgument(again.args.view);
+    expect(readable((again.args.view as { blocks: unknown }).blocks)).toContain('Rejected by olga: freeze');
     expect(tools.requests).toHaveLength(0);
   });
 });

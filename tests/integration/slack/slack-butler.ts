@@ -5,7 +5,12 @@ import type { ToolServer } from '../../helpers/tool-server.js';
 import { botUserId, signingSecret } from '../../unit/slack/payloads.js';
 
 /** The whole Butler with Slack over HTTP, its Web API pointed at the fake, its model at the fake model. */
-export function startSlackButler(fake: FakeSlackApi, model: FakeModelServer, tools?: ToolServer) {
+export function startSlackButler(
+  fake: FakeSlackApi,
+  model: FakeModelServer,
+  tools?: ToolServer,
+  options: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
+) {
   return startPlatformButler('slack', {
     env: {
       SLACK_BOT_TOKEN: 'xoxb-integration',
@@ -13,8 +18,9 @@ export function startSlackButler(fake: FakeSlackApi, model: FakeModelServer, too
       SLACK_API_URL: fake.url,
       BUTLER_BASE_URL: model.baseUrl,
       BUTLER_MODEL: 'test-model',
+      ...options.env,
     },
-    config: { approvers: { slack: ['U0APPROVER'] }, tools: serviceTools(tools) },
+    config: { approvers: { slack: ['U0APPROVER'] }, tools: serviceTools(tools), ...options.config },
   });
 }
 

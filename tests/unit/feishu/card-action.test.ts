@@ -21,6 +21,8 @@ const call: ApprovalCardCall = {
   toolName: 'restart_service',
   summary: 'Restart payments-api',
   argumentsJson: '{}',
+  argumentsLength: 2,
+  argumentsCut: false,
   risk: 'high',
   whoMayApprove: 'an approver other than the requester',
 };
@@ -67,6 +69,7 @@ async function click(options: ClickOptions = {}) {
       now: Date.now,
       answerWithinMilliseconds: options.answerWithinMilliseconds ?? 2_500,
       updateCardLater: async (messageId, updated) => void later.push([messageId, updated]),
+      sendArguments: async () => 0,
     },
   );
   return { response, later };
@@ -103,6 +106,14 @@ describe('Feishu card clicks', () => {
     expect(parseButtonValue({ batch_id: 'b', decision: 'approve_for_conversation' })).toBeUndefined();
     expect(parseButtonValue({ approval_id: 'a', batch_id: 'b', decision: 'approve' })).toBeUndefined();
     expect(parseButtonValue({ batch_id: '', decision: 'approve' })).toBeUndefined();
+  });
+
+  it('reads Show all arguments, which carries no decision, refusing values that name more', () => {
+    expect(parseButtonValue({ show_arguments: 'a' })).toEqual({ show_arguments: 'a' });
+    expect(parseButtonValue('{"show_arguments_batch":"b"}')).toEqual({ show_arguments_batch: 'b' });
+    expect(parseButtonValue({ show_arguments: 'a', decision: 'approve' })).toBeUndefined();
+    expect(parseButtonValue({ show_arguments: 'a', approval_id: 'a' })).toBeUndefined();
+    expect(parseButtonValue({ show_arguments: 'a', show_arguments_batch: 'b' })).toBeUndefined();
   });
 
   it("shows the core's message as an info toast and still replaces the card", () => {

@@ -5,7 +5,11 @@ import { cardBodyBudgetBytes, cardBodyBytes } from '../../../src/adapters/feishu
 import { markdownTables, tableCount } from '../../../src/adapters/feishu/markdown-tables.js';
 import { replyCardBodyBytes, replyCardFits } from '../../../src/adapters/feishu/reply-cards.js';
 import { chooseCut, renderSlice } from '../../../src/adapters/feishu/text-layout.js';
-import { type ApprovalCard, cardArgumentsLimit } from '../../../src/core/approval-card.js';
+import {
+  type ApprovalCard,
+  type ApprovalCardCall,
+  cardArgumentsLimit,
+} from '../../../src/core/approval-card.js';
 import { truncateText } from '../../../src/core/text.js';
 
 /** Feishu's card limits as Butler applies them: the serialized request body, and five tables per card. */
@@ -69,12 +73,16 @@ function escapeHeavyCard(count: number): ApprovalCard {
     standingApprovalHours: 8,
     calls: Array.from({ length: count }, (_, index) => {
       const service = `${index}:${'"\\'.repeat(300)}`;
+      const whole = JSON.stringify({ service }, null, 2);
+      const shown = truncateText(whole, limit);
       return {
         approvalId: `appr_${index}`,
         status: 'pending',
         toolName: 'restart_service',
         summary: `Restart a production service (${truncateText(`service=${service}`, 200)})`,
-        argumentsJson: truncateText(JSON.stringify({ service }, null, 2), limit),
+        argumentsJson: shown,
+        argumentsLength: whole.length,
+        argumentsCut: shown !== whole,
         risk: 'high',
         whoMayApprove: 'an approver other than the requester',
       };
@@ -91,15 +99,27 @@ describe('approval cards at the limits', () => {
 
   it.each([15, 20, 60])('says what it left out of %i calls it had to shrink', (count) => {
     const text = JSON.stringify(renderApprovalCard(escapeHeavyCard(count)));
-    expect(text).toMatch(/more characters\)\*|Arguments not shown: the card has no room for them/);
+    expect(text).toMatch(
+      /more characters\)\*|Arguments not shown \([\d,]+ characters\): the card has no room/,
+    );
     if (count > 50) expect(text).toMatch(/…and \d+ more \(\d+ waiting\) that do not fit on the card/);
   });
 
-  it('counts what it cut from the arguments, "at least" when they came cut already', () => {
-    expect(argumentsMarkdown('{"a":1}', 100)).toBe('```json\n{"a":1}\n```');
-    expect(argumentsMarkdown(`{"a":"${'x'.repeat(100)}"}`, 50)).toMatch(
-      /…\n```\n\*… \(59 more characters\)\*$/,
+  it('counts exactly what it cut from the stored arguments, also when the core cut them first', () => {
+    const call = (argumentsJson: string, argumentsLength = argumentsJson.length) =>
+      ({
+        ...escapeHeavyCard(1).calls[0],
+        argumentsJson,
+        argumentsLength,
+        argumentsCut: argumentsLength > argumentsJson.length,
+      }) as ApprovalCardCall;
+    expect(argumentsMarkdown(call('{"a":1}'), 100)).toBe('```json\n{"a":1}\n```');
+    expect(argumentsMarkdown(call(`{"a":"${'x'.repeat(100)}"}`), 50)).toMatch(
+      /…\n```\n\*… \(58 more characters\)\*$/,
     );
-    expect(argumentsMarkdown(`${'y'.repeat(199)}…`, 50)).toMatch(/\*… \(at least 151 more characters\)\*$/);
+    // 199 characters of 12,345 came on the card; it shows 50 of them.
+    expect(argumentsMarkdown(call(`${'y'.repeat(199)}…`, 12_345), 50)).toMatch(
+      /\*… \(12,295 more characters\)\*$/,
+    );
   });
 });

@@ -274,6 +274,8 @@ describe('Feishu notices, approval cards and the working indicator', () => {
         toolName: 'restart_service',
         summary: 'Restart payments',
         argumentsJson: '{"service":"payments"}',
+        argumentsLength: 22,
+        argumentsCut: false,
         risk: 'medium',
         whoMayApprove: 'the requester or an approver',
       },

@@ -196,6 +196,7 @@ describe('renderApprovalCard: one call', () => {
       origin: { kind: 'mcp' as const, server: 's'.repeat(3000), tool: 't'.repeat(3000) },
       summary: 'word '.repeat(2000),
       argumentsJson: `{"a":"${'<&>'.repeat(3000)}\`\`\`"}`,
+      argumentsLength: 9011,
       whoMayApprove: 'x'.repeat(5000),
       agent: 'a'.repeat(5000),
     };
@@ -212,11 +213,14 @@ describe('renderApprovalCard: one call', () => {
     }
     const code = sectionTexts(renderApprovalCard(approvalCard([huge])).blocks)[2] ?? '';
     expect(JSON.stringify(renderApprovalCard(approvalCard([huge])).blocks[1]).length).toBeLessThan(300);
-    expect(code.startsWith('```\n')).toBe(true);
-    expect(code.endsWith('\n```')).toBe(true);
-    expect(code.slice(4, -4)).not.toContain('```');
-    // Cut between entities, never through one.
-    expect(code.slice(0, -4)).toMatch(/(&lt;|&amp;|&gt;)…$/);
+    const [block = '', note] = code.split('\n```\n');
+    expect(block.startsWith('```\n')).toBe(true);
+    expect(block.slice(4)).not.toContain('```');
+    // Cut between entities, never through one, and the note counts what the stored arguments lost.
+    expect(block).toMatch(/(&lt;|&amp;|&gt;)$/);
+    const shown = block.slice(4).replace(/&lt;|&gt;|&amp;/g, '.');
+    const more = (huge.argumentsLength - shown.length).toLocaleString('en-US');
+    expect(note).toBe(`_… ${more} more characters: Show all arguments has them all_`);
   });
 });
 

@@ -2,12 +2,20 @@ import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-
 
 /** Neutral approval cards as the core builds them, for the Slack renderer and click tests. */
 
+/** A call's arguments as the core puts them on a card that has room for all of them. */
+export function wholeArguments(
+  value: unknown,
+): Pick<ApprovalCardCall, 'argumentsJson' | 'argumentsLength' | 'argumentsCut'> {
+  const argumentsJson = JSON.stringify(value, null, 2);
+  return { argumentsJson, argumentsLength: argumentsJson.length, argumentsCut: false };
+}
+
 export const restartCall: ApprovalCardCall = {
   approvalId: '3f1c9a4e-1111-4c2b-9d7e-000000000001',
   status: 'pending',
   toolName: 'restart_service',
   summary: 'Restart the payments-api service in production',
-  argumentsJson: JSON.stringify({ service: 'payments-api', force: true }, null, 2),
+  ...wholeArguments({ service: 'payments-api', force: true }),
   risk: 'high',
   whoMayApprove: 'an approver other than the requester',
 };
@@ -18,7 +26,7 @@ export const deleteRecordCall: ApprovalCardCall = {
   toolName: 'records__delete_record',
   origin: { kind: 'mcp', server: 'records', tool: 'delete_record' },
   summary: 'Delete record 42 from the customers table',
-  argumentsJson: JSON.stringify({ table: 'customers', id: 42 }, null, 2),
+  ...wholeArguments({ table: 'customers', id: 42 }),
   risk: 'medium',
   whoMayApprove: 'the requester or an approver',
 };

@@ -32,6 +32,10 @@ class RecordingIntake implements ButlerIntake {
     this.decisions.push(input);
     return this.answer(input);
   }
+
+  async approvalDetails() {
+    return undefined;
+  }
 }
 
 const card = approvalCard([restartCall, deleteRecordCall], { standingApprovalHours: 8 });

@@ -45,6 +45,8 @@ const pendingCall: ApprovalCardCall = {
   toolName: 'restart_service',
   summary: 'Restart payments-api',
   argumentsJson: '{"service":"payments-api"}',
+  argumentsLength: 26,
+  argumentsCut: false,
   risk: 'medium',
   whoMayApprove: 'the requester or an approver',
 };

@@ -161,6 +161,8 @@ const cardButtons = {
   },
   butler_approve_all: { text: 'Approve all', style: 'primary', blockId: 'butler_batch' },
   butler_reject_all: { text: 'Reject all', style: 'danger', blockId: 'butler_batch' },
+  butler_show_arguments: { text: 'Show all arguments', style: undefined, blockId: 'butler_approval' },
+  butler_show_arguments_batch: { text: 'Show all arguments', style: undefined, blockId: 'butler_batch' },
 } as const;
 
 export type CardActionId = keyof typeof cardButtons;

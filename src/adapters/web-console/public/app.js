@@ -8,6 +8,7 @@ import { createChatPanel } from './chat.js';
 import { createConversationsPanel } from './conversations.js';
 import { byId, say } from './dom.js';
 import { followLiveEvents } from './live.js';
+import { requestInAddress } from './request.js';
 import { createUsagePanel } from './usage.js';
 
 const storageKey = 'butler.console.key';
@@ -82,6 +83,16 @@ function open(api, scopes) {
     : undefined;
   if (!scopes.read) showLiveState('unavailable');
   session = { stopLive, panels, tabs };
+  showRequestInAddress();
+}
+
+/** A card's console link names a request (`#approval=<id>`): the approvals tab opens on it. */
+function showRequestInAddress() {
+  const target = requestInAddress();
+  const approvals = session?.panels.approvals;
+  if (!target || !approvals) return;
+  session.tabs.select('approvals');
+  approvals.showRequest(target);
 }
 
 function showLiveState(state, detail, panels = {}) {
@@ -158,6 +169,7 @@ function start() {
     void signIn(key);
   });
   byId('sign-out').addEventListener('click', () => signOut());
+  window.addEventListener('hashchange', showRequestInAddress);
   const message = sessionStorage.getItem(`${storageKey}.message`);
   if (message) {
     sessionStorage.removeItem(`${storageKey}.message`);

@@ -2,6 +2,7 @@
 
 import { decisionControls } from './decision.js';
 import { byId, h, pretty, say, sayFailure, time } from './dom.js';
+import { showRequest } from './request.js';
 
 const pageSize = 50;
 
@@ -16,6 +17,8 @@ export function createApprovalsPanel(context) {
   let cursor = null;
   let generation = 0;
   let reloadTimer;
+  /** The request a card's console link named, shown above the list. */
+  let request;
   /** The card just decided here: its buttons were disabled, so it no longer holds the focus to follow. */
   let decidedHere;
 
@@ -94,7 +97,10 @@ export function createApprovalsPanel(context) {
 
   function reloadSoon() {
     clearTimeout(reloadTimer);
-    reloadTimer = setTimeout(() => void load(), 100);
+    reloadTimer = setTimeout(() => {
+      void load();
+      void request?.reload();
+    }, 100);
   }
 
   function card(item) {
@@ -171,6 +177,11 @@ export function createApprovalsPanel(context) {
 
   return {
     show() {},
+    /** Shows one request whole (`{kind: 'approval' | 'batch', id}`) above the list. */
+    showRequest(target) {
+      request?.remove();
+      request = showRequest(context, target, { onDecided: () => void load() });
+    },
     onReconnect: reloadSoon,
     onLiveEvent(event) {
       if (event.type === 'approval_requested') {
