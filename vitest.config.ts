@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 const processTests = [
   'tests/integration/service/**/*.test.ts',
   'tests/integration/core/recovery.test.ts',
-  'tests/integration/console/chat.test.ts',
+  'tests/integration/terminal-chat/chat.test.ts',
 ];
 
 // One suite, two databases: `npm test` runs on embedded PGlite; with TEST_DATABASE_URL set the same

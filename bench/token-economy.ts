@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import type { InboundMessage } from '../src/core/events.js';
+import type { InboundMessage } from '../src/core/contracts/events.js';
 import { startTestButler } from '../tests/helpers/butler-app.js';
 import { type RecordedRequest, startFakeModelServer } from '../tests/helpers/fake-model-server.js';
 import { RecordingAdapter } from '../tests/helpers/recording-adapter.js';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { McpServer as SdkMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { silentLogger } from '../src/core/logger.js';
+import { silentLogger } from '../src/core/contracts/logger.js';
 import { createHttpTool, type HttpToolDefinition } from '../src/core/tools/http-tool.js';
 import { McpServer } from '../src/core/tools/mcp/index.js';
 import type { ToolContext } from '../src/core/tools/tool.js';

@@ -1,31 +1,31 @@
+import { consoleLink, createAdminConsole } from './adapters/admin-console/index.js';
 import { createApi } from './adapters/api/index.js';
 import type { PlatformConnector } from './adapters/connector.js';
-import { consoleLink, createWebConsole } from './adapters/web-console/index.js';
 import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
-import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
 import { Delegator } from './core/agents/delegator.js';
 import { Router } from './core/agents/router.js';
 import { ApprovalService } from './core/approvals/approval-service.js';
 import { Compactor } from './core/brain/compactor.js';
 import { SessionBrain } from './core/brain/session-brain.js';
-import { ButlerService } from './core/butler-service.js';
-import { decodeConversationKey } from './core/conversation-key.js';
-import { ConfigError, type ConfigIssue } from './core/errors.js';
-import type { EventBus } from './core/event-bus.js';
-import type { Platform } from './core/events.js';
-import type { Logger } from './core/logger.js';
+import type { ButlerIntake, ChatAdapter } from './core/contracts/adapter.js';
+import { decodeConversationKey } from './core/contracts/conversation-key.js';
+import { ConfigError, type ConfigIssue } from './core/contracts/errors.js';
+import type { EventBus } from './core/contracts/event-bus.js';
+import type { Platform } from './core/contracts/events.js';
+import type { Logger } from './core/contracts/logger.js';
+import { noopObserver, type Observer } from './core/contracts/observer.js';
+import type { Store } from './core/contracts/store.js';
+import { ButlerService } from './core/inbox/intake.js';
+import { Worker } from './core/inbox/worker.js';
 import { OpenAIModel } from './core/model/openai-model.js';
-import { noopObserver, type Observer } from './core/observer.js';
-import { combineObservers } from './core/observer-fanout.js';
-import { guardObserver } from './core/observer-guard.js';
-import type { Store } from './core/store.js';
+import { combineObservers } from './core/observe/fanout.js';
+import { guardObserver } from './core/observe/guard.js';
 import { createHttpTool } from './core/tools/http-tool.js';
 import { McpServerGroup } from './core/tools/mcp/server-group.js';
 import { createMemoryTools } from './core/tools/memory-tools.js';
 import { ApprovalPolicy } from './core/tools/policy.js';
 import { ToolRegistry } from './core/tools/registry.js';
 import { TurnRunner } from './core/turn/turn-runner.js';
-import { Worker } from './core/worker.js';
 import { clientFetch } from './http/client-fetch.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from './http/server.js';
 import { createEventsObserver } from './observability/events-observer.js';
@@ -35,7 +35,7 @@ import { createStore } from './storage/store.js';
 
 /**
  * The composition root: builds every concrete piece from the config and passes it down.
- * `main.ts` (the service) and `adapters/console` (the terminal chat) both start Butler through here.
+ * `main.ts` (the service) and `chat.ts` (the terminal chat) both start Butler through here.
  */
 
 export type ConnectorFactory = (intake: ButlerIntake) => Promise<PlatformConnector[]>;
@@ -278,7 +278,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         logger,
         routes,
         limits: file.http,
-        prefixRoutes: new Map([...(api?.prefixRoutes ?? []), ...createWebConsole().prefixRoutes]),
+        prefixRoutes: new Map([...(api?.prefixRoutes ?? []), ...createAdminConsole().prefixRoutes]),
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
           try {

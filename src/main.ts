@@ -1,7 +1,7 @@
 import { createButler } from './app.js';
 import { startupBanner } from './config/banner.js';
 import { loadConfig } from './config/index.js';
-import { ConfigError } from './core/errors.js';
+import { ConfigError } from './core/contracts/errors.js';
 import { createLogger } from './observability/logger.js';
 import { platformConnectors } from './platform-connectors.js';
 

@@ -1,7 +1,7 @@
 import type { PlatformConnector } from './adapters/connector.js';
 import type { ConnectorFactory } from './app.js';
 import type { AppConfig } from './config/index.js';
-import type { Logger } from './core/logger.js';
+import type { Logger } from './core/contracts/logger.js';
 
 /**
  * The platform integrations the config turns on. Each platform's SDK is loaded only when that

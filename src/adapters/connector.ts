@@ -1,4 +1,4 @@
-import type { ChatAdapter } from '../core/adapter.js';
+import type { ChatAdapter } from '../core/contracts/adapter.js';
 import type { RouteHandler } from '../http/server.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ConfigIssue } from '../core/errors.js';
+import type { ConfigIssue } from '../core/contracts/errors.js';
 import type { AgentFileConfig, EndpointOverride, RoutingFileConfig } from './agents-schema.js';
 import type { Interpolate } from './mcp-servers.js';
 import type { AgentConfig, ModelEndpoint, RoutingConfig } from './types.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigIssue } from '../core/errors.js';
+import type { ConfigIssue } from '../core/contracts/errors.js';
 import { apiStreamsSchema, defaultStreamLimits } from './api-streams.js';
 import type { Interpolate } from './mcp-servers.js';
 

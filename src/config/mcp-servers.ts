@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigIssue } from '../core/errors.js';
+import type { ConfigIssue } from '../core/contracts/errors.js';
 import { type McpServerSettings, mcpSettingDefaults } from '../core/tools/mcp/index.js';
 import { risks } from '../core/tools/tool.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ButlerError, PayloadTooLargeError } from '../core/errors.js';
+import { ButlerError, PayloadTooLargeError } from '../core/contracts/errors.js';
 
 /** Platform payloads are small; Slack's largest (block_actions with a full message) stay well under this. */
 export const defaultBodyLimitBytes = 1024 * 1024;

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/contracts/logger.js';
 
 /**
  * Bounds on open sockets, so idle or stalled clients cannot use up the process's file descriptors.

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ButlerError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
+import { ButlerError } from '../core/contracts/errors.js';
+import type { Logger } from '../core/contracts/logger.js';
 import { type ConnectionLimitSettings, ConnectionLimits } from './connection-limits.js';
 
 /** A handler for one path. It owns the response; throwing a ButlerError maps to its status code. */

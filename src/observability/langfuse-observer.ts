@@ -8,7 +8,7 @@ import {
 } from '@langfuse/tracing';
 import type { SpanContext } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/contracts/logger.js';
 import type {
   AgentInfo,
   AgentObserver,
@@ -20,7 +20,7 @@ import type {
   ToolCallRecord,
   TurnInfo,
   TurnObserver,
-} from '../core/observer.js';
+} from '../core/contracts/observer.js';
 
 /**
  * Langfuse over OpenTelemetry: one trace per turn (session = conversation key, user = platform user),

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import pretty from 'pino-pretty';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../core/contracts/logger.js';
 
 /**
  * Paths that may carry secrets. pino's `*.x` matches one level down only, so top-level names are

@@ -7,8 +7,8 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import { ButlerError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
+import { ButlerError } from '../core/contracts/errors.js';
+import type { Logger } from '../core/contracts/logger.js';
 import * as schema from './schema.js';
 import { toStorageError } from './storage-errors.js';
 

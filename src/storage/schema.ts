@@ -15,10 +15,16 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import type { ConversationEvent } from '../core/conversation-events.js';
-import type { ChatUser, Platform } from '../core/events.js';
-import type { ToolCall } from '../core/messages.js';
-import type { InboxPayload, InflightTurn, ResumeState, RoutingIntent, RoutingRecord } from '../core/store.js';
+import type { ConversationEvent } from '../core/contracts/conversation-events.js';
+import type { ChatUser, Platform } from '../core/contracts/events.js';
+import type { ToolCall } from '../core/contracts/messages.js';
+import type {
+  InboxPayload,
+  InflightTurn,
+  ResumeState,
+  RoutingIntent,
+  RoutingRecord,
+} from '../core/contracts/store.js';
 import type { ToolOrigin } from '../core/tools/tool.js';
 
 /**

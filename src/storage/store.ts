@@ -1,4 +1,4 @@
-import type { Store } from '../core/store.js';
+import type { Store } from '../core/contracts/store.js';
 import type { Database } from './database.js';
 import { agentRunRepository, routingRepository } from './repositories/agent-runs.js';
 import { approvalRepository } from './repositories/approvals.js';

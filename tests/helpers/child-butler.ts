@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { createButler } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import type { InboundMessage } from '../../src/core/events.js';
+import type { InboundMessage } from '../../src/core/contracts/events.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { RecordingAdapter } from './recording-adapter.js';
 

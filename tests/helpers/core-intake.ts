@@ -2,12 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { asc, eq, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { ApprovalService } from '../../src/core/approvals/approval-service.js';
-import { ButlerService } from '../../src/core/butler-service.js';
-import { encodeConversationKey } from '../../src/core/conversation-key.js';
-import type { ChatUser, ConversationAddress, InboundMessage, Platform } from '../../src/core/events.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { noopObserver } from '../../src/core/observer.js';
-import type { ApprovalRecord, Store } from '../../src/core/store.js';
+import { encodeConversationKey } from '../../src/core/contracts/conversation-key.js';
+import type {
+  ChatUser,
+  ConversationAddress,
+  InboundMessage,
+  Platform,
+} from '../../src/core/contracts/events.js';
+import { silentLogger } from '../../src/core/contracts/logger.js';
+import { noopObserver } from '../../src/core/contracts/observer.js';
+import type { ApprovalRecord, Store } from '../../src/core/contracts/store.js';
+import { ButlerService } from '../../src/core/inbox/intake.js';
 import { ApprovalPolicy } from '../../src/core/tools/policy.js';
 import type { Database } from '../../src/storage/database.js';
 import * as schema from '../../src/storage/schema.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger } from '../../src/core/contracts/logger.js';
 import { type OpenDatabase, openDatabase } from '../../src/storage/database.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createFeishuApi, type FeishuApi } from '../../src/adapters/feishu/feishu-api.js';
-import { type Logger, silentLogger } from '../../src/core/logger.js';
+import { type Logger, silentLogger } from '../../src/core/contracts/logger.js';
 import { testAppId, testAppSecret } from '../unit/feishu/feishu-events.js';
 import type { FakeFeishuApi } from './fake-feishu-api.js';
 

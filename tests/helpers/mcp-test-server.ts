@@ -7,7 +7,7 @@ import type { McpServer as SdkMcpServer } from '@modelcontextprotocol/sdk/server
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { type LogFunction, type Logger, silentLogger } from '../../src/core/logger.js';
+import { type LogFunction, type Logger, silentLogger } from '../../src/core/contracts/logger.js';
 import type { McpServerSettings } from '../../src/core/tools/mcp/index.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
 import { repositoryRoot, tsxLoader } from './entry-points.js';

@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../../src/core/events.js';
+import type { InboundMessage } from '../../src/core/contracts/events.js';
 
 let sequence = 0;
 

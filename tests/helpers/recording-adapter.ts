@@ -1,6 +1,11 @@
-import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../src/core/adapter.js';
-import type { ApprovalCard } from '../../src/core/approval-card.js';
-import type { ConversationAddress, Platform } from '../../src/core/events.js';
+import type {
+  ChatAdapter,
+  OpenReplyOptions,
+  ReplyStream,
+  ReplyTarget,
+} from '../../src/core/contracts/adapter.js';
+import type { ApprovalCard } from '../../src/core/contracts/approval-card.js';
+import type { ConversationAddress, Platform } from '../../src/core/contracts/events.js';
 
 /**
  * A platform at the core's port: records what Butler shows, the way a fake Slack API records calls.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startupBanner } from '../../src/config/banner.js';
 import { loadConfig } from '../../src/config/index.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/core/contracts/errors.js';
 
 /** The HTTP API's keys in the config file: resolved from the environment, checked, never shown. */
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/core/contracts/errors.js';
 
 /** `http:` (deadlines and connection caps) and `api.streams` in the config file: defaults, and what is refused. */
 

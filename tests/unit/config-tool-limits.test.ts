@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/core/contracts/errors.js';
 
 /** The config keys that bound what HTTP tools send and what HTTP tools and MCP servers may answer. */
 

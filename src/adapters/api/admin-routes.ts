@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { ButlerIntake } from '../../core/adapter.js';
-import { encodeConversationKey } from '../../core/conversation-key.js';
-import type { EventBus } from '../../core/event-bus.js';
-import type { Store } from '../../core/store.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
+import type { EventBus } from '../../core/contracts/event-bus.js';
+import type { Store } from '../../core/contracts/store.js';
 import { apiAddress } from './conversation-routes.js';
 import { ApiError, readJson, sendJson } from './http-json.js';
 import type { Route } from './routes.js';

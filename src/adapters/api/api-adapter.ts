@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
-import { pendingCalls } from '../../core/approval-card.js';
-import type { ConversationEvent } from '../../core/conversation-events.js';
-import { encodeConversationKey } from '../../core/conversation-key.js';
-import type { Logger } from '../../core/logger.js';
+import type {
+  ChatAdapter,
+  OpenReplyOptions,
+  ReplyStream,
+  ReplyTarget,
+} from '../../core/contracts/adapter.js';
+import { pendingCalls } from '../../core/contracts/approval-card.js';
+import type { ConversationEvent } from '../../core/contracts/conversation-events.js';
+import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { ConversationFeed } from './conversation-feed.js';
 
 /**

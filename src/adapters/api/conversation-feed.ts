@@ -3,9 +3,9 @@ import {
   type ConversationEventRepository,
   isTurnEnd,
   type StoredConversationEvent,
-} from '../../core/conversation-events.js';
-import type { ButlerEvent, EventBus } from '../../core/event-bus.js';
-import type { Logger } from '../../core/logger.js';
+} from '../../core/contracts/conversation-events.js';
+import type { ButlerEvent, EventBus } from '../../core/contracts/event-bus.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { ConversationWatch, type WatchTiming } from './conversation-watch.js';
 import type { SseStream } from './sse.js';
 

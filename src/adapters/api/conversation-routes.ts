@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ButlerIntake } from '../../core/adapter.js';
-import { encodeConversationKey } from '../../core/conversation-key.js';
-import type { ConversationAddress } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
+import type { ConversationAddress } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { Caller } from './auth.js';
 import type { ConversationFeed } from './conversation-feed.js';
 import { ApiError, readJson } from './http-json.js';

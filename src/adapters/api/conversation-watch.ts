@@ -2,8 +2,8 @@ import {
   type ConversationEventRepository,
   isTurnEnd,
   type StoredConversationEvent,
-} from '../../core/conversation-events.js';
-import type { Logger } from '../../core/logger.js';
+} from '../../core/contracts/conversation-events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 
 /**
  * One read loop per followed conversation, shared by every client following it in this process: however

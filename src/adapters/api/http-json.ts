@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ButlerError } from '../../core/errors.js';
+import { ButlerError } from '../../core/contracts/errors.js';
 import { readBody } from '../../http/body.js';
 import { sendJson } from '../../http/server.js';
 

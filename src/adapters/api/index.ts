@@ -1,9 +1,9 @@
 import type { ApiKey } from '../../config/api-keys.js';
 import { defaultStreamLimits, type StreamLimits } from '../../config/api-streams.js';
-import type { ButlerIntake } from '../../core/adapter.js';
-import type { EventBus } from '../../core/event-bus.js';
-import type { Logger } from '../../core/logger.js';
-import type { Store } from '../../core/store.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import type { EventBus } from '../../core/contracts/event-bus.js';
+import type { Logger } from '../../core/contracts/logger.js';
+import type { Store } from '../../core/contracts/store.js';
 import { type RouteHandler, sendJson } from '../../http/server.js';
 import { adminRoutes } from './admin-routes.js';
 import { createApiAdapter } from './api-adapter.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiScope } from '../../config/api-keys.js';
-import { StorageError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { StorageError } from '../../core/contracts/errors.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { Caller } from './auth.js';
 import { ApiError, sendError } from './http-json.js';

@@ -9,8 +9,8 @@ import {
   pendingCalls,
   toolLabel,
   utcDateTime,
-} from '../../core/approval-card.js';
-import { truncateText } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import { truncateText } from '../../core/text/text.js';
 import type { Risk } from '../../core/tools/tool.js';
 import {
   agentMarkdown,

@@ -3,9 +3,9 @@ import {
   argumentsShown,
   moreCharacters,
   outcomeLine,
-} from '../../core/approval-card.js';
-import type { ChatUser } from '../../core/events.js';
-import { graphemePrefix, joinNames, truncateText } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import type { ChatUser } from '../../core/contracts/events.js';
+import { graphemePrefix, joinNames, truncateText } from '../../core/text/text.js';
 import { defuseMentions } from './mentions.js';
 
 /** Text pieces of the Feishu approval card: card markdown that names users, tools, agents and outcomes safely. */

@@ -1,11 +1,11 @@
-import type { ReplyTarget } from '../../core/adapter.js';
+import type { ReplyTarget } from '../../core/contracts/adapter.js';
 import {
   type ApprovalCardCall,
   type ApprovalDetails,
   characters,
   moreCharacters,
-} from '../../core/approval-card.js';
-import { graphemePrefix, truncateText } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import { graphemePrefix, truncateText } from '../../core/text/text.js';
 import { codeMarkdown, escapeMarkdown, outcomeMarkdown, toolMarkdown } from './approval-markdown.js';
 import { cardBodyBudgetBytes, cardBodyBytes } from './card-limits.js';
 import { destinationFor } from './chat-adapter.js';

@@ -1,14 +1,14 @@
-import type { ButlerIntake } from '../../core/adapter.js';
+import type { DecisionResult } from '../../core/approvals/decision.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import {
   type ApprovalCard,
   type ApprovalDetails,
   type Decision,
   pendingCalls,
   utcDateTime,
-} from '../../core/approval-card.js';
-import type { DecisionResult } from '../../core/approvals/decision.js';
-import type { ApprovalDecisionInput } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
+} from '../../core/contracts/approval-card.js';
+import type { ApprovalDecisionInput } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import {
   type ApprovalButtonValue,
   type CardButtonValue,

@@ -4,11 +4,11 @@ import type {
   PreparedMessage,
   ReplyStream,
   ReplyTarget,
-} from '../../core/adapter.js';
-import { type ApprovalCard, pendingCalls } from '../../core/approval-card.js';
-import { encodeConversationKey, mainThread } from '../../core/conversation-key.js';
-import type { ConversationAddress, InboundMessage } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
+} from '../../core/contracts/adapter.js';
+import { type ApprovalCard, pendingCalls } from '../../core/contracts/approval-card.js';
+import { encodeConversationKey, mainThread } from '../../core/contracts/conversation-key.js';
+import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { CardkitHealth } from './cardkit-health.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';

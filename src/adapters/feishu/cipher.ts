@@ -1,5 +1,5 @@
 import { createDecipheriv, createHash } from 'node:crypto';
-import { PayloadError } from '../../core/errors.js';
+import { PayloadError } from '../../core/contracts/errors.js';
 
 const ivBytes = 16;
 

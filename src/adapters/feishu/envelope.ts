@@ -1,4 +1,4 @@
-import { PayloadError } from '../../core/errors.js';
+import { PayloadError } from '../../core/contracts/errors.js';
 import { decryptPayload } from './cipher.js';
 import { asRecord, type JsonRecord, recordField, stringField } from './fields.js';
 

@@ -1,4 +1,4 @@
-import { PayloadError } from '../../core/errors.js';
+import { PayloadError } from '../../core/contracts/errors.js';
 import type { FeishuUserIds } from './bot-identity.js';
 import { arrayField, asRecord, type JsonRecord, recordField, stringField } from './fields.js';
 

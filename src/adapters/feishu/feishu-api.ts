@@ -1,7 +1,7 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
-import { ButlerError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { ButlerError } from '../../core/contracts/errors.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { type LaneSpec, Pacer, type RateLimit } from '../pacing/index.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { FeishuApi } from './feishu-api.js';
 import { type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { type MentionResolver, messageText } from './message-content.js';

@@ -1,8 +1,8 @@
-import type { ButlerIntake } from '../../core/adapter.js';
-import type { ApprovalCard, ApprovalDetails } from '../../core/approval-card.js';
-import { encodeConversationKey } from '../../core/conversation-key.js';
-import { ButlerError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import type { ApprovalCard, ApprovalDetails } from '../../core/contracts/approval-card.js';
+import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
+import { ButlerError } from '../../core/contracts/errors.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import { type CardActionResponse, handleCardAction } from './card-action.js';
 import { parseCardActionEvent, parseMessageReceiveEvent } from './event-payloads.js';

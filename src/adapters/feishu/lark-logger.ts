@@ -1,6 +1,6 @@
 import * as lark from '@larksuiteoapi/node-sdk';
-import type { Logger } from '../../core/logger.js';
-import { truncateText } from '../../core/text.js';
+import type { Logger } from '../../core/contracts/logger.js';
+import { truncateText } from '../../core/text/text.js';
 import { asRecord, recordField } from './fields.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FeishuConfig } from '../../config/index.js';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { FeishuDispatcher } from './dispatcher.js';
 import { createWsClient, type FeishuSdk } from './feishu-api.js';
 

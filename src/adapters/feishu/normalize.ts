@@ -1,5 +1,5 @@
-import { mainThread } from '../../core/conversation-key.js';
-import type { InboundMessage } from '../../core/events.js';
+import { mainThread } from '../../core/contracts/conversation-key.js';
+import type { InboundMessage } from '../../core/contracts/events.js';
 import { type FeishuBotIdentity, isBot, isBotId } from './bot-identity.js';
 import type { FeishuMention, MessageReceiveEvent } from './event-payloads.js';
 import { atReferences, type MentionResolver, messageText } from './message-content.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ReplyStream } from '../../core/adapter.js';
-import type { Logger } from '../../core/logger.js';
+import type { ReplyStream } from '../../core/contracts/adapter.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { type CardkitHealth, pointsAtPlatform } from './cardkit-health.js';
 import {
   type FeishuApi,

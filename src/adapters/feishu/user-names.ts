@@ -1,6 +1,6 @@
-import type { PreparedMessage } from '../../core/adapter.js';
-import type { InboundMessage } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
+import type { PreparedMessage } from '../../core/contracts/adapter.js';
+import type { InboundMessage } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { type FeishuApi, FeishuApiError } from './feishu-api.js';
 
 /**

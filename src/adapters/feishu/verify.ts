@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { VerificationError } from '../../core/errors.js';
+import { VerificationError } from '../../core/contracts/errors.js';
 
 /** Feishu documents no freshness window; five minutes matches Slack's and bounds replays of captured requests. */
 export const maxTimestampSkewSeconds = 300;

@@ -1,5 +1,5 @@
-import { VerificationError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { VerificationError } from '../../core/contracts/errors.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { readBody } from '../../http/body.js';
 import { type RouteHandler, sendJson } from '../../http/server.js';
 import { cardActionEventType } from './dispatcher.js';

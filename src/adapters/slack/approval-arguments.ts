@@ -3,8 +3,8 @@ import {
   argumentsShown,
   characters,
   moreCharacters,
-} from '../../core/approval-card.js';
-import { graphemePrefix } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import { graphemePrefix } from '../../core/text/text.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
 /**

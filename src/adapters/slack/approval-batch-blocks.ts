@@ -4,8 +4,8 @@ import {
   callsWithOwnButtons,
   pendingCalls,
   toolLabel,
-} from '../../core/approval-card.js';
-import { truncateText } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import { truncateText } from '../../core/text/text.js';
 import { argumentsCode } from './approval-arguments.js';
 import {
   agentLine,

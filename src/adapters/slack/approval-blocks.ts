@@ -1,4 +1,4 @@
-import { type ApprovalCard, type ApprovalCardCall, outcomeLine } from '../../core/approval-card.js';
+import { type ApprovalCard, type ApprovalCardCall, outcomeLine } from '../../core/contracts/approval-card.js';
 import { argumentsCode } from './approval-arguments.js';
 import { renderBatchCard } from './approval-batch-blocks.js';
 import {

@@ -5,8 +5,8 @@ import {
   durationWords,
   outcomeLine,
   pendingCalls,
-} from '../../core/approval-card.js';
-import { joinNames, markdownToPlainText } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import { joinNames, markdownToPlainText } from '../../core/text/text.js';
 import type { Risk } from '../../core/tools/tool.js';
 import { blockLimits, escapedWithin, mrkdwn, plain, type SlackBlock, slackDate } from './block-kit.js';
 import { escapeMrkdwn } from './mrkdwn.js';

@@ -3,7 +3,7 @@ import {
   type ApprovalDetails,
   characters,
   moreCharacters,
-} from '../../core/approval-card.js';
+} from '../../core/contracts/approval-card.js';
 import { codePointPrefix, fittingCodeBlock } from './approval-arguments.js';
 import { outcomeIcons, outcomeMrkdwn, riskLabels, toolHeading } from './approval-parts.js';
 import { blockLimits, mrkdwn, plain, type SlackBlock, section } from './block-kit.js';

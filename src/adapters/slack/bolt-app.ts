@@ -1,5 +1,5 @@
 import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { rejectReasonCallbackId } from './approval-blocks.js';
 import { openConsoleActionId } from './approval-parts.js';
 import type { InboundHandlers } from './inbound.js';

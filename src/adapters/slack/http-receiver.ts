@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { App, Receiver } from '@slack/bolt';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { readBody } from '../../http/body.js';
 import { type RouteHandler, sendJson } from '../../http/server.js';
 import { deliverToBolt } from './bolt-delivery.js';

@@ -1,7 +1,7 @@
-import type { ButlerIntake } from '../../core/adapter.js';
 import type { DecisionResult } from '../../core/approvals/decision.js';
-import type { ChatUser, Decision } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import type { ChatUser, Decision } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import {
   type DecisionTarget,
   rejectReasonBlockId,

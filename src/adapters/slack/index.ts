@@ -1,8 +1,8 @@
 import type { FileConfig } from '../../config/file.js';
 import type { SlackConfig } from '../../config/index.js';
-import type { ButlerIntake } from '../../core/adapter.js';
-import { ButlerError, ConfigError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import { ButlerError, ConfigError } from '../../core/contracts/errors.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import { createBoltApp } from './bolt-app.js';

@@ -1,4 +1,4 @@
-import type { ChatUser, Decision } from '../../core/events.js';
+import type { ChatUser, Decision } from '../../core/contracts/events.js';
 import {
   approveActionId,
   approveAllActionId,

@@ -1,5 +1,5 @@
-import { mainThread } from '../../core/conversation-key.js';
-import type { InboundMessage } from '../../core/events.js';
+import { mainThread } from '../../core/contracts/conversation-key.js';
+import type { InboundMessage } from '../../core/contracts/events.js';
 import { messageContent, writtenText } from './attachments.js';
 import { mentionsUser } from './inbound-text.js';
 import { isRecord } from './parse.js';

@@ -1,7 +1,12 @@
-import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../../core/adapter.js';
-import type { ApprovalCard } from '../../core/approval-card.js';
-import type { ConversationAddress, InboundMessage } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
+import type {
+  ChatAdapter,
+  OpenReplyOptions,
+  ReplyStream,
+  ReplyTarget,
+} from '../../core/contracts/adapter.js';
+import type { ApprovalCard } from '../../core/contracts/approval-card.js';
+import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';

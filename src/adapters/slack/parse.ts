@@ -1,4 +1,4 @@
-import { PayloadError } from '../../core/errors.js';
+import { PayloadError } from '../../core/contracts/errors.js';
 
 /** What a verified request to `POST /slack/events` turns out to be. */
 export type SlackRequest =

@@ -1,8 +1,8 @@
-import type { PreparedMessage } from '../../core/adapter.js';
-import { mainThread } from '../../core/conversation-key.js';
-import type { InboundMessage, ThreadContextMessage } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
-import { graphemePrefix } from '../../core/text.js';
+import type { PreparedMessage } from '../../core/contracts/adapter.js';
+import { mainThread } from '../../core/contracts/conversation-key.js';
+import type { InboundMessage, ThreadContextMessage } from '../../core/contracts/events.js';
+import type { Logger } from '../../core/contracts/logger.js';
+import { graphemePrefix } from '../../core/text/text.js';
 import { messageContent } from './attachments.js';
 import { mentionedUserIds, replaceMentions } from './inbound-text.js';
 import type { BotIdentity } from './normalize.js';

@@ -1,6 +1,6 @@
-import type { ReplyTarget } from '../../core/adapter.js';
-import { mainThread } from '../../core/conversation-key.js';
-import { truncateText } from '../../core/text.js';
+import type { ReplyTarget } from '../../core/contracts/adapter.js';
+import { mainThread } from '../../core/contracts/conversation-key.js';
+import { truncateText } from '../../core/text/text.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import { SlackApiError, type SlackBlocks } from './slack-api.js';
 

@@ -1,5 +1,5 @@
-import type { ReplyTarget } from '../../core/adapter.js';
-import type { Logger } from '../../core/logger.js';
+import type { ReplyTarget } from '../../core/contracts/adapter.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import type { Share } from '../pacing/index.js';
 import type { SharedSlackMethod } from './rate-tiers.js';
 import {

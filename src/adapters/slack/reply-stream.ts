@@ -1,5 +1,5 @@
-import type { ReplyStream, ReplyTarget } from '../../core/adapter.js';
-import type { Logger } from '../../core/logger.js';
+import type { ReplyStream, ReplyTarget } from '../../core/contracts/adapter.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { openFence, splitPoint } from './markdown-split.js';
 import { defuseMarkdown, StreamingMarkdownDefuser } from './mentions.js';
 import { isTransientSlackError, type ReplyTuning, type SlackCapabilities } from './reply-format.js';

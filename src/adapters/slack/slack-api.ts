@@ -1,6 +1,6 @@
 import { WebClient } from '@slack/web-api';
-import { ButlerError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { ButlerError } from '../../core/contracts/errors.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { clientFetch } from '../../http/client-fetch.js';
 import { Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
 import type { BotIdentity } from './normalize.js';

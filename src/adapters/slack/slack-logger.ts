@@ -1,5 +1,5 @@
 import { LogLevel, type Logger as SlackSdkLogger } from '@slack/web-api';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/contracts/logger.js';
 
 /**
  * Routes Bolt's and the Web API client's logs into ours. Only strings and error messages pass:

@@ -1,5 +1,5 @@
 import { type App, SocketModeReceiver } from '@slack/bolt';
-import type { Logger } from '../../core/logger.js';
+import type { Logger } from '../../core/contracts/logger.js';
 import { deliverToBolt } from './bolt-delivery.js';
 import { isRecord } from './parse.js';
 import { errorFields } from './slack-api.js';

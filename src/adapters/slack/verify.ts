@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { VerificationError } from '../../core/errors.js';
+import { VerificationError } from '../../core/contracts/errors.js';
 
 /** Slack's replay window. Bolt only rejects old timestamps; we reject future ones too. */
 export const maxClockSkewSeconds = 300;

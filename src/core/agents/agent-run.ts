@@ -1,8 +1,8 @@
-import { ModelError } from '../errors.js';
-import type { ConversationMessage, ToolCall } from '../messages.js';
-import type { TokenUsage } from '../observer.js';
-import type { AgentFrame } from '../store.js';
-import { cleanText } from '../text.js';
+import { ModelError } from '../contracts/errors.js';
+import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
+import type { TokenUsage } from '../contracts/observer.js';
+import type { AgentFrame } from '../contracts/store.js';
+import { cleanText } from '../text/text.js';
 import {
   inCallOrder,
   type ParkedRun,

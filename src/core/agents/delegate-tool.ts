@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolCall } from '../messages.js';
+import type { ToolCall } from '../contracts/messages.js';
 import type { ToolDefinition } from '../model/model-client.js';
 import type { AgentSpec } from './agent-spec.js';
 import { delegateToolName } from './agent-spec.js';

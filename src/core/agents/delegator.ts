@@ -1,8 +1,8 @@
-import type { Logger } from '../logger.js';
-import type { ToolCall } from '../messages.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ToolCall } from '../contracts/messages.js';
+import type { TokenUsage, TurnObserver } from '../contracts/observer.js';
+import type { AgentFrame, ApprovalRecord, Store } from '../contracts/store.js';
 import type { ToolDefinition } from '../model/model-client.js';
-import type { TokenUsage, TurnObserver } from '../observer.js';
-import type { AgentFrame, ApprovalRecord, Store } from '../store.js';
 import type { Delegation, DelegationOutcome, ToolResult, ToolScope } from '../tool-calls/index.js';
 import { approvedCall, resolveApprovedCall } from '../tool-calls/index.js';
 import type { ToolSet } from '../tools/registry.js';

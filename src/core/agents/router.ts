@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Logger } from '../logger.js';
-import type { ConversationMessage } from '../messages.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ConversationMessage } from '../contracts/messages.js';
+import type { StepObserver, TokenUsage } from '../contracts/observer.js';
+import type { RoutingIntent, RoutingRecord, Store } from '../contracts/store.js';
 import type { ModelClient } from '../model/model-client.js';
-import type { StepObserver, TokenUsage } from '../observer.js';
-import type { RoutingIntent, RoutingRecord, Store } from '../store.js';
 import { type AgentSpec, delegateToolName } from './agent-spec.js';
 
 /**

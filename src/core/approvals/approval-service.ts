@@ -3,17 +3,17 @@ import type {
   ApprovalDetails,
   ApprovalDetailsRequest,
   ApprovalTarget,
-} from '../approval-card.js';
+} from '../contracts/approval-card.js';
 import {
   type ApprovalDecisionInput,
   type ChatUser,
   onPlatform,
   type Person,
   type Platform,
-} from '../events.js';
-import type { Logger } from '../logger.js';
-import type { Observer } from '../observer.js';
-import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../store.js';
+} from '../contracts/events.js';
+import type { Logger } from '../contracts/logger.js';
+import type { Observer } from '../contracts/observer.js';
+import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../contracts/store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { Risk } from '../tools/tool.js';
 import { batchCard, batchDetails, isPastDeadline } from './batch-card.js';
@@ -55,7 +55,7 @@ export interface ApprovalServiceOptions {
   showDecision?: (batch: readonly ApprovalRecord[], card: ApprovalCard) => Promise<void>;
   /**
    * Whether this process answers on `platform`. A decision on a request asked where it does not (the
-   * terminal chat, decided in the web console) continues in the process that does, once it runs.
+   * terminal chat, decided in the admin console) continues in the process that does, once it runs.
    */
   answersOn?: (platform: Platform) => boolean;
   /** Where a person reads a request whole (the admin console), when Butler knows its public address. */

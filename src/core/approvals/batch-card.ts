@@ -3,11 +3,11 @@ import {
   type ApprovalCardCall,
   type ApprovalDetails,
   cardArgumentsLimit,
-} from '../approval-card.js';
-import { decodeConversationKey } from '../conversation-key.js';
-import type { ChatUser } from '../events.js';
-import type { ApprovalRecord } from '../store.js';
-import { truncateText, visibleControls } from '../text.js';
+} from '../contracts/approval-card.js';
+import { decodeConversationKey } from '../contracts/conversation-key.js';
+import type { ChatUser } from '../contracts/events.js';
+import type { ApprovalRecord } from '../contracts/store.js';
+import { truncateText, visibleControls } from '../text/text.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import { decisionParties } from './parties.js';
 

@@ -1,4 +1,4 @@
-import type { ApprovalCard } from '../approval-card.js';
+import type { ApprovalCard } from '../contracts/approval-card.js';
 
 export type DecisionFailure = 'not_found' | 'not_authorized' | 'already_decided' | 'expired';
 

@@ -1,5 +1,5 @@
-import { onPlatform, type Person } from '../events.js';
-import type { ApprovalRecord } from '../store.js';
+import { onPlatform, type Person } from '../contracts/events.js';
+import type { ApprovalRecord } from '../contracts/store.js';
 
 /**
  * The people an approval was asked for (and, for a personal call, the one who decides it), with the

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../messages.js';
+import type { StoredMessage } from '../contracts/messages.js';
 import type { ModelClient, ModelResult } from '../model/model-client.js';
 
 /**

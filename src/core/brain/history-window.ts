@@ -1,4 +1,4 @@
-import type { ConversationMessage } from '../messages.js';
+import type { ConversationMessage } from '../contracts/messages.js';
 
 /**
  * Pure helpers that cut a conversation history without ever separating a tool call from its result:

@@ -1,5 +1,5 @@
-import type { ConversationAddress } from '../events.js';
-import type { Memory } from '../store.js';
+import type { ConversationAddress } from '../contracts/events.js';
+import type { Memory } from '../contracts/store.js';
 import { quotedMemories } from '../tools/memory-tools.js';
 
 /** The system prompt: built-in persona, the operator's additions, the date, and what Butler remembers. */

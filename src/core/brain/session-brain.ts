@@ -1,9 +1,9 @@
-import type { Logger } from '../logger.js';
-import type { ConversationMessage, StoredMessage } from '../messages.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ConversationMessage, StoredMessage } from '../contracts/messages.js';
+import type { TokenUsage, TurnObserver } from '../contracts/observer.js';
+import type { ConversationRecord, Store } from '../contracts/store.js';
 import type { PromptMessage } from '../model/model-client.js';
-import type { TokenUsage, TurnObserver } from '../observer.js';
-import type { ConversationRecord, Store } from '../store.js';
-import { countMessageTokens, countTextTokens } from '../tokens.js';
+import { countMessageTokens, countTextTokens } from '../text/tokens.js';
 import type { ModelTokens } from '../usage/pricing.js';
 import type { Compactor } from './compactor.js';
 import { splitForCompaction, trimToFit } from './history-window.js';

@@ -1,5 +1,5 @@
-import type { ConversationMessage, ToolCall } from '../messages.js';
-import type { TokenUsage } from '../observer.js';
+import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
+import type { TokenUsage } from '../contracts/observer.js';
 import type { JsonSchema } from '../tools/tool.js';
 
 /** The model as the core sees it: one streamed chat completion per call. */

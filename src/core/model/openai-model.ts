@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { ModelError } from '../errors.js';
-import type { ToolCall } from '../messages.js';
-import { cleanText, StreamingTextCleaner } from '../text.js';
+import { ModelError } from '../contracts/errors.js';
+import type { ToolCall } from '../contracts/messages.js';
+import { cleanText, StreamingTextCleaner } from '../text/text.js';
 import type { ModelClient, ModelRequest, ModelResult, PromptMessage } from './model-client.js';
 
 export interface OpenAIModelOptions {

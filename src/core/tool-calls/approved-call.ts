@@ -1,5 +1,5 @@
-import type { ToolCall } from '../messages.js';
-import type { ApprovalRecord } from '../store.js';
+import type { ToolCall } from '../contracts/messages.js';
+import type { ApprovalRecord } from '../contracts/store.js';
 import { recordNotRun, runTool, validateCall } from './run.js';
 import type { ToolResult, ToolScope } from './scope.js';
 

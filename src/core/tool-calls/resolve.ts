@@ -1,5 +1,5 @@
-import { onPlatform } from '../events.js';
-import type { ToolCall } from '../messages.js';
+import { onPlatform } from '../contracts/events.js';
+import type { ToolCall } from '../contracts/messages.js';
 import { refuse, runTool, validateCall } from './run.js';
 import type { ParkedRun, PendingCall, Resolution, ToolResult, ToolScope } from './scope.js';
 

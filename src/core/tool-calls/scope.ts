@@ -1,10 +1,10 @@
-import type { TurnEvent } from '../adapter.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { ChatUser, ConversationAddress } from '../events.js';
-import type { Logger } from '../logger.js';
-import type { ToolCall } from '../messages.js';
-import type { StepObserver } from '../observer.js';
-import type { AgentFrame, Store } from '../store.js';
+import type { TurnEvent } from '../contracts/adapter.js';
+import type { ChatUser, ConversationAddress } from '../contracts/events.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ToolCall } from '../contracts/messages.js';
+import type { StepObserver } from '../contracts/observer.js';
+import type { AgentFrame, Store } from '../contracts/store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolSet } from '../tools/registry.js';
 import type { Risk, Tool } from '../tools/tool.js';

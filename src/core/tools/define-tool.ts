@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatUser } from '../events.js';
+import type { ChatUser } from '../contracts/events.js';
 import type { ArgumentsCheck, JsonSchema, PersonalOwner, Risk, Tool, ToolContext } from './tool.js';
 
 /** Schema → model parameters (input side: defaulted fields stay optional) without the `$schema` key. */

@@ -1,4 +1,4 @@
-import { ButlerError } from '../errors.js';
+import { ButlerError } from '../contracts/errors.js';
 
 /** What an HTTP tool does with a redirect: refuse it, or follow it within the configured URL's origin. */
 export type RedirectPolicy = 'refuse' | 'same-origin';

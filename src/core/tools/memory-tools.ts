@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ChatUser } from '../events.js';
-import type { Memory, MemoryOwner, MemoryRepository } from '../store.js';
+import type { ChatUser } from '../contracts/events.js';
+import type { Memory, MemoryOwner, MemoryRepository } from '../contracts/store.js';
 import { defineTool } from './define-tool.js';
 import type { PersonalOwner, Tool, ToolContext } from './tool.js';
 

@@ -1,4 +1,4 @@
-import { type Person, type Platform, samePerson } from '../events.js';
+import { type Person, type Platform, samePerson } from '../contracts/events.js';
 import type { Risk } from './tool.js';
 
 /**

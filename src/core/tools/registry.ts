@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import { silentLogger } from '../logger.js';
+import type { Logger } from '../contracts/logger.js';
+import { silentLogger } from '../contracts/logger.js';
 import type { ToolDefinition } from '../model/model-client.js';
 import type { Tool } from './tool.js';
 

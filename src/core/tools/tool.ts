@@ -1,5 +1,5 @@
-import type { ChatUser, ConversationAddress } from '../events.js';
-import type { Logger } from '../logger.js';
+import type { ChatUser, ConversationAddress } from '../contracts/events.js';
+import type { Logger } from '../contracts/logger.js';
 
 export const risks = ['low', 'medium', 'high'] as const;
 export type Risk = (typeof risks)[number];

@@ -1,6 +1,6 @@
-import { utcDateTime } from '../approval-card.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { ApprovalGrant, Store } from '../store.js';
+import { utcDateTime } from '../contracts/approval-card.js';
+import type { ApprovalGrant, Store } from '../contracts/store.js';
 import { formatUsageReport, startOfUtcDay, startOfUtcMonth } from '../usage/usage-report.js';
 import type { Turn, TurnRunnerDeps } from './turn.js';
 

@@ -1,4 +1,4 @@
-import type { InflightTurn, Store } from '../store.js';
+import type { InflightTurn, Store } from '../contracts/store.js';
 
 /**
  * The turn's crash-recovery record (`inflight` on its conversation): the reply messages the platform

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ChatAdapter, ReplyTarget } from '../adapter.js';
-import { ModelError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { ConversationMessage } from '../messages.js';
-import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../store.js';
-import { countMessageTokens } from '../tokens.js';
+import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
+import { ModelError } from '../contracts/errors.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ConversationMessage } from '../contracts/messages.js';
+import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../contracts/store.js';
+import { countMessageTokens } from '../text/tokens.js';
 import type { Resolution } from '../tool-calls/index.js';
 import { costOf } from '../usage/pricing.js';
 import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';

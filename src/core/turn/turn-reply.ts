@@ -1,5 +1,5 @@
-import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../adapter.js';
-import type { Logger } from '../logger.js';
+import type { ChatAdapter, OpenReplyOptions, ReplyStream, ReplyTarget } from '../contracts/adapter.js';
+import type { Logger } from '../contracts/logger.js';
 
 /**
  * The reply of one turn. Opens the platform stream lazily (a turn that only asks for approval posts

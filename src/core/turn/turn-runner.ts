@@ -1,10 +1,10 @@
 import { routedStep } from '../agents/router.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
-import { decodeConversationKey } from '../conversation-key.js';
-import type { ChatUser, InboundMessage } from '../events.js';
-import type { ConversationMessage, ToolCall } from '../messages.js';
-import type { ApprovalRecord } from '../store.js';
-import { cleanJson } from '../text.js';
+import { decodeConversationKey } from '../contracts/conversation-key.js';
+import type { ChatUser, InboundMessage } from '../contracts/events.js';
+import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
+import type { ApprovalRecord } from '../contracts/store.js';
+import { cleanJson } from '../text/text.js';
 import {
   approvedCall,
   inCallOrder,

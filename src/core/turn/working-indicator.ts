@@ -1,4 +1,4 @@
-import type { ChatAdapter, ReplyTarget } from '../adapter.js';
+import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
 
 /**
  * The turn's working indicator (a status line, a reaction), shown only when the reply has not started

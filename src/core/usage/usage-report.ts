@@ -1,4 +1,4 @@
-import type { UsageTotals } from '../store.js';
+import type { UsageTotals } from '../contracts/store.js';
 
 /** The chat answer to `usage`: a conversation's and a person's totals for today and this month (UTC). */
 

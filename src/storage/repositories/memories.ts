@@ -1,5 +1,5 @@
 import { and, desc, eq, ilike, inArray, type Placeholder, sql } from 'drizzle-orm';
-import type { Memory, MemoryOwner, MemoryRepository } from '../../core/store.js';
+import type { Memory, MemoryOwner, MemoryRepository } from '../../core/contracts/store.js';
 import type { Database } from '../database.js';
 import { memories } from '../schema.js';
 

@@ -6,7 +6,7 @@ import {
   encodeCursor,
   type Page,
   type ReadRepository,
-} from '../../core/read-models.js';
+} from '../../core/contracts/read-models.js';
 import type { Database } from '../database.js';
 import { approvals, auditLog, compactions, conversations, messages } from '../schema.js';
 import { toApproval } from './approvals.js';

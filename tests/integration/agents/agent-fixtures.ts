@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import type { ConversationAddress } from '../../../src/core/events.js';
+import type { ConversationAddress } from '../../../src/core/contracts/events.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import {
   type FakeModelServer,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ApprovalCardCall } from '../../../src/core/approval-card.js';
+import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { inboundMessage } from '../../helpers/messages.js';

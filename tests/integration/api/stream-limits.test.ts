@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationEventRepository } from '../../../src/core/conversation-events.js';
+import type { ConversationEventRepository } from '../../../src/core/contracts/conversation-events.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import { databaseKind, testDatabaseUrl } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';

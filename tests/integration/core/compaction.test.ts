@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { encodeConversationKey } from '../../../src/core/conversation-key.js';
-import type { ConversationAddress } from '../../../src/core/events.js';
-import { countTextTokens } from '../../../src/core/tokens.js';
+import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
+import type { ConversationAddress } from '../../../src/core/contracts/events.js';
+import { countTextTokens } from '../../../src/core/text/tokens.js';
 import { compactions, messages } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ConversationAddress } from '../../../src/core/events.js';
+import type { ConversationAddress } from '../../../src/core/contracts/events.js';
 import { auditLog, inboundEvents } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
@@ -160,7 +160,7 @@ describe(`decisions after a change, on ${databaseKind}`, () => {
     const approvalId = await askForRestart(terminal, 'api');
     await terminal.stop();
 
-    // The service has the API and the web console, but no terminal chat to answer in.
+    // The service has the API and the admin console, but no terminal chat to answer in.
     const service = await start({ approvers: ['olga'], terminal: false });
     const response = await fetch(`${service.url}/api/v1/approvals/${approvalId}/decision`, {
       method: 'POST',

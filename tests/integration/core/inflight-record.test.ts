@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../src/core/store.js';
+import type { Store } from '../../../src/core/contracts/store.js';
 import { InflightRecord } from '../../../src/core/turn/inflight-record.js';
 import { createStore } from '../../../src/storage/store.js';
 import { databaseKind, openTestDatabase, type TestDatabase } from '../../helpers/database.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { encodeConversationKey } from '../../../src/core/conversation-key.js';
-import type { ConversationAddress } from '../../../src/core/events.js';
+import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
+import type { ConversationAddress } from '../../../src/core/contracts/events.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import {

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ApprovalCardCall } from '../../../src/core/approval-card.js';
-import type { ChatUser, ConversationAddress } from '../../../src/core/events.js';
+import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
+import type { ChatUser, ConversationAddress } from '../../../src/core/contracts/events.js';
 import { approvals, auditLog } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { encodeConversationKey } from '../../../src/core/conversation-key.js';
-import type { ChatUser, ConversationAddress } from '../../../src/core/events.js';
-import type { TurnUsageRecord, UsageGroup, UsageRollup } from '../../../src/core/store.js';
+import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
+import type { ChatUser, ConversationAddress } from '../../../src/core/contracts/events.js';
+import type { TurnUsageRecord, UsageGroup, UsageRollup } from '../../../src/core/contracts/store.js';
 import { turnUsage } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeConversationKey } from '../../../src/core/conversation-key.js';
+import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
 import { databaseKind } from '../../helpers/database.js';
 import { hostileCases, refuseInboxWrites } from '../../helpers/hostile-text.js';
 import { captureLogs } from '../../helpers/log-capture.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { createLangfuseObserver } from '../../../src/observability/langfuse-observer.js';
 import { startTestButler } from '../../helpers/butler-app.js';
 import { type FakeLangfuse, startFakeLangfuse } from '../../helpers/fake-langfuse.js';

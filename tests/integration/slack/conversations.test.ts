@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { encodeConversationKey } from '../../../src/core/conversation-key.js';
+import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';

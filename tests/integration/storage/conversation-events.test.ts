@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationEvent } from '../../../src/core/conversation-events.js';
-import type { Store } from '../../../src/core/store.js';
+import type { ConversationEvent } from '../../../src/core/contracts/conversation-events.js';
+import type { Store } from '../../../src/core/contracts/store.js';
 import { createStore } from '../../../src/storage/store.js';
 import { openTestDatabase, type TestDatabase, testDatabaseUrl } from '../../helpers/database.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ButlerEvent, EventBus } from '../../../src/core/event-bus.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import type { ButlerEvent, EventBus } from '../../../src/core/contracts/event-bus.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type OpenDatabase, openDatabase } from '../../../src/storage/database.js';
 import { createEventBus, eventChannel } from '../../../src/storage/event-bus.js';
 import {

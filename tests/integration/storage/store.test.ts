@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundMessage } from '../../../src/core/events.js';
-import type { ClaimedBatch, NewApproval, Store } from '../../../src/core/store.js';
+import type { InboundMessage } from '../../../src/core/contracts/events.js';
+import type { ClaimedBatch, NewApproval, Store } from '../../../src/core/contracts/store.js';
 import { createStore } from '../../../src/storage/store.js';
 import { databaseKind, openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ButlerEvent, EventBus } from '../../../src/core/event-bus.js';
-import type { Logger } from '../../../src/core/logger.js';
-import { noopObserver, type Observer, type TurnInfo } from '../../../src/core/observer.js';
-import { combineObservers } from '../../../src/core/observer-fanout.js';
-import { guardObserver } from '../../../src/core/observer-guard.js';
+import type { ButlerEvent, EventBus } from '../../../src/core/contracts/event-bus.js';
+import type { Logger } from '../../../src/core/contracts/logger.js';
+import { noopObserver, type Observer, type TurnInfo } from '../../../src/core/contracts/observer.js';
+import { combineObservers } from '../../../src/core/observe/fanout.js';
+import { guardObserver } from '../../../src/core/observe/guard.js';
 import { createEventsObserver } from '../../../src/observability/events-observer.js';
 
 /** An in-memory bus that keeps what was published. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { groupMessages, splitForCompaction, trimToFit } from '../../../src/core/brain/history-window.js';
-import type { ConversationMessage } from '../../../src/core/messages.js';
+import type { ConversationMessage } from '../../../src/core/contracts/messages.js';
 
 type Sized = ConversationMessage & { tokens: number };
 const user = (content: string, tokens = 10): Sized => ({ role: 'user', content, tokens });

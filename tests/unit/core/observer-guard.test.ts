@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '../../../src/core/logger.js';
+import type { Logger } from '../../../src/core/contracts/logger.js';
 import {
   type AgentInfo,
   type GenerationRecord,
@@ -7,8 +7,8 @@ import {
   noopObserver,
   noopTurnObserver,
   type Observer,
-} from '../../../src/core/observer.js';
-import { guardObserver } from '../../../src/core/observer-guard.js';
+} from '../../../src/core/contracts/observer.js';
+import { guardObserver } from '../../../src/core/observe/guard.js';
 
 /** A logger that keeps each warning's fields, for asserting what the guard reported. */
 function recordingLogger() {

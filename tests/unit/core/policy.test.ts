@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { decodeConversationKey, encodeConversationKey } from '../../../src/core/conversation-key.js';
-import type { Person } from '../../../src/core/events.js';
+import {
+  decodeConversationKey,
+  encodeConversationKey,
+} from '../../../src/core/contracts/conversation-key.js';
+import type { Person } from '../../../src/core/contracts/events.js';
 import { ApprovalPolicy } from '../../../src/core/tools/policy.js';
 
 const slack = (id: string): Person => ({ platform: 'slack', id });

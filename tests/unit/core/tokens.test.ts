@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { countTextTokens } from '../../../src/core/tokens.js';
+import { countTextTokens } from '../../../src/core/text/tokens.js';
 
 describe('countTextTokens', () => {
   it('counts short and empty texts as the encoder does', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maxArgumentsCards, renderArgumentsCards } from '../../../src/adapters/feishu/arguments-cards.js';
-import type { ApprovalDetails } from '../../../src/core/approval-card.js';
+import type { ApprovalDetails } from '../../../src/core/contracts/approval-card.js';
 import { cardBodyLimitBytes, markdownTableCount } from '../../helpers/fake-feishu-card-rules.js';
 
 /** "Show all arguments" cards when the whole is more than one click may post. */

@@ -6,8 +6,8 @@ import {
 } from '../../../src/adapters/feishu/card-action.js';
 import type { CardActionEvent } from '../../../src/adapters/feishu/event-payloads.js';
 import { parseCardActionEvent } from '../../../src/adapters/feishu/event-payloads.js';
-import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { aliceOpenId, bobOpenId, cardActionEvent } from './feishu-events.js';

@@ -9,8 +9,8 @@ import {
   type ApprovalCard,
   type ApprovalCardCall,
   cardArgumentsLimit,
-} from '../../../src/core/approval-card.js';
-import { truncateText } from '../../../src/core/text.js';
+} from '../../../src/core/contracts/approval-card.js';
+import { truncateText } from '../../../src/core/text/text.js';
 
 /** Feishu's card limits as Butler applies them: the serialized request body, and five tables per card. */
 

@@ -4,7 +4,7 @@ import { cardBodyBudgetBytes, cardBodyBytes } from '../../../src/adapters/feishu
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
 import { markdownCard, streamingCard } from '../../../src/adapters/feishu/reply-cards.js';
 import { chooseCut, openFenceAt, renderSlice } from '../../../src/adapters/feishu/text-layout.js';
-import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 
 const baseCall: ApprovalCardCall = {
   approvalId: 'appr_1',

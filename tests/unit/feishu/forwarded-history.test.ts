@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwardedHistoryText } from '../../../src/adapters/feishu/forwarded-history.js';
-import type { Logger } from '../../../src/core/logger.js';
+import type { Logger } from '../../../src/core/contracts/logger.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';
 import { aliceOpenId, testTenantKey, uniqueId } from './feishu-events.js';

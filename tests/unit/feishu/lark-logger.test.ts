@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLarkLogger } from '../../../src/adapters/feishu/lark-logger.js';
-import type { Logger } from '../../../src/core/logger.js';
+import type { Logger } from '../../../src/core/contracts/logger.js';
 
 function recordingLogger() {
   const lines: Array<{ level: string; fields: unknown; message: unknown }> = [];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeishuConnector } from '../../../src/adapters/feishu/index.js';
 import { connectionReadiness, nextConnectionState } from '../../../src/adapters/feishu/long-connection.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
-import type { Logger } from '../../../src/core/logger.js';
+import type { Logger } from '../../../src/core/contracts/logger.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
 import { waitFor } from '../../helpers/wait-for.js';

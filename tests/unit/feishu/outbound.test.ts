@@ -5,9 +5,9 @@ import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapt
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
 import { replyCardBodyBytes } from '../../../src/adapters/feishu/reply-cards.js';
 import { defaultStreamSettings, type StreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
-import type { ReplyStream, ReplyTarget } from '../../../src/core/adapter.js';
-import type { ApprovalCard } from '../../../src/core/approval-card.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import type { ReplyStream, ReplyTarget } from '../../../src/core/contracts/adapter.js';
+import type { ApprovalCard } from '../../../src/core/contracts/approval-card.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { FakeFeishuApi, type RecordedCall, rateLimitCode } from '../../helpers/fake-feishu-api.js';
 import { markdownTableCount } from '../../helpers/fake-feishu-card-rules.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';

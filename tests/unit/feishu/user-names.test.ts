@@ -4,8 +4,8 @@ import {
   FeishuUserNames,
   prepareFeishuMessage,
 } from '../../../src/adapters/feishu/user-names.js';
-import type { InboundMessage } from '../../../src/core/events.js';
-import type { Logger } from '../../../src/core/logger.js';
+import type { InboundMessage } from '../../../src/core/contracts/events.js';
+import type { Logger } from '../../../src/core/contracts/logger.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';
 import { aliceOpenId, bobOpenId, testTenantKey } from './feishu-events.js';

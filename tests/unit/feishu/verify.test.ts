@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decryptPayload } from '../../../src/adapters/feishu/cipher.js';
 import { classifyEnvelope, openEnvelope } from '../../../src/adapters/feishu/envelope.js';
 import { computeSignature, verifySignature, verifyToken } from '../../../src/adapters/feishu/verify.js';
-import { PayloadError, VerificationError } from '../../../src/core/errors.js';
+import { PayloadError, VerificationError } from '../../../src/core/contracts/errors.js';
 import { challengePayload, delivery, encrypt, messageEvent, testEncryptKey } from './feishu-events.js';
 
 const now = 1_766_000_000_000;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createFeishuConnector } from '../../../src/adapters/feishu/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
 import type { FeishuConfig } from '../../../src/config/index.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';

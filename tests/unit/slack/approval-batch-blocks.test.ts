@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { blockLimits, renderApprovalCard } from '../../../src/adapters/slack/approval-blocks.js';
-import type { ApprovalCardCall } from '../../../src/core/approval-card.js';
+import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 import { blockKitViolations } from '../../helpers/fake-slack-api.js';
 import {
   actionsBlocks,

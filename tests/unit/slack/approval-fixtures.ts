@@ -1,4 +1,4 @@
-import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 
 /** Neutral approval cards as the core builds them, for the Slack renderer and click tests. */
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderArgumentsView } from '../../../src/adapters/slack/arguments-view.js';
-import type { ApprovalDetails } from '../../../src/core/approval-card.js';
+import type { ApprovalDetails } from '../../../src/core/contracts/approval-card.js';
 import { blockKitViolations } from '../../helpers/fake-slack-api.js';
 import { restartCall, wholeArguments } from './approval-fixtures.js';
 

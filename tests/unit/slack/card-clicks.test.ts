@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButlerIntake } from '../../../src/core/adapter.js';
-import type { ApprovalCard } from '../../../src/core/approval-card.js';
 import type { DecisionResult } from '../../../src/core/approvals/decision.js';
-import type { ApprovalDecisionInput } from '../../../src/core/events.js';
+import type { ButlerIntake } from '../../../src/core/contracts/adapter.js';
+import type { ApprovalCard } from '../../../src/core/contracts/approval-card.js';
+import type { ApprovalDecisionInput } from '../../../src/core/contracts/events.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { approvalCard, batchId, deleteRecordCall, restartCall } from './approval-fixtures.js';
 import { asForm, blockActions, type CardActionId, postToSlack, rejectSubmission } from './payloads.js';

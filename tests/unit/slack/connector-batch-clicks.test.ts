@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ApprovalRecord } from '../../../src/core/store.js';
+import type { ApprovalRecord } from '../../../src/core/contracts/store.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { asForm, blockActions, type CardActionId, postToSlack, rejectSubmission, team } from './payloads.js';

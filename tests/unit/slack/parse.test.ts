@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRetryNumber, parseSlackRequest } from '../../../src/adapters/slack/parse.js';
-import { PayloadError } from '../../../src/core/errors.js';
+import { PayloadError } from '../../../src/core/contracts/errors.js';
 import { asForm, blockActions } from './payloads.js';
 
 const json = 'application/json';

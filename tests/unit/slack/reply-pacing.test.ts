@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
 import { createCapabilities, defaultReplyTuning } from '../../../src/adapters/slack/reply-format.js';
 import { createSlackApi } from '../../../src/adapters/slack/slack-api.js';
-import type { ChatAdapter, ReplyTarget } from '../../../src/core/adapter.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import type { ChatAdapter, ReplyTarget } from '../../../src/core/contracts/adapter.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { botId, botUserId, team } from './payloads.js';
 

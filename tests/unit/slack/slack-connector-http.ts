@@ -1,8 +1,8 @@
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
 import { createSlackConnector, type SlackTuning } from '../../../src/adapters/slack/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
-import type { ButlerIntake } from '../../../src/core/adapter.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import type { ButlerIntake } from '../../../src/core/contracts/adapter.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
 import { signingSecret } from './payloads.js';
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
 import { createSlackConnector } from '../../../src/adapters/slack/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
-import { silentLogger } from '../../../src/core/logger.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { type FakeSocketMode, startFakeSocketMode } from './fake-socket-mode.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { computeSlackSignature, verifySlackSignature } from '../../../src/adapters/slack/verify.js';
-import { VerificationError } from '../../../src/core/errors.js';
+import { VerificationError } from '../../../src/core/contracts/errors.js';
 
 // Slack's worked example (docs.slack.dev "Verifying requests from Slack"), reproduced in platforms.md.
 const vector = {

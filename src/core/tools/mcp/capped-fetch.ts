@@ -1,6 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { ButlerError } from '../../errors.js';
+import { ButlerError } from '../../contracts/errors.js';
 
 /**
  * A fetch for the SDK's HTTP transports under which no message from the server takes more than `maxBytes`

@@ -1,4 +1,4 @@
-import { ButlerError } from '../../errors.js';
+import { ButlerError } from '../../contracts/errors.js';
 
 export type McpToolCallErrorCode =
   /** The server was down when the call started: the tool did not run. */

@@ -1,4 +1,4 @@
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../contracts/logger.js';
 import type { Tool } from '../tool.js';
 import { coalesce } from './coalesce.js';
 import { describeError } from './error-text.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../contracts/logger.js';
 import type { Tool } from '../tool.js';
 import { McpServer, type McpServerOptions } from './mcp-server.js';
 import type { McpServerSettings } from './mcp-settings.js';

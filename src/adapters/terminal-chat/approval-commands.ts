@@ -1,5 +1,5 @@
-import { type ApprovalCard, type Decision, pendingCalls } from '../../core/approval-card.js';
-import type { ApprovalDecisionInput, ChatUser } from '../../core/events.js';
+import { type ApprovalCard, type Decision, pendingCalls } from '../../core/contracts/approval-card.js';
+import type { ApprovalDecisionInput, ChatUser } from '../../core/contracts/events.js';
 
 /** The terminal's stand-ins for a card's buttons. */
 const decisions = {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderCard } from '../../../src/adapters/console/console-adapter.js';
-import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/approval-card.js';
+import { renderCard } from '../../../src/adapters/terminal-chat/console-adapter.js';
+import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from '../../helpers/database.js';
 import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -14,7 +14,7 @@ import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 function startChat(env: Record<string, string>) {
   // Outside the repository, as every user's chat runs: a developer's own config and .butler there are not read.
   const cwd = mkdtempSync(join(tmpdir(), 'butler-chat-'));
-  const child = spawn(process.execPath, entryArguments('src/adapters/console/main.ts'), {
+  const child = spawn(process.execPath, entryArguments('src/chat.ts'), {
     env: { ...process.env, LOG_LEVEL: 'warn', ...tsxEnvironment, ...env },
     cwd,
     stdio: 'pipe',

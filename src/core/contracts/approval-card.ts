@@ -1,5 +1,5 @@
+import type { Risk, ToolOrigin } from '../tools/tool.js';
 import type { ChatUser, ConversationAddress, Platform } from './events.js';
-import type { Risk, ToolOrigin } from './tools/tool.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 

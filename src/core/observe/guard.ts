@@ -1,5 +1,5 @@
-import type { Logger } from './logger.js';
-import { noopAgentObserver, noopTurnObserver, type Observer } from './observer.js';
+import type { Logger } from '../contracts/logger.js';
+import { noopAgentObserver, noopTurnObserver, type Observer } from '../contracts/observer.js';
 
 /** Methods whose result is itself an observer: guarded too, or a no-op stand-in when the call throws. */
 const nestedObservers = new Map<PropertyKey, object>([

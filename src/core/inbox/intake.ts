@@ -1,18 +1,18 @@
-import type { ButlerIntake } from './adapter.js';
-import type { ApprovalDetails, ApprovalDetailsRequest } from './approval-card.js';
-import type { ApprovalService } from './approvals/approval-service.js';
-import type { DecisionResult } from './approvals/decision.js';
-import { encodeConversationKey } from './conversation-key.js';
+import type { ApprovalService } from '../approvals/approval-service.js';
+import type { DecisionResult } from '../approvals/decision.js';
+import type { ButlerIntake } from '../contracts/adapter.js';
+import type { ApprovalDetails, ApprovalDetailsRequest } from '../contracts/approval-card.js';
+import { encodeConversationKey } from '../contracts/conversation-key.js';
 import type {
   AcceptResult,
   ApprovalDecisionInput,
   ConversationAddress,
   InboundMessage,
   Platform,
-} from './events.js';
-import type { Logger } from './logger.js';
-import type { Store } from './store.js';
-import { cleanJson, graphemePrefix } from './text.js';
+} from '../contracts/events.js';
+import type { Logger } from '../contracts/logger.js';
+import type { Store } from '../contracts/store.js';
+import { cleanJson, graphemePrefix } from '../text/text.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;

@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ApprovalTarget } from '../../core/approval-card.js';
+import type { ApprovalTarget } from '../../core/contracts/approval-card.js';
 import type { RouteHandler } from '../../http/server.js';
 
 /**
@@ -67,7 +67,7 @@ function sendText(
   response.end(text);
 }
 
-export function createWebConsole(): { prefixRoutes: Map<string, RouteHandler> } {
+export function createAdminConsole(): { prefixRoutes: Map<string, RouteHandler> } {
   const folder = new URL('./public/', import.meta.url);
   // Listed once: a name is servable only if it was a file of the folder when Butler started.
   const served = new Set(

@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import type { ConversationMessage } from './messages.js';
+import type { ConversationMessage } from '../contracts/messages.js';
 
 /**
  * Offline token estimates (o200k_base, the GPT-4o family's encoding). Other models tokenize

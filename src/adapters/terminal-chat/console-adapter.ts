@@ -4,7 +4,7 @@ import type {
   ReplyStream,
   ReplyTarget,
   TurnEvent,
-} from '../../core/adapter.js';
+} from '../../core/contracts/adapter.js';
 import {
   type ApprovalCard,
   type ApprovalCardCall,
@@ -12,9 +12,9 @@ import {
   outcomeLine,
   pendingCalls,
   toolLabel,
-} from '../../core/approval-card.js';
-import type { ConversationAddress } from '../../core/events.js';
-import { joinNames, truncateText } from '../../core/text.js';
+} from '../../core/contracts/approval-card.js';
+import type { ConversationAddress } from '../../core/contracts/events.js';
+import { joinNames, truncateText } from '../../core/text/text.js';
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatAdapter } from './adapter.js';
-import type { ApprovalService } from './approvals/approval-service.js';
-import type { InboundMessage, Platform } from './events.js';
-import type { Logger } from './logger.js';
-import type { ClaimedBatch, InboxEvent, Store } from './store.js';
-import { TurnInterruptedError } from './turn/turn.js';
-import type { TurnRunner } from './turn/turn-runner.js';
+import type { ApprovalService } from '../approvals/approval-service.js';
+import type { ChatAdapter } from '../contracts/adapter.js';
+import type { InboundMessage, Platform } from '../contracts/events.js';
+import type { Logger } from '../contracts/logger.js';
+import type { ClaimedBatch, InboxEvent, Store } from '../contracts/store.js';
+import { TurnInterruptedError } from '../turn/turn.js';
+import type { TurnRunner } from '../turn/turn-runner.js';
 
 /**
  * Takes work from the durable inbox: claims all pending events of one conversation under a lease
@@ -64,7 +64,7 @@ export class Worker {
 
   /**
    * The platforms this process can answer on. Another process sharing the database (the terminal chat
-   * beside the service) takes the rest: a decision made in the web console continues its turn there.
+   * beside the service) takes the rest: a decision made in the admin console continues its turn there.
    */
   private get served(): Platform[] {
     return [...this.adapters.keys()];

@@ -3,14 +3,20 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createButler } from '../../app.js';
-import { loadConfig } from '../../config/index.js';
-import { type ApprovalCard, pendingCalls } from '../../core/approval-card.js';
-import { ConfigError } from '../../core/errors.js';
-import type { ChatUser, ConversationAddress } from '../../core/events.js';
-import { createLogger } from '../../observability/logger.js';
-import { isApprovalCommand, resolveApprovalCommand } from './approval-commands.js';
-import { approvalHint, ConsoleAdapter, dim, renderProgress, type TurnEnd } from './console-adapter.js';
+import { isApprovalCommand, resolveApprovalCommand } from './adapters/terminal-chat/approval-commands.js';
+import {
+  approvalHint,
+  ConsoleAdapter,
+  dim,
+  renderProgress,
+  type TurnEnd,
+} from './adapters/terminal-chat/console-adapter.js';
+import { createButler } from './app.js';
+import { loadConfig } from './config/index.js';
+import { type ApprovalCard, pendingCalls } from './core/contracts/approval-card.js';
+import { ConfigError } from './core/contracts/errors.js';
+import type { ChatUser, ConversationAddress } from './core/contracts/events.js';
+import { createLogger } from './observability/logger.js';
 
 /**
  * `npm run chat`: a conversation with Butler in the terminal, through the same core, storage and

@@ -1,5 +1,5 @@
+import type { DecisionResult } from '../approvals/decision.js';
 import type { ApprovalCard, ApprovalDetails, ApprovalDetailsRequest } from './approval-card.js';
-import type { DecisionResult } from './approvals/decision.js';
 import type {
   AcceptResult,
   ApprovalDecisionInput,

@@ -1,5 +1,3 @@
-import type { ConversationEventRepository } from './conversation-events.js';
-import type { ReadRepository } from './read-models.js';
 import type {
   ApprovalRepository,
   AuditRepository,
@@ -8,6 +6,8 @@ import type {
   InboxRepository,
   MemoryRepository,
 } from './repositories.js';
+import type { ConversationEventRepository } from './conversation-events.js';
+import type { ReadRepository } from './read-models.js';
 import type {
   AgentRunRepository,
   RoutingRepository,

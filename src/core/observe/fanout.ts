@@ -4,7 +4,7 @@ import {
   type Observer,
   type StepObserver,
   type TurnObserver,
-} from './observer.js';
+} from '../contracts/observer.js';
 
 /** Rejects with the first failure once every promise has settled: one slow or failing child never cuts the others short. */
 async function settleAll(promises: Promise<void>[]): Promise<void> {
