@@ -1,6 +1,6 @@
 import type { EventBus } from '../core/contracts/event-bus.js';
 import { noopAgentObserver, type Observer, type TurnObserver } from '../core/contracts/observer.js';
-import { graphemePrefix } from '../core/text/text.js';
+import { graphemePrefix } from '../core/text/index.js';
 
 /** A compaction error is a provider's message: enough of it to tell what went wrong, no more. */
 const maxErrorLength = 300;

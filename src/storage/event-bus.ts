@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
 import type { ButlerEvent, ButlerEventType, EventBus } from '../core/contracts/event-bus.js';
 import type { Logger } from '../core/contracts/logger.js';
-import { truncateText } from '../core/text/text.js';
+import { truncateText } from '../core/text/index.js';
 import type { OpenDatabase } from './database.js';
 
 /**

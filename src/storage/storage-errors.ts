@@ -1,6 +1,6 @@
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { StorageError } from '../core/contracts/errors.js';
-import { truncateText } from '../core/text/text.js';
+import { truncateText } from '../core/text/index.js';
 
 /**
  * Database failures as Butler reports them. drizzle's query error carries the SQL and every parameter

@@ -10,7 +10,7 @@ import {
   toolLabel,
   utcDateTime,
 } from '../../core/contracts/approval-card.js';
-import { truncateText } from '../../core/text/text.js';
+import { truncateText } from '../../core/text/index.js';
 import type { Risk } from '../../core/tools/tool.js';
 import {
   agentMarkdown,

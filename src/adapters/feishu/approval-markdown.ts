@@ -5,7 +5,7 @@ import {
   outcomeLine,
 } from '../../core/contracts/approval-card.js';
 import type { ChatUser } from '../../core/contracts/events.js';
-import { graphemePrefix, joinNames, truncateText } from '../../core/text/text.js';
+import { graphemePrefix, joinNames, truncateText } from '../../core/text/index.js';
 import { defuseMentions } from './mentions.js';
 
 /** Text pieces of the Feishu approval card: card markdown that names users, tools, agents and outcomes safely. */

@@ -5,7 +5,7 @@ import {
   characters,
   moreCharacters,
 } from '../../core/contracts/approval-card.js';
-import { graphemePrefix, truncateText } from '../../core/text/text.js';
+import { graphemePrefix, truncateText } from '../../core/text/index.js';
 import { codeMarkdown, escapeMarkdown, outcomeMarkdown, toolMarkdown } from './approval-markdown.js';
 import { cardBodyBudgetBytes, cardBodyBytes } from './card-limits.js';
 import { destinationFor } from './chat-adapter.js';

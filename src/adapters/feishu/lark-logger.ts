@@ -1,6 +1,6 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import type { Logger } from '../../core/contracts/logger.js';
-import { truncateText } from '../../core/text/text.js';
+import { truncateText } from '../../core/text/index.js';
 import { asRecord, recordField } from './fields.js';
 
 /**

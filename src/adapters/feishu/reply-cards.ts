@@ -1,4 +1,4 @@
-import { markdownToPlainText, truncateText } from '../../core/text/text.js';
+import { markdownToPlainText, truncateText } from '../../core/text/index.js';
 import { cardBodyBytes } from './card-limits.js';
 import type { JsonRecord } from './fields.js';
 import { tableCount } from './markdown-tables.js';

@@ -1,4 +1,4 @@
-import { graphemePrefix } from '../../core/text/text.js';
+import { graphemePrefix } from '../../core/text/index.js';
 import { toCardMarkdown } from './markdown.js';
 import { markdownTables } from './markdown-tables.js';
 

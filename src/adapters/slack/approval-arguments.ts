@@ -4,7 +4,7 @@ import {
   characters,
   moreCharacters,
 } from '../../core/contracts/approval-card.js';
-import { graphemePrefix } from '../../core/text/text.js';
+import { graphemePrefix } from '../../core/text/index.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
 /**

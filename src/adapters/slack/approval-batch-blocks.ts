@@ -5,7 +5,7 @@ import {
   pendingCalls,
   toolLabel,
 } from '../../core/contracts/approval-card.js';
-import { truncateText } from '../../core/text/text.js';
+import { truncateText } from '../../core/text/index.js';
 import { argumentsCode } from './approval-arguments.js';
 import {
   agentLine,

@@ -6,7 +6,7 @@ import {
   outcomeLine,
   pendingCalls,
 } from '../../core/contracts/approval-card.js';
-import { joinNames, markdownToPlainText } from '../../core/text/text.js';
+import { joinNames, markdownToPlainText } from '../../core/text/index.js';
 import type { Risk } from '../../core/tools/tool.js';
 import { blockLimits, escapedWithin, mrkdwn, plain, type SlackBlock, slackDate } from './block-kit.js';
 import { escapeMrkdwn } from './mrkdwn.js';

@@ -1,4 +1,4 @@
-import { graphemePrefix } from '../../core/text/text.js';
+import { graphemePrefix } from '../../core/text/index.js';
 import { cleanInboundText } from './inbound-text.js';
 import { isRecord } from './parse.js';
 import { blocksText } from './rich-text.js';

@@ -1,4 +1,4 @@
-import { graphemePrefix, truncateText } from '../../core/text/text.js';
+import { graphemePrefix, truncateText } from '../../core/text/index.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
 /** Block Kit building blocks shared by Butler's messages: limits, text objects, safe truncation. */

@@ -2,7 +2,7 @@ import type { PreparedMessage } from '../../core/contracts/adapter.js';
 import { mainThread } from '../../core/contracts/conversation-key.js';
 import type { InboundMessage, ThreadContextMessage } from '../../core/contracts/events.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import { graphemePrefix } from '../../core/text/text.js';
+import { graphemePrefix } from '../../core/text/index.js';
 import { messageContent } from './attachments.js';
 import { mentionedUserIds, replaceMentions } from './inbound-text.js';
 import type { BotIdentity } from './normalize.js';

@@ -1,6 +1,6 @@
 import type { ReplyTarget } from '../../core/contracts/adapter.js';
 import { mainThread } from '../../core/contracts/conversation-key.js';
-import { truncateText } from '../../core/text/text.js';
+import { truncateText } from '../../core/text/index.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import { SlackApiError, type SlackBlocks } from './slack-api.js';
 

@@ -14,7 +14,7 @@ import {
   toolLabel,
 } from '../../core/contracts/approval-card.js';
 import type { ConversationAddress } from '../../core/contracts/events.js';
-import { joinNames, truncateText } from '../../core/text/text.js';
+import { joinNames, truncateText } from '../../core/text/index.js';
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };

@@ -2,7 +2,7 @@ import { ModelError } from '../contracts/errors.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { TokenUsage } from '../contracts/observer.js';
 import type { AgentFrame } from '../contracts/store.js';
-import { cleanText } from '../text/text.js';
+import { cleanText } from '../text/index.js';
 import {
   inCallOrder,
   type ParkedRun,

@@ -7,7 +7,7 @@ import {
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser } from '../contracts/events.js';
 import type { ApprovalRecord } from '../contracts/store.js';
-import { truncateText, visibleControls } from '../text/text.js';
+import { truncateText, visibleControls } from '../text/index.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import { decisionParties } from './parties.js';
 

@@ -1,5 +1,5 @@
-import type { ApprovalRecord, AuditEntry } from './repositories.js';
 import type { ConversationAddress } from './events.js';
+import type { ApprovalRecord, AuditEntry } from './repositories.js';
 
 /**
  * What admins and other systems read (the HTTP API's read endpoints): newest first, in pages. A cursor is

@@ -1,7 +1,7 @@
+import type { Risk, ToolOrigin } from '../tools/tool.js';
 import type { ApprovalStatus } from './approval-card.js';
 import type { ChatUser, ConversationAddress, InboundMessage, Person, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
-import type { Risk, ToolOrigin } from '../tools/tool.js';
 
 /**
  * The repositories of what the core records: the inbox, conversations, approvals, grants, audit and

@@ -1,6 +1,6 @@
-import type { ConversationRecord, InboxOutcome, Memory, MemoryOwner } from './repositories.js';
 import type { ChatUser, ConversationAddress, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage } from './messages.js';
+import type { ConversationRecord, InboxOutcome, Memory, MemoryOwner } from './repositories.js';
 
 /**
  * Storage contracts of what turns read and record beside the conversation: a turn's opening read and

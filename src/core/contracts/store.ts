@@ -1,3 +1,5 @@
+import type { ConversationEventRepository } from './conversation-events.js';
+import type { ReadRepository } from './read-models.js';
 import type {
   ApprovalRepository,
   AuditRepository,
@@ -6,8 +8,6 @@ import type {
   InboxRepository,
   MemoryRepository,
 } from './repositories.js';
-import type { ConversationEventRepository } from './conversation-events.js';
-import type { ReadRepository } from './read-models.js';
 import type {
   AgentRunRepository,
   RoutingRepository,

@@ -12,7 +12,7 @@ import type {
 } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
-import { cleanJson, graphemePrefix } from '../text/text.js';
+import { cleanJson, graphemePrefix } from '../text/index.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;

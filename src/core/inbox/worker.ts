@@ -1,38 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ChatAdapter } from '../contracts/adapter.js';
-import type { InboundMessage, Platform } from '../contracts/events.js';
+import type { Platform } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
-import type { ClaimedBatch, InboxEvent, Store } from '../contracts/store.js';
+import type { ClaimedBatch, Store } from '../contracts/store.js';
 import { TurnInterruptedError } from '../turn/turn.js';
 import type { TurnRunner } from '../turn/turn-runner.js';
+import { type DispatchOptions, TurnDispatcher } from './dispatch.js';
+import { Sweeper, type SweeperOptions } from './sweeper.js';
 
 /**
  * Takes work from the durable inbox: claims all pending events of one conversation under a lease
- * (so one turn per conversation runs at a time across every process), runs the turn, and marks the
- * events done. Several loops run concurrently, each on a different conversation.
+ * (so one turn per conversation runs at a time across every process) and hands them to the dispatcher,
+ * which runs their turns. Several loops run concurrently, each on a different conversation; the sweeper
+ * keeps the inbox and the approvals tidy beside them.
  */
 
-export interface WorkerOptions {
+export interface WorkerOptions extends DispatchOptions, SweeperOptions {
   leaseMs: number;
   pollMs: number;
   concurrency: number;
-  /** A message a user sends beyond this many per minute gets a polite refusal instead of an answer. */
-  messagesPerMinute: number;
-  /** An event whose turn crashed the process this many times is given up on, with a message. */
-  maxAttempts: number;
-  sweepMs: number;
-  /** Finished events are deleted this long after they finished. */
-  inboxRetentionMs: number;
 }
-
-/** Pruning runs at most this often, in batches, so that no single statement holds many row locks. */
-const pruneEveryMs = 3_600_000;
-const pruneBatch = 1_000;
-const pruneBatchesPerRun = 100;
-
-const rateLimitNotice = (limit: number) =>
-  `You're sending messages faster than I can answer (${limit} a minute). Please wait a moment and ask again.`;
 
 export class Worker {
   readonly owner = `worker-${randomUUID()}`;
@@ -43,9 +31,8 @@ export class Worker {
   private wakePending = false;
   /** Whether an idle loop already holds the poll timer. */
   private polling = false;
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private lastPrune = Number.NEGATIVE_INFINITY;
-  private sweeping: Promise<void> | undefined;
+  private readonly dispatcher: TurnDispatcher;
+  private readonly sweeper: Sweeper;
   private readonly shutdown = new AbortController();
   private active = 0;
   private idleWaiters: Array<() => void> = [];
@@ -60,7 +47,10 @@ export class Worker {
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: WorkerOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.dispatcher = new TurnDispatcher(store, runner, adapters, options, logger);
+    this.sweeper = new Sweeper(store, runner, approvals, options, logger);
+  }
 
   /**
    * The platforms this process can answer on. Another process sharing the database (the terminal chat
@@ -73,14 +63,7 @@ export class Worker {
   start(): void {
     this.stopping = false;
     for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
-    const sweep = () => {
-      this.sweeping = this.sweep().finally(() => {
-        this.sweeping = undefined;
-      });
-    };
-    sweep();
-    this.sweepTimer = setInterval(sweep, this.options.sweepMs);
-    this.sweepTimer.unref();
+    this.sweeper.start();
   }
 
   /**
@@ -103,7 +86,7 @@ export class Worker {
   /** Stops claiming; lets running turns finish until the deadline, then interrupts them (they are retried later). */
   async stop(deadlineMs: number): Promise<void> {
     this.stopping = true;
-    clearInterval(this.sweepTimer);
+    const sweeping = this.sweeper.stop();
     for (const wake of [...this.wakers]) wake();
     const finished = Promise.all(this.loops).then(() => true);
     const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref());
@@ -112,7 +95,7 @@ export class Worker {
       this.shutdown.abort();
       await finished;
     }
-    await this.sweeping;
+    await sweeping;
     this.loops = [];
   }
 
@@ -182,34 +165,6 @@ export class Worker {
     });
   }
 
-  private async sweep(): Promise<void> {
-    try {
-      await this.approvals.expireDue();
-      // Six sweeps of grace so a turn that is posting its card right now is not raced.
-      await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
-    } catch (error) {
-      this.logger.error({ err: error }, 'approval sweep failed');
-    }
-    if (Date.now() - this.lastPrune >= Math.min(pruneEveryMs, this.options.inboxRetentionMs)) {
-      this.lastPrune = Date.now();
-      await this.pruneInbox().catch((error: unknown) =>
-        this.logger.error({ err: error }, 'pruning finished inbox events failed'),
-      );
-    }
-  }
-
-  /** Deletes finished events past their retention: they hold message text and only served deduplication. */
-  private async pruneInbox(): Promise<void> {
-    const before = new Date(Date.now() - this.options.inboxRetentionMs);
-    let pruned = 0;
-    for (let batch = 0; batch < pruneBatchesPerRun && !this.stopping; batch++) {
-      const deleted = await this.store.inbox.pruneFinished(before, pruneBatch);
-      pruned += deleted;
-      if (deleted < pruneBatch) break;
-    }
-    if (pruned > 0) this.logger.info({ pruned, before }, 'pruned finished inbox events');
-  }
-
   private async process(claim: ClaimedBatch): Promise<void> {
     const { conversationKey } = claim;
     const log = this.logger.child({ conversation: conversationKey });
@@ -228,10 +183,7 @@ export class Worker {
         .catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
     }, this.options.leaseMs / 3);
     try {
-      for (const group of groupEvents(claim.events)) {
-        if (signal.aborted) break;
-        await this.runGroup(conversationKey, group, signal, log);
-      }
+      await this.dispatcher.dispatch(conversationKey, claim.events, signal, log);
     } catch (error) {
       if (!(error instanceof TurnInterruptedError)) log.error({ err: error }, 'processing failed');
     } finally {
@@ -240,112 +192,4 @@ export class Worker {
       if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
-
-  private async runGroup(conversationKey: string, events: InboxEvent[], signal: AbortSignal, log: Logger) {
-    const worn = events.filter((event) => event.attempts > this.options.maxAttempts);
-    if (worn.length > 0) {
-      log.error({ events: worn.map((event) => event.id) }, 'giving up on events that failed repeatedly');
-      await this.store.inbox.finish(
-        worn.map((event) => event.id),
-        'failed',
-        'too many attempts',
-      );
-      const apology = 'Sorry, I could not process your message. Please try again.';
-      await this.notify(worn, apology);
-      await this.reportDropped(worn, apology);
-    }
-    const live = events.filter((event) => event.attempts <= this.options.maxAttempts);
-    const first = live[0];
-    if (!first) return;
-    try {
-      if (first.payload.kind === 'resume') {
-        const batch = await this.store.approvals.listBatch(first.payload.batchId ?? first.payload.approvalId);
-        if (batch.length === 0 || batch.some((approval) => approval.status === 'pending')) {
-          await this.store.inbox.finish([first.id], 'done');
-          return;
-        }
-        await this.runner.runResume(first.id, batch, signal, first.attempts > 1);
-        return;
-      }
-      const messages = await this.withinRateLimit(live);
-      if (messages.length === 0) return;
-      await this.runner.runMessages(
-        conversationKey,
-        messages.map((entry) => entry.event.id),
-        messages.map((entry) => entry.message),
-        signal,
-        messages.some((entry) => entry.event.attempts > 1),
-      );
-    } catch (error) {
-      if (error instanceof TurnInterruptedError) throw error;
-      // The turn could not even report its own failure (e.g. the database went away): leave the
-      // events to be retried after the lease lapses, up to maxAttempts.
-      log.error({ err: error, events: live.map((event) => event.id) }, 'turn crashed; will retry');
-      throw error;
-    }
-  }
-
-  /** Drops (with one polite notice per burst) messages beyond the sender's per-minute allowance. */
-  private async withinRateLimit(events: InboxEvent[]) {
-    const allowed: Array<{ event: InboxEvent; message: InboundMessage }> = [];
-    const limit = this.options.messagesPerMinute;
-    for (const event of events) {
-      if (event.payload.kind !== 'message') continue;
-      const rank = event.senderRank;
-      if (rank <= limit) {
-        allowed.push({ event, message: event.payload });
-        continue;
-      }
-      await this.store.inbox.finish([event.id], 'rate_limited');
-      const notice = rateLimitNotice(limit);
-      if (rank === limit + 1) await this.notify([event], notice);
-      await this.reportDropped([event], notice);
-    }
-    return allowed;
-  }
-
-  /**
-   * Ends, for adapters that follow turns (the HTTP API's streams), messages dropped without a turn: a
-   * caller waiting for its answer learns there will be none.
-   */
-  private async reportDropped(events: InboxEvent[], error: string): Promise<void> {
-    const to = this.senderOf(events);
-    await to?.adapter
-      .onTurnEvent?.(to.target, { type: 'error', error })
-      .catch((failure: unknown) => this.logger.warn({ err: failure }, 'could not report a dropped message'));
-  }
-
-  private async notify(events: InboxEvent[], text: string): Promise<void> {
-    const to = this.senderOf(events);
-    await to?.adapter
-      .postNotice(to.target, text)
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not post a notice'));
-  }
-
-  /** The adapter and reply target of the last of `events`, when it is a message. */
-  private senderOf(events: InboxEvent[]) {
-    const last = events.at(-1);
-    if (last?.payload.kind !== 'message') return undefined;
-    const message = last.payload;
-    const adapter = this.adapters.get(message.address.platform);
-    if (!adapter) return undefined;
-    const messageIds = events.flatMap((event) =>
-      event.payload.kind === 'message' ? [event.payload.messageId] : [],
-    );
-    return {
-      adapter,
-      target: { address: message.address, replyTo: message.messageId, userId: message.user.id, messageIds },
-    };
-  }
-}
-
-/** Splits a conversation's claimed events into turns: runs of messages, and each resume on its own. */
-export function groupEvents(events: readonly InboxEvent[]): InboxEvent[][] {
-  const groups: InboxEvent[][] = [];
-  for (const event of events) {
-    const current = groups.at(-1);
-    if (event.payload.kind === 'message' && current?.[0]?.payload.kind === 'message') current.push(event);
-    else groups.push([event]);
-  }
-  return groups;
 }

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ModelError } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
-import { cleanText, StreamingTextCleaner } from '../text/text.js';
+import { cleanText, StreamingTextCleaner } from '../text/index.js';
 import type { ModelClient, ModelRequest, ModelResult, PromptMessage } from './model-client.js';
 
 export interface OpenAIModelOptions {

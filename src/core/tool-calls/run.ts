@@ -1,6 +1,6 @@
 import type { ToolCall } from '../contracts/messages.js';
 import type { AuditEntry } from '../contracts/store.js';
-import { cleanJson, cleanText } from '../text/text.js';
+import { cleanJson, cleanText } from '../text/index.js';
 import type { Tool } from '../tools/tool.js';
 import type { ToolResult, ToolScope } from './scope.js';
 

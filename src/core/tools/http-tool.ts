@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { truncateText } from '../text/text.js';
+import { truncateText } from '../text/index.js';
 import { checkArguments } from './define-tool.js';
 import { fetchWithinPolicy, HttpToolError, type RedirectPolicy, readCappedText } from './http-request.js';
 import type { ArgumentsCheck, JsonSchema, Risk, Tool } from './tool.js';

@@ -1,6 +1,6 @@
 import type { TurnBinding } from '../agents/delegator.js';
 import type { ApprovalRecord } from '../contracts/store.js';
-import { joinNames } from '../text/text.js';
+import { joinNames } from '../text/index.js';
 import type { ParkedRun, ToolResult, ToolScope } from '../tool-calls/index.js';
 import type { Turn, TurnRunnerDeps } from './turn.js';
 

@@ -4,7 +4,7 @@ import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord } from '../contracts/store.js';
-import { cleanJson } from '../text/text.js';
+import { cleanJson } from '../text/index.js';
 import {
   approvedCall,
   inCallOrder,

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, sql } from 'drizzle-orm';
 import type { AgentRunRepository, RoutingRepository } from '../../core/contracts/store.js';
-import { cleanJson } from '../../core/text/text.js';
+import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { agentRuns, routingDecisions } from '../schema.js';
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { ApprovalRecord, ApprovalRepository } from '../../core/contracts/store.js';
-import { cleanJson, cleanText } from '../../core/text/text.js';
+import { cleanJson, cleanText } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
 

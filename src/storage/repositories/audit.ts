@@ -1,5 +1,5 @@
 import type { AuditRepository } from '../../core/contracts/store.js';
-import { cleanJson } from '../../core/text/text.js';
+import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { auditLog } from '../schema.js';
 

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
 import type { ConversationEventRepository } from '../../core/contracts/conversation-events.js';
-import { cleanJson } from '../../core/text/text.js';
+import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { conversationEvents } from '../schema.js';
 

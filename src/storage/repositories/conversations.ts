@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import type { StoredMessage } from '../../core/contracts/messages.js';
 import type { ConversationRecord, ConversationRepository } from '../../core/contracts/store.js';
-import { cleanJson, cleanText } from '../../core/text/text.js';
+import { cleanJson, cleanText } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { approvals, compactions, conversations, messages } from '../schema.js';
 import { preparedOnFirstUse } from './prepared.js';

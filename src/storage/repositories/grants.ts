@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, isNull } from 'drizzle-orm';
 import { decodeConversationKey } from '../../core/contracts/conversation-key.js';
 import type { ApprovalGrant, GrantRepository } from '../../core/contracts/store.js';
-import { cleanJson } from '../../core/text/text.js';
+import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { approvalGrants } from '../schema.js';
 

@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableColumns, inArray, lt, not, type Placeholder, sql } from 'drizzle-orm';
 import { platforms } from '../../core/contracts/events.js';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/contracts/store.js';
-import { cleanJson, cleanText } from '../../core/text/text.js';
+import { cleanJson, cleanText } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { conversationLeases, inboundEvents, isOpenEvent } from '../schema.js';
 import { groupCommit } from './group-commit.js';

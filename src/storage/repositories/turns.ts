@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { StoredMessage } from '../../core/contracts/messages.js';
 import type { TurnCommit, TurnOpening, TurnRepository } from '../../core/contracts/store.js';
-import { cleanJson } from '../../core/text/text.js';
+import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { approvals, conversations, inboundEvents, memories, messages, turnUsage } from '../schema.js';
 import { ensureConversation, toConversation, toMessage } from './conversations.js';

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, inArray, lt, lte, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { UsageGroup, UsageRepository, UsageRollup, UsageTotals } from '../../core/contracts/store.js';
-import { cleanJson } from '../../core/text/text.js';
+import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { turnUsage } from '../schema.js';
 

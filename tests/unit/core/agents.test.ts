@@ -4,7 +4,7 @@ import { AgentToolSet } from '../../../src/core/agents/agent-tools.js';
 import { parseDelegation } from '../../../src/core/agents/delegate-tool.js';
 import { parseDecisionText } from '../../../src/core/agents/router.js';
 import type { ModelClient } from '../../../src/core/model/model-client.js';
-import { joinNames } from '../../../src/core/text/text.js';
+import { joinNames } from '../../../src/core/text/index.js';
 import { defineTool } from '../../../src/core/tools/define-tool.js';
 import { ToolRegistry, type ToolSource } from '../../../src/core/tools/registry.js';
 import type { Tool } from '../../../src/core/tools/tool.js';

@@ -7,7 +7,7 @@ import {
   StreamingTextCleaner,
   truncateText,
   visibleControls,
-} from '../../../src/core/text/text.js';
+} from '../../../src/core/text/index.js';
 
 const grinning = '\u{1F600}';
 const highHalf = grinning.charAt(0);

@@ -10,7 +10,7 @@ import {
   type ApprovalCardCall,
   cardArgumentsLimit,
 } from '../../../src/core/contracts/approval-card.js';
-import { truncateText } from '../../../src/core/text/text.js';
+import { truncateText } from '../../../src/core/text/index.js';
 
 /** Feishu's card limits as Butler applies them: the serialized request body, and five tables per card. */
 

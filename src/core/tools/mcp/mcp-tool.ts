@@ -1,4 +1,4 @@
-import { truncateText } from '../../text/text.js';
+import { truncateText } from '../../text/index.js';
 import type { JsonSchema, Tool } from '../tool.js';
 import { McpToolCallError } from './mcp-errors.js';
 import type { McpServerSettings } from './mcp-settings.js';

@@ -1,4 +1,4 @@
-import { truncateText } from '../../text/text.js';
+import { truncateText } from '../../text/index.js';
 
 /** Lines that usually say why a process died; start-up chatter and stack frames do not. */
 const notable = /\b(error|exception|fatal|panic|cannot|denied|not found|failed|refused|invalid)\b/i;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { truncateText } from '../../text/text.js';
+import { truncateText } from '../../text/index.js';
 import { checkArguments } from '../define-tool.js';
 import type { ArgumentsCheck, JsonSchema } from '../tool.js';
 

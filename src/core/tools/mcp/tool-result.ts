@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { graphemePrefix } from '../../text/text.js';
+import { graphemePrefix } from '../../text/index.js';
 
 /**
  * The parts of an MCP `tools/call` result Butler uses, as plain types (the SDK's zod-inferred types are

@@ -1,0 +1,82 @@
+import type { ApprovalService } from '../approvals/approval-service.js';
+import type { Logger } from '../contracts/logger.js';
+import type { Store } from '../contracts/store.js';
+import type { TurnRunner } from '../turn/turn-runner.js';
+
+/**
+ * The inbox's housekeeping, on a timer: closes approvals past their deadline (their continuations become
+ * inbox work), posts cards a crash kept from being shown, and prunes finished events past their retention.
+ */
+
+export interface SweeperOptions {
+  sweepMs: number;
+  /** Finished events are deleted this long after they finished. */
+  inboxRetentionMs: number;
+}
+
+/** Pruning runs at most this often, in batches, so that no single statement holds many row locks. */
+const pruneEveryMs = 3_600_000;
+const pruneBatch = 1_000;
+const pruneBatchesPerRun = 100;
+
+export class Sweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private lastPrune = Number.NEGATIVE_INFINITY;
+  private stopping = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly runner: TurnRunner,
+    private readonly approvals: ApprovalService,
+    private readonly options: SweeperOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.stopping = false;
+    const sweep = () => {
+      this.running = this.sweep().finally(() => {
+        this.running = undefined;
+      });
+    };
+    sweep();
+    this.timer = setInterval(sweep, this.options.sweepMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a sweep in progress. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      await this.approvals.expireDue();
+      // Six sweeps of grace so a turn that is posting its card right now is not raced.
+      await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
+    } catch (error) {
+      this.logger.error({ err: error }, 'approval sweep failed');
+    }
+    if (Date.now() - this.lastPrune >= Math.min(pruneEveryMs, this.options.inboxRetentionMs)) {
+      this.lastPrune = Date.now();
+      await this.pruneInbox().catch((error: unknown) =>
+        this.logger.error({ err: error }, 'pruning finished inbox events failed'),
+      );
+    }
+  }
+
+  /** Deletes finished events past their retention: they hold message text and only served deduplication. */
+  private async pruneInbox(): Promise<void> {
+    const before = new Date(Date.now() - this.options.inboxRetentionMs);
+    let pruned = 0;
+    for (let batch = 0; batch < pruneBatchesPerRun && !this.stopping; batch++) {
+      const deleted = await this.store.inbox.pruneFinished(before, pruneBatch);
+      pruned += deleted;
+      if (deleted < pruneBatch) break;
+    }
+    if (pruned > 0) this.logger.info({ pruned, before }, 'pruned finished inbox events');
+  }
+}
