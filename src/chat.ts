@@ -11,7 +11,7 @@ import {
   renderProgress,
   type TurnEnd,
 } from './adapters/terminal-chat/console-adapter.js';
-import { createButler } from './app.js';
+import { createButler } from './app/index.js';
 import { loadConfig } from './config/index.js';
 import { type ApprovalCard, pendingCalls } from './core/contracts/approval-card.js';
 import { ConfigError } from './core/contracts/errors.js';

@@ -1,4 +1,4 @@
-import { createButler } from './app.js';
+import { createButler } from './app/index.js';
 import { startupBanner } from './config/banner.js';
 import { loadConfig } from './config/index.js';
 import { ConfigError } from './core/contracts/errors.js';

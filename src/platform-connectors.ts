@@ -1,5 +1,5 @@
 import type { PlatformConnector } from './adapters/connector.js';
-import type { ConnectorFactory } from './app.js';
+import type { ConnectorFactory } from './app/index.js';
 import type { AppConfig } from './config/index.js';
 import type { Logger } from './core/contracts/logger.js';
 

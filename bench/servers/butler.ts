@@ -1,4 +1,4 @@
-import { createButler } from '../../src/app.js';
+import { createButler } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { platformConnectors } from '../../src/platform-connectors.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inArray, sql } from 'drizzle-orm';
-import { type Butler, createButler } from '../../src/app.js';
+import { type Butler, createButler } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { ChatAdapter } from '../../src/core/contracts/adapter.js';
 import { silentLogger } from '../../src/core/contracts/logger.js';

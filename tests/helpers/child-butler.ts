@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { createButler } from '../../src/app.js';
+import { createButler } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { InboundMessage } from '../../src/core/contracts/events.js';
 import { createLogger } from '../../src/observability/logger.js';

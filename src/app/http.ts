@@ -1,0 +1,53 @@
+import { createAdminConsole } from '../adapters/admin-console/index.js';
+import type { createApi } from '../adapters/api/index.js';
+import type { PlatformConnector } from '../adapters/connector.js';
+import type { AppConfig } from '../config/index.js';
+import type { Logger } from '../core/contracts/logger.js';
+import type { McpServerGroup } from '../core/tools/mcp/server-group.js';
+import { createHttpServer, type HttpServer, type RouteHandler } from '../http/server.js';
+import type { OpenDatabase } from '../storage/database.js';
+
+/** /readyz answers within about this long even when the database hangs. */
+const readinessPingMs = 1000;
+
+/**
+ * The one HTTP server: the platforms' webhook routes, the API and the admin console under their prefixes,
+ * and `/readyz` from the database, the worker and each connector (a down MCP server degrades, not unreadies).
+ */
+export function createServer(
+  config: AppConfig,
+  parts: {
+    logger: Logger;
+    connectors: readonly PlatformConnector[];
+    api: ReturnType<typeof createApi> | undefined;
+    database: OpenDatabase;
+    mcp: McpServerGroup;
+    workerState: () => string;
+  },
+): HttpServer {
+  const { connectors, database, mcp } = parts;
+  const routes = new Map<string, RouteHandler>();
+  for (const connector of connectors)
+    for (const [path, handler] of connector.routes) routes.set(path, handler);
+  return createHttpServer({
+    port: config.port,
+    logger: parts.logger,
+    routes,
+    limits: config.file.http,
+    prefixRoutes: new Map([...(parts.api?.prefixRoutes ?? []), ...createAdminConsole().prefixRoutes]),
+    readiness: async () => {
+      const checks: Record<string, string> = { database: 'ok', worker: parts.workerState() };
+      try {
+        await database.ping(readinessPingMs);
+      } catch (error) {
+        checks.database = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      for (const connector of connectors) checks[connector.adapter.platform] = connector.readiness();
+      return {
+        ready: Object.values(checks).every((value) => value === 'ok'),
+        checks,
+        ...(mcp.servers.length > 0 ? { mcp: mcp.describe() } : {}),
+      };
+    },
+  });
+}

@@ -1,0 +1,191 @@
+import { consoleLink } from '../adapters/admin-console/index.js';
+import { createApi } from '../adapters/api/index.js';
+import type { PlatformConnector } from '../adapters/connector.js';
+import type { AppConfig } from '../config/index.js';
+import { ApprovalService } from '../core/approvals/approval-service.js';
+import type { ButlerIntake, ChatAdapter } from '../core/contracts/adapter.js';
+import { decodeConversationKey } from '../core/contracts/conversation-key.js';
+import { ConfigError } from '../core/contracts/errors.js';
+import type { Platform } from '../core/contracts/events.js';
+import type { Logger } from '../core/contracts/logger.js';
+import type { Store } from '../core/contracts/store.js';
+import { ButlerService } from '../core/inbox/intake.js';
+import { Worker } from '../core/inbox/worker.js';
+import { ApprovalPolicy } from '../core/tools/policy.js';
+import { TurnRunner } from '../core/turn/turn-runner.js';
+import { type OpenDatabase, openDatabase } from '../storage/database.js';
+import { createEventBus } from '../storage/event-bus.js';
+import { createStore } from '../storage/store.js';
+import { createServer } from './http.js';
+import { createAgents, createBrain, modelClient } from './models.js';
+import { createObserver } from './observers.js';
+import { createTools } from './tools.js';
+import { turnOptions, workerOptions } from './turns.js';
+
+/**
+ * The composition root: builds every concrete piece from the config and passes it down.
+ * `main.ts` (the service) and `chat.ts` (the terminal chat) both start Butler through here.
+ */
+
+export type ConnectorFactory = (intake: ButlerIntake) => Promise<PlatformConnector[]>;
+
+export interface CreateButlerOptions {
+  logger: Logger;
+  /** Platform integrations to start (Slack, Feishu); see `platform-connectors.ts`. */
+  connectors?: ConnectorFactory;
+  /** Adapters that live in this process without HTTP routes (the terminal chat). */
+  adapters?: ChatAdapter[];
+  /** Listen for HTTP (the service) or not (the terminal chat). */
+  listen?: boolean;
+  /** Overrides the configured PGlite directory (tests use `memory://`). */
+  dataDir?: string;
+}
+
+export interface Butler {
+  readonly config: AppConfig;
+  readonly service: ButlerService;
+  readonly worker: Worker;
+  readonly store: Store;
+  readonly database: OpenDatabase;
+  readonly connectors: readonly PlatformConnector[];
+  /** Tools offered now, with their risk, for the start-up banner. */
+  toolNames(): string[];
+  /** Each MCP server's state in words (banner, /readyz). */
+  mcpStatus(): Record<string, string>;
+  /** MCP tools that run without an approval card (low risk by annotation or override), for the banner. */
+  mcpToolsWithoutCard(): string[];
+  /** The HTTP port actually bound (0 until started, or when not listening). */
+  port: number;
+  start(): Promise<void>;
+  /** Graceful: stop intake, let running turns finish until the deadline, flush traces, close the database. */
+  stop(deadlineMs?: number): Promise<void>;
+}
+
+export async function createButler(config: AppConfig, options: CreateButlerOptions): Promise<Butler> {
+  const { logger } = options;
+  const { file } = config;
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: options.dataDir ?? config.dataDir,
+    logger,
+  });
+  const store = createStore(database.db);
+  // An embedded database belongs to this process alone (lockfile): leases left by a crash are stale.
+  if (database.kind === 'pglite') await store.inbox.releaseAllLeases();
+
+  // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
+  // sharing a database share their config, so each one that serves the stream also feeds it.
+  const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
+  const observer = await createObserver(config, bus, logger);
+  const model = config.model ? modelClient(config.model, config) : undefined;
+  const brain = createBrain(config, store, logger);
+  const { tools, mcp, toolProblems } = createTools(config, store, logger);
+  const policy = new ApprovalPolicy(file.approvers);
+  const { delegator, router } = createAgents(config, model, tools, store);
+
+  let worker: Worker | undefined;
+  const wake = () => worker?.wake();
+  const adapters = new Map<Platform, ChatAdapter>();
+  const approvals = new ApprovalService(store, policy, observer, logger, wake, {
+    standingApprovalHours: file.standingApprovalHours,
+    // A decision taken over the API shows on the card where the request was asked.
+    showDecision: async (batch, card) => {
+      const [first] = batch;
+      if (!first?.cardMessageId) return;
+      const address = decodeConversationKey(first.conversationKey);
+      await adapters.get(address.platform)?.updateApprovalCard(address, first.cardMessageId, card);
+    },
+    answersOn: (platform) => adapters.has(platform),
+    ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
+  });
+  const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
+
+  const connectors = (await options.connectors?.(service)) ?? [];
+  const api =
+    config.apiKeys.length > 0
+      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger, streams: file.api.streams })
+      : undefined;
+  for (const adapter of [
+    ...connectors.map((connector) => connector.adapter),
+    ...(options.adapters ?? []),
+    ...(api ? [api.adapter] : []),
+  ]) {
+    adapters.set(adapter.platform, adapter);
+  }
+  const runner = new TurnRunner({
+    store,
+    brain,
+    model,
+    tools,
+    policy,
+    approvals,
+    adapters,
+    observer,
+    logger,
+    ...(delegator ? { delegator } : {}),
+    ...(router ? { router } : {}),
+    options: turnOptions(config),
+  });
+  worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger);
+
+  let started = false;
+  const http = options.listen
+    ? createServer(config, {
+        logger,
+        connectors,
+        api,
+        database,
+        mcp,
+        workerState: () => (started ? 'ok' : 'starting'),
+      })
+    : undefined;
+
+  const butler: Butler = {
+    config,
+    service,
+    worker,
+    store,
+    database,
+    connectors,
+    toolNames: () =>
+      tools.all().map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
+    mcpStatus: () => mcp.describe(),
+    mcpToolsWithoutCard: () =>
+      mcp
+        .tools()
+        .filter((tool) => tool.risk === 'low')
+        .map((tool) => tool.name),
+    port: 0,
+    async start() {
+      if (http) butler.port = await http.listen();
+      const connecting = [
+        ...mcp.servers.map((server) => `MCP server ${server.name}`),
+        ...connectors.map((connector) => connector.adapter.platform),
+      ];
+      if (connecting.length > 0) logger.info({ connecting }, `connecting: ${connecting.join(', ')}`);
+      await Promise.all([mcp.start(), ...connectors.map((connector) => connector.start())]);
+      const problems = toolProblems();
+      if (problems.length > 0) {
+        await Promise.all([mcp.stop(), http?.close()]);
+        throw new ConfigError(problems);
+      }
+      worker?.start();
+      started = true;
+    },
+    async stop(deadlineMs = 10_000) {
+      api?.close();
+      await http?.close();
+      await Promise.all(
+        connectors.map((connector) =>
+          connector.stop().catch((error: unknown) => logger.warn({ err: error }, 'connector stop failed')),
+        ),
+      );
+      await worker?.stop(deadlineMs);
+      await mcp.stop();
+      await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
+      await bus?.close();
+      await database.close();
+    },
+  };
+  return butler;
+}
