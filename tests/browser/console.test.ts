@@ -66,12 +66,12 @@ async function openConsole(): Promise<{ page: Page; problems: string[] }> {
 }
 
 /** Another system asks for a high-risk call over the API: the turn parks on an approval. */
-async function askForRestart(conversation: string, service = 'api') {
+async function askForRestart(conversation: string, service = 'api', key = keys.ci) {
   model.enqueue({ toolCalls: [{ name: 'restart_service', arguments: JSON.stringify({ service }) }] });
   const events = await readEvents(
     await fetch(`${app.url}/api/v1/conversations/${conversation}/messages`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${keys.ci}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ text: 'restart api' }),
     }),
   );
@@ -200,6 +200,13 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
       .waitFor();
     await app.settle();
     expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
+    // The key's name is shown, and a decided card says what came of it.
+    expect(await page.locator('#identity').textContent()).toContain('Signed in as oncall');
+    await page.locator('#approvals-status').selectOption('approved');
+    const decided = page.locator(`article[data-approval-id="${String(confirm?.approvalId)}"]`);
+    await decided.waitFor();
+    expect(await decided.textContent()).toMatch(/Outcome\s*ran, succeeded/);
+    await page.locator('#approvals-status').selectOption('pending');
 
     // Tabs follow the keyboard: arrow keys move between them.
     await page.getByRole('tab', { name: /Approvals/ }).focus();
@@ -293,6 +300,22 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     // The keyboard lands on the card now in its place, not on a button that could decide it.
     await page.waitForFunction(
       `document.activeElement?.dataset?.approvalId === ${JSON.stringify(second?.approvalId)}`,
+    );
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+
+  // Last: its request stays pending (no key here may decide it), which the tests above would see.
+  it('offers no Approve to a key that may not decide, and says why', async () => {
+    // oncall asks itself: a high-risk call needs an approver other than the one who asked.
+    const confirm = await askForRestart('own-request', 'api', keys.oncall);
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.oncall);
+    const card = page.locator(`article[data-approval-id="${String(confirm?.approvalId)}"]`);
+    await card.waitFor();
+    expect(await card.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
+    expect(await card.textContent()).toContain(
+      'You cannot decide this one: High-risk actions need an approver other than the person who asked.',
     );
     expect(problems).toEqual([]);
     await page.context().close();

@@ -102,8 +102,19 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       method: 'GET',
       pattern: /^\/approvals$/,
       scope: 'read',
-      async handle({ response, query: params }) {
-        sendJson(response, 200, await store.reads.approvals(query(approvalsQuery, params)));
+      async handle({ response, caller, query: params }) {
+        const page = await store.reads.approvals(query(approvalsQuery, params));
+        // Whether this key may decide each one, so that a client offers buttons only where they work.
+        const user = { platform: 'api' as const, id: caller.name };
+        const items = page.items.map((item) => {
+          const permission = deps.intake.mayDecide(item, user);
+          return {
+            ...item,
+            mayDecide: permission.allowed,
+            ...(permission.allowed ? {} : { whyNot: permission.reason }),
+          };
+        });
+        sendJson(response, 200, { ...page, items });
       },
     },
     ...[

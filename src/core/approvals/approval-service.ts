@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../contracts/logger.js';
 import type { Observer } from '../contracts/observer.js';
 import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../contracts/store.js';
-import type { ApprovalPolicy } from '../tools/policy.js';
+import type { ApprovalPolicy, Permission } from '../tools/policy.js';
 import type { Risk } from '../tools/tool.js';
 import { batchCard, batchDetails, isPastDeadline } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
@@ -118,6 +118,21 @@ export class ApprovalService {
     return this.options.requestLink(
       batch.length === 1 ? { approvalId: first.id } : { batchId: first.batchId },
     );
+  }
+
+  /**
+   * What `decide` would tell `user` about `approval` now, without deciding: whether to offer them buttons
+   * (the admin console shows Approve only to a key that may use it).
+   */
+  permission(
+    approval: Pick<ApprovalRecord, 'platform' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'>,
+    user: Person,
+  ): Permission {
+    if (approval.platform !== user.platform && !decidesEverywhere.includes(user.platform))
+      return { allowed: false, reason: 'It is decided where it was asked.' };
+    if (approval.status !== 'pending' || approval.expiresAt <= new Date())
+      return { allowed: false, reason: 'It no longer waits for a decision.' };
+    return this.policy.mayDecide({ ...decisionParties(approval), risk: approval.risk, user });
   }
 
   newApproval(input: Omit<NewApproval, 'approverIds'>): NewApproval {

@@ -5,9 +5,11 @@ import type {
   ApprovalDecisionInput,
   ConversationAddress,
   InboundMessage,
+  Person,
   Platform,
   ThreadContextMessage,
 } from './events.js';
+import type { ApprovalListItem } from './read-models.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
 export interface ReplyTarget {
@@ -113,6 +115,14 @@ export interface ButlerIntake {
    * nothing. Undefined when the asking platform has no such request.
    */
   approvalDetails(request: ApprovalDetailsRequest): Promise<ApprovalDetails | undefined>;
+  /** Whether `user` may decide `approval` now, and why not: what a decision would answer, decided nothing. */
+  mayDecide(
+    approval: Pick<
+      ApprovalListItem,
+      'platform' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
+    >,
+    user: Person,
+  ): { allowed: true } | { allowed: false; reason: string };
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
 }

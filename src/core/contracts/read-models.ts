@@ -32,6 +32,10 @@ export interface ConversationDetail extends ConversationListItem {
     role: 'user' | 'assistant' | 'tool';
     content: string;
     author: string | null;
+    /** The tools an assistant message called (name and raw arguments), in order. */
+    toolCalls: Array<{ name: string; arguments: string }>;
+    /** On a tool result: the call it answers. */
+    toolCallId: string | null;
     compacted: boolean;
     createdAt: Date;
   }>;

@@ -96,6 +96,12 @@ export class ButlerService implements ButlerIntake {
     return this.approvals.details(cleanJson(request));
   }
 
+  mayDecide(
+    ...[approval, user]: Parameters<ButlerIntake['mayDecide']>
+  ): ReturnType<ButlerIntake['mayDecide']> {
+    return this.approvals.permission(approval, user);
+  }
+
   async isKnownConversation(address: ConversationAddress): Promise<boolean> {
     return (await this.store.conversations.find(encodeConversationKey(cleanJson(address)))) !== undefined;
   }

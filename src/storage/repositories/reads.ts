@@ -76,6 +76,11 @@ export function readRepository(db: Database): ReadRepository {
           role: message.role,
           content: message.content,
           author: message.author,
+          toolCalls: (message.toolCalls ?? []).map((call) => ({
+            name: call.name,
+            arguments: call.arguments,
+          })),
+          toolCallId: message.toolCallId,
           compacted: message.compacted,
           createdAt: message.createdAt,
         })),

@@ -357,14 +357,20 @@ describe(`HTTP API on ${databaseKind}`, () => {
 
   it('reads a conversation by its full key', async () => {
     const id = newConversation();
-    model.enqueue({ text: 'Hi.' });
+    model.enqueue(
+      { toolCalls: [{ id: 'status_read', name: 'service_status', arguments: '{"service":"api"}' }] },
+      { text: 'Hi.' },
+    );
     await readEvents(await send(id, 'hello'));
     const key = encodeURIComponent(`api:ci-bot:${id}:main`);
     const byKey = await call(`/conversations/${key}`, { key: keys.reader });
     expect(byKey.status).toBe(200);
-    expect(await byKey.json()).toMatchObject({
-      address: { platform: 'api', workspace: 'ci-bot', channel: id },
-    });
+    const detail = (await byKey.json()) as { messages: Array<{ role: string; toolCalls: unknown[] }> };
+    expect(detail).toMatchObject({ address: { platform: 'api', workspace: 'ci-bot', channel: id } });
+    // A step that only called a tool shows which, not an empty message.
+    expect(detail.messages.find((message) => message.toolCalls.length > 0)?.toolCalls).toEqual([
+      { name: 'service_status', arguments: '{"service":"api"}' },
+    ]);
     expect((await call('/conversations/nobody%3Ahere', { key: keys.reader })).status).toBe(404);
   });
 

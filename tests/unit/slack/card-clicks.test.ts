@@ -36,6 +36,10 @@ class RecordingIntake implements ButlerIntake {
   async approvalDetails() {
     return undefined;
   }
+
+  mayDecide() {
+    return { allowed: false as const, reason: 'not asked in these tests' };
+  }
 }
 
 const card = approvalCard([restartCall, deleteRecordCall], { standingApprovalHours: 8 });

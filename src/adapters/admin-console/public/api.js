@@ -72,9 +72,11 @@ export function createApi(key) {
      * What this key may do. The API has no "who am I", so each scope is probed with a request it refuses
      * before doing anything: an invalid body (400) means the scope is there, 403 that it is not.
      */
+    /** What the key may do, and its name (the identity its decisions are taken as). */
     async scopes() {
-      const { scopes } = await (await send('/me')).json();
+      const { name, scopes } = await (await send('/me')).json();
       return {
+        name,
         read: scopes.includes('read'),
         chat: scopes.includes('chat'),
         approve: scopes.includes('approve'),

@@ -51,10 +51,9 @@ function open(api, scopes) {
   byId('sign-in').hidden = true;
   byId('workspace').hidden = false;
   byId('session').hidden = false;
-  const granted = Object.entries(scopes)
-    .filter(([, has]) => has)
-    .map(([scope]) => scope);
-  byId('identity').textContent = `Key scopes: ${granted.join(', ')}`;
+  const granted = ['read', 'chat', 'approve'].filter((scope) => scopes[scope]);
+  // The key's name is who its decisions and messages are taken as.
+  byId('identity').textContent = `Signed in as ${scopes.name} · scopes: ${granted.join(', ')}`;
 
   const context = { api, scopes, signOut: () => signOut('Your key was refused. Sign in again.') };
   const panels = {

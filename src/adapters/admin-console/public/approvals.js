@@ -133,17 +133,24 @@ export function createApprovalsPanel(context) {
         pending ? fact('Expires', time(item.expiresAt)) : fact('Status', item.status),
         pending ? null : fact('Decided', [time(item.decidedAt), ` by ${decider}`]),
         item.reason ? fact('Reason', item.reason) : null,
+        pending ? null : fact('Outcome', outcome(item)),
       ),
       h('p', { class: 'label' }, 'Arguments'),
       h('pre', { class: 'arguments' }, pretty(item.arguments)),
-      pending && scopes.approve
-        ? decisionControls({
-            id: `approvals-${item.id}`,
-            describedBy: headingId,
-            onDecide: (decision, reason) => decide(item, decision, reason),
-          })
-        : null,
+      pending ? controls(item, headingId) : null,
     );
+  }
+
+  /** Approve and Reject where this key may decide; otherwise why not, so nobody clicks for a refusal. */
+  function controls(item, headingId) {
+    if (!scopes.approve) return null;
+    if (item.mayDecide === false)
+      return h('p', { class: 'not-yours' }, `You cannot decide this one: ${item.whyNot ?? 'not allowed.'}`);
+    return decisionControls({
+      id: `approvals-${item.id}`,
+      describedBy: headingId,
+      onDecide: (decision, reason) => decide(item, decision, reason),
+    });
   }
 
   /** Decides one approval; false when it failed (the buttons come back). */
@@ -200,6 +207,27 @@ export function createApprovalsPanel(context) {
       clearTimeout(reloadTimer);
     },
   };
+}
+
+/** What came of a decided call: whether the tool ran, and how it went. */
+function outcome(item) {
+  if (item.status === 'rejected') return 'never ran (rejected)';
+  if (item.status === 'expired') return 'never ran (expired)';
+  const result = item.result
+    ? `: ${item.result.length > 300 ? `${item.result.slice(0, 299)}…` : item.result}`
+    : '';
+  switch (item.execution) {
+    case 'succeeded':
+      return `ran, succeeded${result}`;
+    case 'failed':
+      return `ran, failed${result}`;
+    case 'skipped':
+      return `never ran${result}`;
+    case 'running':
+      return 'running, or stopped by a restart before it reported';
+    default:
+      return 'approved; the turn continues and runs it';
+  }
 }
 
 function fact(term, value) {

@@ -108,9 +108,17 @@ export function createConversationsPanel(context) {
                   time(message.createdAt),
                   message.compacted ? ' · compacted into the summary' : '',
                 ),
-                message.content
-                  ? h('p', { class: 'content' }, message.content)
-                  : h('p', { class: 'empty' }, '(no text: a tool call)'),
+                message.content ? h('p', { class: 'content' }, message.content) : null,
+                ...(message.toolCalls ?? []).map((call) =>
+                  h(
+                    'p',
+                    { class: 'tool-call' },
+                    'Called ',
+                    h('code', {}, call.name),
+                    ' ',
+                    h('code', {}, call.arguments),
+                  ),
+                ),
               ),
             ),
           ),
