@@ -48,10 +48,8 @@ export function createApi(options: ApiOptions) {
   const limits = options.streams ?? defaultStreamLimits;
   const slots = new StreamSlots(limits);
   const feed = new ConversationFeed(store.conversationEvents, timing, options.bus, logger);
-  const openApi: RouteHandler = (request, response) => {
-    const host = request.headers.host ?? 'localhost';
-    sendJson(response, 200, openApiDocument(`http://${host}${apiPrefix}`));
-  };
+  // A relative server URL: the document holds wherever it is served from (and no Host header ends up in it).
+  const openApi: RouteHandler = (_request, response) => sendJson(response, 200, openApiDocument(apiPrefix));
   const handler = dispatcher({
     prefix: apiPrefix,
     authenticate: keyChecker(options.keys),

@@ -67,8 +67,9 @@ const eventStream = {
 };
 
 export function openApiDocument(serverUrl: string) {
-  const details = (summary: string, id: string) => ({
+  const details = (operationId: string, summary: string, id: string) => ({
     get: {
+      operationId,
       summary,
       'x-scope': 'read',
       parameters: [idParameter('id', id)],
@@ -81,8 +82,9 @@ export function openApiDocument(serverUrl: string) {
       },
     },
   });
-  const read = (summary: string, query?: z.ZodObject) => ({
+  const read = (operationId: string, summary: string, query?: z.ZodObject) => ({
     get: {
+      operationId,
       summary,
       'x-scope': 'read',
       ...(query ? { parameters: parameters(query) } : {}),
@@ -91,13 +93,14 @@ export function openApiDocument(serverUrl: string) {
   });
   return {
     openapi: '3.1.0',
-    info: { title: 'Butler API', version: '1' },
+    info: { title: 'Butler API', version: '1', license: { name: 'MIT', identifier: 'MIT' } },
     servers: [{ url: serverUrl }],
     security: [{ apiKey: [] }],
     components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
     paths: {
       '/conversations/{id}/messages': {
         post: {
+          operationId: 'sendMessage',
           summary: 'Send a message and stream the turn that answers it',
           'x-scope': 'chat',
           parameters: [
@@ -123,6 +126,7 @@ export function openApiDocument(serverUrl: string) {
       },
       '/conversations/{id}/events': {
         get: {
+          operationId: 'followConversation',
           summary: 'Resume a conversation stream after an event, up to the next end of a turn',
           'x-scope': 'chat',
           parameters: [
@@ -140,6 +144,7 @@ export function openApiDocument(serverUrl: string) {
       },
       '/approvals/{id}/decision': {
         post: {
+          operationId: 'decideApproval',
           summary: 'Approve or reject a pending tool call',
           'x-scope': 'approve',
           parameters: [idParameter('id', 'The approval id (from confirm_required or GET /approvals)')],
@@ -154,13 +159,15 @@ export function openApiDocument(serverUrl: string) {
       },
       '/me': {
         get: {
+          operationId: 'getMe',
           summary: "The calling key's name and scopes",
           responses: { '200': anyJson('{name, scopes}'), '401': errors['401'] },
         },
       },
-      '/conversations': read('Conversations, most recently active first', pageQuery),
+      '/conversations': read('listConversations', 'Conversations, most recently active first', pageQuery),
       '/conversations/{key}': {
         get: {
+          operationId: 'getConversation',
           summary: 'One conversation: summary, messages, compactions',
           'x-scope': 'read',
           parameters: [idParameter('key', 'A conversation key, or the id of your own API conversation')],
@@ -171,16 +178,18 @@ export function openApiDocument(serverUrl: string) {
           },
         },
       },
-      '/approvals': read('Approvals, newest first', approvalsQuery),
-      '/approvals/{id}': details('One approval with its arguments whole', 'The approval id'),
+      '/approvals': read('listApprovals', 'Approvals, newest first', approvalsQuery),
+      '/approvals/{id}': details('getApproval', 'One approval with its arguments whole', 'The approval id'),
       '/approval-batches/{id}': details(
+        'getApprovalBatch',
         'Every call of one approval card, in card order, with its arguments whole',
         'The batch id of the card',
       ),
-      '/audit': read('Audit log of tool calls, newest first', auditQuery),
-      '/usage': read('Token usage and cost, rolled up', usageQuery),
+      '/audit': read('listAudit', 'Audit log of tool calls, newest first', auditQuery),
+      '/usage': read('getUsage', 'Token usage and cost, rolled up', usageQuery),
       '/events': {
         get: {
+          operationId: 'followEvents',
           summary: 'Live events across all Butler processes (turns, approvals, compactions)',
           'x-scope': 'read',
           responses: {

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../src/adapters/api/openapi.js';
+
+/**
+ * What `npx @redocly/cli lint` asks of the published document (its recommended rules, checked by hand
+ * while writing this): an operationId on every operation, unique; a license; no server on localhost.
+ */
+describe('the OpenAPI document', () => {
+  const document = openApiDocument('/api/v1');
+  const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, { operationId?: string; responses?: object }>).map(
+      ([method, operation]) => ({ path, method, operation }),
+    ),
+  );
+
+  it('names every operation once', () => {
+    const missing = operations.filter(({ operation }) => !operation.operationId);
+    expect(missing.map(({ method, path }) => `${method} ${path}`)).toEqual([]);
+    const ids = operations.map(({ operation }) => operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('has a license and a relative server, and every operation answers 4xx', () => {
+    expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(document.servers).toEqual([{ url: '/api/v1' }]);
+    for (const { operation } of operations)
+      expect(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('4'))).toBe(true);
+  });
+});
