@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { ConsoleAdapter } from '../src/adapters/terminal-chat/console-adapter.js';
-import { createButler } from '../src/app.js';
+import { createButler } from '../src/app/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { silentLogger } from '../src/core/contracts/logger.js';
 import { startFakeModelServer } from '../tests/helpers/fake-model-server.js';

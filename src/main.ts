@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     loaded = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\nSee .env.example and README.md for every setting.\n`);
+      process.stderr.write(`${error.message}\nSee docs/configuration.md for every setting.\n`);
       process.exit(1);
     }
     throw error;
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     // Problems only the MCP servers' tool lists reveal (a name clash, high-risk tools without approvers).
     if (!(error instanceof ConfigError)) throw error;
     await butler.stop(0).catch(() => {});
-    process.stderr.write(`${error.message}\nSee README.md for every setting.\n`);
+    process.stderr.write(`${error.message}\nSee docs/configuration.md for every setting.\n`);
     process.exit(1);
   }
   logger.info(

@@ -3,7 +3,7 @@ import { defaultHttpLimits } from '../http/server.js';
 
 /**
  * `http:` in the config file: how long a client may take to send a request, and how many connections
- * it may hold, so slow or idle clients cannot hold the server (see the README's "Operating it").
+ * it may hold, so slow or idle clients cannot hold the server (docs/operating.md, "HTTP limits").
  */
 
 const milliseconds = z.number().int().positive().max(600_000);

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../core/contracts/errors.js';
 import type { Platform } from '../core/contracts/events.js';
 import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
-import { type ApiKey, resolveApiKeys } from './api-keys.js';
+import { resolveApiKeys } from './api-keys.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';

@@ -42,8 +42,8 @@ export class Worker {
 
   constructor(
     private readonly store: Store,
-    private readonly runner: TurnRunner,
-    private readonly approvals: ApprovalService,
+    runner: TurnRunner,
+    approvals: ApprovalService,
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: WorkerOptions,
     private readonly logger: Logger,

@@ -150,7 +150,7 @@ export async function openMcpConnection(input: {
       args: transportSettings.args,
       // Only the configured variables: the SDK adds PATH and HOME (with LOGNAME, SHELL, TERM and USER, sudo's
       // safe list) from Butler's environment and nothing else. The child still runs as Butler's user, so it
-      // can read Butler's files and /proc/<pid>/environ: the README tells how to run one as another user.
+      // can read Butler's files and /proc/<pid>/environ: docs/tools-and-approvals.md tells how to run one as another user.
       env: transportSettings.env,
       stderr: 'pipe',
       cwd: transportSettings.cwd ?? input.workingDirectory(),

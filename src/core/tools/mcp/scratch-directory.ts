@@ -6,7 +6,7 @@ import { join } from 'node:path';
  * Where a stdio server without a configured `cwd` starts: an empty directory of its own (mode 0700), made on
  * first use and removed at stop. Not Butler's working directory, which holds `.env` and the config file. It
  * keeps a server from finding them by relative path; one running as Butler's user can still read them by
- * absolute path, as the README says.
+ * absolute path, as docs/tools-and-approvals.md says.
  */
 export class ScratchDirectory {
   private path: string | undefined;
