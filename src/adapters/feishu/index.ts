@@ -5,6 +5,7 @@ import { ButlerError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
+import type { CallObserver } from '../pacing/index.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import { createCardkitHealth } from './cardkit-health.js';
@@ -25,6 +26,8 @@ export interface FeishuConnectorOptions {
   now?: () => number;
   /** Streaming pace and limits; tests shorten them. */
   streamSettings?: Partial<StreamSettings>;
+  /** Hears each Open API call's outcome by operation (metrics). */
+  onApiCall?: CallObserver | undefined;
 }
 
 /**
@@ -41,7 +44,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
   const { config, file, intake } = options;
   const logger = options.logger.child({ platform: 'feishu' });
   const now = options.now ?? Date.now;
-  const sdk = createFeishuApi({ config, logger });
+  const sdk = createFeishuApi({ config, logger, onCall: options.onApiCall });
   let bot: FeishuBotIdentity | undefined;
 
   const adapter = createFeishuChatAdapter({
