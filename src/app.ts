@@ -1,5 +1,6 @@
 import { createApi } from './adapters/api/index.js';
 import type { PlatformConnector } from './adapters/connector.js';
+import type { CallOutcome } from './adapters/pacing/index.js';
 import { createWebConsole } from './adapters/web-console/index.js';
 import { type AppConfig, enabledPlatforms, type ModelEndpoint, missingApprovers } from './config/index.js';
 import type { ButlerIntake, ChatAdapter } from './core/adapter.js';
@@ -29,6 +30,7 @@ import { Worker } from './core/worker.js';
 import { clientFetch } from './http/client-fetch.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from './http/server.js';
 import { createEventsObserver } from './observability/events-observer.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { type OpenDatabase, openDatabase } from './storage/database.js';
 import { createEventBus } from './storage/event-bus.js';
 import { createStore } from './storage/store.js';
@@ -38,7 +40,13 @@ import { createStore } from './storage/store.js';
  * `main.ts` (the service) and `adapters/console` (the terminal chat) both start Butler through here.
  */
 
-export type ConnectorFactory = (intake: ButlerIntake) => Promise<PlatformConnector[]>;
+/** Hears each platform Web API call as the pacing layer saw it end (metrics). */
+export type ApiCallObserver = (platform: Platform, method: string, outcome: CallOutcome) => void;
+
+export type ConnectorFactory = (
+  intake: ButlerIntake,
+  onApiCall?: ApiCallObserver,
+) => Promise<PlatformConnector[]>;
 
 export interface CreateButlerOptions {
   logger: Logger;
@@ -116,9 +124,11 @@ function createAgents(config: AppConfig, model: OpenAIModel | undefined, tools: 
 async function createObserver(
   config: AppConfig,
   bus: EventBus | undefined,
+  metrics: Metrics | undefined,
   logger: Logger,
 ): Promise<Observer> {
   const observers: Observer[] = bus ? [guardObserver(createEventsObserver(bus), logger)] : [];
+  if (metrics) observers.push(guardObserver(metrics.observer, logger));
   if (config.langfuse.enabled) {
     // Loaded only when tracing is on: OpenTelemetry and the Langfuse packages add about 30 MB of memory.
     const { createLangfuseObserver } = await import('./observability/langfuse-observer.js');
@@ -149,7 +159,6 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
   // sharing a database share their config, so each one that serves the stream also feeds it.
   const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
-  const observer = await createObserver(config, bus, logger);
   const model = config.model ? modelClient(config.model, config) : undefined;
   const compactionEndpoint = config.compaction.model ?? config.model;
   const compactor = compactionEndpoint
@@ -172,6 +181,20 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const toolList = [...createMemoryTools(store.memories), ...file.tools.map(createHttpTool)];
   const mcp = new McpServerGroup(config.mcpServers, logger);
   const tools = new ToolRegistry(toolList, mcp.servers, logger);
+  // Served on the service's HTTP port; the terminal chat has none.
+  const metrics =
+    options.listen && file.metrics.enabled
+      ? createMetrics({
+          store,
+          logger,
+          mcpServers: () =>
+            mcp.servers.map((server) => ({
+              name: server.name,
+              connected: server.status().state === 'connected',
+            })),
+        })
+      : undefined;
+  const observer = await createObserver(config, bus, metrics, logger);
   /** What the tool lists known so far break: name clashes, high-risk tools nobody may approve. */
   const toolProblems = (): ConfigIssue[] => [
     ...tools.clashes().map((clash) => ({
@@ -216,7 +239,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   });
   const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
 
-  const connectors = (await options.connectors?.(service)) ?? [];
+  const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
     config.apiKeys.length > 0
       ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger, streams: file.api.streams })
@@ -278,6 +301,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         routes,
         limits: file.http,
         prefixRoutes: new Map([...(api?.prefixRoutes ?? []), ...createWebConsole().prefixRoutes]),
+        metrics: metrics?.render,
         readiness: async () => {
           const checks: Record<string, string> = { database: 'ok', worker: started ? 'ok' : 'starting' };
           try {
