@@ -1,4 +1,5 @@
 import type { PlatformConnector } from './adapters/connector.js';
+import type { CallObserver } from './adapters/pacing/index.js';
 import type { ConnectorFactory } from './app/index.js';
 import type { AppConfig } from './config/index.js';
 import type { Logger } from './core/contracts/logger.js';
@@ -8,8 +9,10 @@ import type { Logger } from './core/contracts/logger.js';
  * platform is configured: the Lark SDK alone adds about 110 MB of resident memory.
  */
 export function platformConnectors(config: AppConfig, logger: Logger): ConnectorFactory {
-  return async (intake) => {
+  return async (intake, onApiCall) => {
     const connectors: PlatformConnector[] = [];
+    const apiCallsOf = (platform: 'slack' | 'feishu'): CallObserver | undefined =>
+      onApiCall && ((method, outcome) => onApiCall(platform, method, outcome));
     if (config.slack) {
       const { createSlackConnector } = await import('./adapters/slack/index.js');
       connectors.push(
@@ -18,6 +21,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           file: config.file,
           intake,
           logger: logger.child({ platform: 'slack' }),
+          onApiCall: apiCallsOf('slack'),
         }),
       );
     }
@@ -29,6 +33,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           file: config.file,
           intake,
           logger: logger.child({ platform: 'feishu' }),
+          onApiCall: apiCallsOf('feishu'),
         }),
       );
     }

@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/index.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from '../http/server.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { OpenDatabase } from '../storage/database.js';
 
 /** /readyz answers within about this long even when the database hangs. */
@@ -12,7 +13,7 @@ const readinessPingMs = 1000;
 
 /**
  * The one HTTP server: the platforms' webhook routes, the API and the admin console under their prefixes,
- * and `/readyz` from the database, the worker and each connector (a down MCP server degrades, not unreadies).
+ * `/metrics` when it is on, and `/readyz` from the database, the worker and each connector (a down MCP server degrades, not unreadies).
  */
 export function createServer(
   config: AppConfig,
@@ -22,6 +23,7 @@ export function createServer(
     api: ReturnType<typeof createApi> | undefined;
     database: OpenDatabase;
     mcp: McpServerGroup;
+    metrics: Metrics | undefined;
     workerState: () => string;
   },
 ): HttpServer {
@@ -35,6 +37,7 @@ export function createServer(
     routes,
     limits: config.file.http,
     prefixRoutes: new Map([...(parts.api?.prefixRoutes ?? []), ...createAdminConsole().prefixRoutes]),
+    metrics: parts.metrics?.render,
     readiness: async () => {
       const checks: Record<string, string> = { database: 'ok', worker: parts.workerState() };
       try {

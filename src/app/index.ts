@@ -1,6 +1,7 @@
 import { consoleLink } from '../adapters/admin-console/index.js';
 import { createApi } from '../adapters/api/index.js';
 import type { PlatformConnector } from '../adapters/connector.js';
+import type { CallOutcome } from '../adapters/pacing/index.js';
 import type { AppConfig } from '../config/index.js';
 import { ApprovalService } from '../core/approvals/approval-service.js';
 import type { ButlerIntake, ChatAdapter } from '../core/contracts/adapter.js';
@@ -13,6 +14,7 @@ import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
 import { ApprovalPolicy } from '../core/tools/policy.js';
 import { TurnRunner } from '../core/turn/turn-runner.js';
+import { createMetrics } from '../observability/metrics.js';
 import { type OpenDatabase, openDatabase } from '../storage/database.js';
 import { createEventBus } from '../storage/event-bus.js';
 import { createStore } from '../storage/store.js';
@@ -27,7 +29,13 @@ import { turnOptions, workerOptions } from './turns.js';
  * `main.ts` (the service) and `chat.ts` (the terminal chat) both start Butler through here.
  */
 
-export type ConnectorFactory = (intake: ButlerIntake) => Promise<PlatformConnector[]>;
+/** Hears each platform Web API call as the pacing layer saw it end (metrics). */
+export type ApiCallObserver = (platform: Platform, method: string, outcome: CallOutcome) => void;
+
+export type ConnectorFactory = (
+  intake: ButlerIntake,
+  onApiCall?: ApiCallObserver,
+) => Promise<PlatformConnector[]>;
 
 export interface CreateButlerOptions {
   logger: Logger;
@@ -76,10 +84,23 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
   // sharing a database share their config, so each one that serves the stream also feeds it.
   const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
-  const observer = await createObserver(config, bus, logger);
+  const { tools, mcp, toolProblems } = createTools(config, store, logger);
+  // Served on the service's HTTP port; the terminal chat has none.
+  const metrics =
+    options.listen && file.metrics.enabled
+      ? createMetrics({
+          store,
+          logger,
+          mcpServers: () =>
+            mcp.servers.map((server) => ({
+              name: server.name,
+              connected: server.status().state === 'connected',
+            })),
+        })
+      : undefined;
+  const observer = await createObserver(config, bus, metrics, logger);
   const model = config.model ? modelClient(config.model, config) : undefined;
   const brain = createBrain(config, store, logger);
-  const { tools, mcp, toolProblems } = createTools(config, store, logger);
   const policy = new ApprovalPolicy(file.approvers);
   const { delegator, router } = createAgents(config, model, tools, store);
 
@@ -100,7 +121,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   });
   const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
 
-  const connectors = (await options.connectors?.(service)) ?? [];
+  const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
     config.apiKeys.length > 0
       ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger, streams: file.api.streams })
@@ -136,6 +157,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         api,
         database,
         mcp,
+        metrics,
         workerState: () => (started ? 'ok' : 'starting'),
       })
     : undefined;

@@ -70,6 +70,11 @@ export const fileConfigSchema = z
     api: apiSchema,
     /** Request deadlines and connection caps of the HTTP server. */
     http: httpSchema,
+    /** `GET /metrics` in Prometheus text format: counts only (no text, ids or secrets), unauthenticated. */
+    metrics: z
+      .object({ enabled: z.boolean().default(true) })
+      .strict()
+      .default({ enabled: true }),
     /** MCP servers whose tools Butler offers (`{name}__{tool}`), gated like HTTP tools. */
     mcpServers: mcpServersSchema,
     /** Specialist agents Butler may delegate to, each with its own prompt, tools and possibly model. */

@@ -26,6 +26,8 @@ export interface HttpServerOptions {
    */
   prefixRoutes?: ReadonlyMap<string, RouteHandler>;
   readiness: () => Promise<ReadinessReport>;
+  /** `GET /metrics` (Prometheus text), when metrics are on. */
+  metrics?: (() => Promise<{ contentType: string; body: string }>) | undefined;
   /**
    * A route that has not answered by then gets a 503, so that the platform retries: Slack and Feishu
    * give a webhook 3 s. The handler goes on; what it stores later is deduplicated on the retry.
@@ -107,6 +109,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     if (path === '/readyz') {
       const report = await options.readiness();
       return sendJson(response, report.ready ? 200 : 503, report);
+    }
+    if (path === '/metrics' && options.metrics) {
+      const page = await options.metrics();
+      response.writeHead(200, { 'content-type': page.contentType });
+      response.end(page.body);
+      return;
     }
     for (const [prefix, handler] of options.prefixRoutes ?? []) {
       if (path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`)) {

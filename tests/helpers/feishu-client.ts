@@ -1,10 +1,15 @@
 import { createFeishuApi, type FeishuApi } from '../../src/adapters/feishu/feishu-api.js';
+import type { CallObserver } from '../../src/adapters/pacing/index.js';
 import { type Logger, silentLogger } from '../../src/core/contracts/logger.js';
 import { testAppId, testAppSecret } from '../unit/feishu/feishu-events.js';
 import type { FakeFeishuApi } from './fake-feishu-api.js';
 
 /** Butler's Feishu client (the real Lark SDK) pointed at the fake Open API, for tests of what it asks. */
-export function feishuClientFor(fake: FakeFeishuApi, logger: Logger = silentLogger): FeishuApi {
+export function feishuClientFor(
+  fake: FakeFeishuApi,
+  logger: Logger = silentLogger,
+  onCall?: CallObserver,
+): FeishuApi {
   return createFeishuApi({
     config: {
       appId: testAppId,
@@ -16,5 +21,6 @@ export function feishuClientFor(fake: FakeFeishuApi, logger: Logger = silentLogg
     },
     logger,
     requestTimeoutMilliseconds: 2_000,
+    onCall,
   }).api;
 }

@@ -2,7 +2,13 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
 import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import { type LaneSpec, Pacer, type RateLimit } from '../pacing/index.js';
+import {
+  type CallObserver,
+  type LaneSpec,
+  Pacer,
+  type RateLimit,
+  type RetryPolicy,
+} from '../pacing/index.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
@@ -61,7 +67,7 @@ const cardKitLane = (appId: string, endpoint: string): LaneSpec => ({
 });
 const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
 /** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
-const noRetries = { retries: 0, retryAfterMs: () => undefined };
+const noRetries: RetryPolicy = { retries: 0, retryAfterMs: () => undefined, rateLimited: isRateLimited };
 
 export function isRateLimited(error: unknown): boolean {
   return error instanceof FeishuApiError && error.rateLimited;
@@ -109,6 +115,8 @@ export interface FeishuApiOptions {
   config: FeishuConfig;
   logger: Logger;
   requestTimeoutMilliseconds?: number;
+  /** Hears each call's outcome by operation (metrics). */
+  onCall?: CallObserver | undefined;
 }
 
 const defaultRequestTimeoutMilliseconds = 15_000;
@@ -128,7 +136,7 @@ function httpInstanceWithTimeout(timeout: number): lark.HttpInstance {
   } as lark.HttpInstance;
 }
 
-async function call<T>(
+async function checkedCall<T>(
   operation: string,
   request: () => Promise<unknown>,
   read: (body: JsonRecord) => T,
@@ -189,11 +197,18 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
   // handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
   const contactClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
   const data = (body: JsonRecord) => recordField(body, 'data');
-  const pacer = new Pacer();
-  const paced =
-    (lanes: readonly LaneSpec[], request: () => Promise<unknown>): (() => Promise<unknown>) =>
-    () =>
-      pacer.run(lanes, request, noRetries);
+  const pacer = new Pacer({ onCall: options.onCall });
+  type Request = () => Promise<unknown>;
+  const paced = (lanes: readonly LaneSpec[], request: Request) => ({ lanes, request });
+  /** Every call goes through the pacing layer (which counts it); only a `paced` one waits for its lanes. */
+  const call = <T>(
+    operation: string,
+    request: Request | ReturnType<typeof paced>,
+    read: (body: JsonRecord) => T,
+  ): Promise<T> => {
+    const { lanes, request: send } = typeof request === 'function' ? { lanes: [], request } : request;
+    return pacer.run(operation, lanes, () => checkedCall(operation, send, read), noRetries);
+  };
   const cardLanes = (endpoint: string, cardId: string) => [
     cardKitLane(config.appId, endpoint),
     perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10),

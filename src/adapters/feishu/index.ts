@@ -5,6 +5,7 @@ import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
+import type { CallObserver } from '../pacing/index.js';
 import { renderApprovalCard } from './approval-card.js';
 import { sendArgumentsCards } from './arguments-cards.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
@@ -26,6 +27,8 @@ export interface FeishuConnectorOptions {
   now?: () => number;
   /** Streaming pace and limits; tests shorten them. */
   streamSettings?: Partial<StreamSettings>;
+  /** Hears each Open API call's outcome by operation (metrics). */
+  onApiCall?: CallObserver | undefined;
 }
 
 /**
@@ -42,7 +45,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
   const { config, file, intake } = options;
   const logger = options.logger.child({ platform: 'feishu' });
   const now = options.now ?? Date.now;
-  const sdk = createFeishuApi({ config, logger });
+  const sdk = createFeishuApi({ config, logger, onCall: options.onApiCall });
   let bot: FeishuBotIdentity | undefined;
 
   const adapter = createFeishuChatAdapter({

@@ -12,6 +12,22 @@ export interface RetryPolicy {
   retries: number;
   /** The wait the platform asked for when `error` is its rate-limited answer, else undefined. */
   retryAfterMs(error: unknown): number | undefined;
+  /** Whether `error` is a rate-limited answer that names no wait (counted as such, not retried). */
+  rateLimited?(error: unknown): boolean;
+}
+
+/** How one attempt ended: answered, refused as too many calls, or failed otherwise. */
+export type CallOutcome = 'ok' | 'rate_limited' | 'error';
+
+/**
+ * Hears every attempt sent to the platform (a retried 429 is two), by the caller's name for the method
+ * (metrics). It runs on the call's path: cheap, and never throws.
+ */
+export type CallObserver = (method: string, outcome: CallOutcome) => void;
+
+export interface PacerOptions {
+  now?: (() => number) | undefined;
+  onCall?: CallObserver | undefined;
 }
 
 /** A repeating caller's part of a lane's budget. */
@@ -45,15 +61,25 @@ const laneSweepThreshold = 512;
 export class Pacer {
   private readonly lanes = new Map<string, Lane>();
   private readonly now: () => number;
+  private readonly onCall: CallObserver;
 
-  constructor(options: { now?: () => number } = {}) {
+  constructor(options: PacerOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.onCall = options.onCall ?? (() => {});
   }
 
-  /** Waits for room in every lane, runs `attempt`, and retries it after a rate-limited answer. */
-  async run<T>(specs: readonly LaneSpec[], attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  /**
+   * Waits for room in every lane, runs `attempt`, and retries it after a rate-limited answer. `method` names
+   * the call to the observer (a bounded set: the platform's method, never an id).
+   */
+  async run<T>(
+    method: string,
+    specs: readonly LaneSpec[],
+    attempt: () => Promise<T>,
+    policy: RetryPolicy,
+  ): Promise<T> {
     const lanes = specs.map((spec) => this.lane(spec));
-    return this.attempt(lanes, await acquireAll(lanes), attempt, policy);
+    return this.attempt(method, lanes, await acquireAll(lanes), attempt, policy);
   }
 
   /**
@@ -61,6 +87,7 @@ export class Pacer {
    * callers that can choose a cheaper way instead of waiting.
    */
   runIfFree<T>(
+    method: string,
     specs: readonly LaneSpec[],
     attempt: () => Promise<T>,
     policy: RetryPolicy,
@@ -68,6 +95,7 @@ export class Pacer {
     const lanes = specs.map((spec) => this.lane(spec));
     if (!lanes.every((lane) => lane.free())) return undefined;
     return this.attempt(
+      method,
       lanes,
       lanes.map((lane) => lane.takeNow()),
       attempt,
@@ -82,6 +110,7 @@ export class Pacer {
   }
 
   private async attempt<T>(
+    method: string,
     lanes: readonly Lane[],
     firstTickets: readonly Ticket[],
     attempt: () => Promise<T>,
@@ -90,9 +119,13 @@ export class Pacer {
     let tickets = firstTickets;
     for (let retry = 0; ; retry++) {
       try {
-        return await attempt();
+        const result = await attempt();
+        this.onCall(method, 'ok');
+        return result;
       } catch (error) {
         const waitMs = policy.retryAfterMs(error);
+        const limited = waitMs !== undefined || policy.rateLimited?.(error) === true;
+        this.onCall(method, limited ? 'rate_limited' : 'error');
         const specific = lanes.at(-1);
         if (waitMs === undefined || !specific) throw error;
         specific.backOff(waitMs);

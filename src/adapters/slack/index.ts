@@ -5,6 +5,7 @@ import { ButlerError, ConfigError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
+import type { CallObserver } from '../pacing/index.js';
 import { createBoltApp } from './bolt-app.js';
 import { SlackHttpReceiver } from './http-receiver.js';
 import { createInboundHandlers } from './inbound.js';
@@ -35,6 +36,8 @@ export interface SlackConnectorOptions {
   /** Milliseconds since the epoch (request-signature freshness, name cache). */
   now?: () => number;
   tuning?: Partial<SlackTuning>;
+  /** Hears each Web API call's outcome by method (metrics). */
+  onApiCall?: CallObserver | undefined;
 }
 
 /**
@@ -64,6 +67,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     retries: tuning.apiRetries,
     minRetryDelayMs: tuning.minRetryDelayMs,
     rateTiers: tuning.rateTiers,
+    onCall: options.onApiCall,
   });
   let identity: BotIdentity | undefined;
   let status = 'not started';

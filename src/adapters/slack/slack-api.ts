@@ -2,7 +2,7 @@ import { WebClient } from '@slack/web-api';
 import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { clientFetch } from '../../http/client-fetch.js';
-import { Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
+import { type CallObserver, Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
 import type { BotIdentity } from './normalize.js';
 import { isRecord } from './parse.js';
 import { type SharedSlackMethod, slackLane } from './rate-tiers.js';
@@ -96,6 +96,8 @@ export interface SlackApiOptions {
   now?: () => number;
   /** Pace to Slack's documented tiers (default); off only against a stand-in that does not enforce them. */
   rateTiers?: boolean;
+  /** Hears each call's outcome by method (metrics). */
+  onCall?: CallObserver | undefined;
 }
 
 export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
@@ -167,7 +169,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     ...slackClientOptions(options),
     rejectRateLimitedCalls: true,
   });
-  const pacer = new Pacer(options.now ? { now: options.now } : {});
+  const pacer = new Pacer({ now: options.now, onCall: options.onCall });
   const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
   // One token is one installation: its budgets are the workspace's (auth.test names it before any other call).
   let workspace = 'workspace';
@@ -181,7 +183,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
 
   async function call(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     try {
-      return await pacer.run([laneOf(method, args)], () => send(method, args), rateLimits);
+      return await pacer.run(method, [laneOf(method, args)], () => send(method, args), rateLimits);
     } catch (error) {
       throw toSlackApiError(method, error);
     }
@@ -227,7 +229,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         recipient_team_id: recipientTeamId,
       };
       try {
-        const started = pacer.runIfFree([laneOf(method, args)], () => send(method, args), rateLimits);
+        const started = pacer.runIfFree(method, [laneOf(method, args)], () => send(method, args), rateLimits);
         return started && tsOf(method, await started);
       } catch (error) {
         throw toSlackApiError(method, error);

@@ -41,6 +41,14 @@ export interface InboxEvent extends NewInboxEvent {
 
 export type InboxOutcome = 'done' | 'rate_limited' | 'failed';
 
+/** What waits in the inbox across every process sharing the database (metrics). */
+export interface InboxBacklog {
+  /** Events not finished yet: pending, or claimed by a worker. */
+  open: number;
+  /** How long the oldest of them has been in the inbox, by the database's clock; 0 when none is open. */
+  oldestAgeSeconds: number;
+}
+
 /** The pending events of one conversation, claimed together under a lease on the conversation. */
 export interface ClaimedBatch {
   conversationKey: string;
@@ -72,6 +80,7 @@ export interface InboxRepository {
   pruneFinished(before: Date, limit: number): Promise<number>;
   /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
   releaseAllLeases(): Promise<void>;
+  backlog(): Promise<InboxBacklog>;
 }
 
 // ── conversations and messages ──────────────────────────────────────────────────────────────────
@@ -252,6 +261,8 @@ export interface ApprovalRepository {
   finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;
   /** Pending approvals created before `before` whose card was never posted (a crash in between). */
   listWithoutCard(before: Date): Promise<ApprovalRecord[]>;
+  /** Approvals still waiting for a decision (past their deadline too, until the sweep expires them). */
+  countPending(): Promise<number>;
 }
 
 // ── audit and memories ──────────────────────────────────────────────────────────────────────────

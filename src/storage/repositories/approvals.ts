@@ -140,5 +140,14 @@ export function approvalRepository(db: Database): ApprovalRepository {
         );
       return rows.map(toApproval);
     },
+
+    async countPending() {
+      const [row] = await db
+        .select({ pending: sql<number>`count(*)::int`.mapWith(Number) })
+        .from(approvals)
+        // A literal status, so that the partial index on pending approvals serves it.
+        .where(sql`${approvals.status} = 'pending'`);
+      return row?.pending ?? 0;
+    },
   };
 }

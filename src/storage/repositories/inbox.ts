@@ -34,6 +34,10 @@ const senderRank = sql<number>`case when inbound_events.kind = 'message' then (
     and recent.id <= inbound_events.id
 ) else 0 end`.mapWith(Number);
 
+/** Seconds since the oldest event in the selection arrived, by the database's clock; 0 for none. */
+const oldestOpenAge =
+  sql<number>`coalesce(extract(epoch from now() - min(${inboundEvents.createdAt})), 0)`.mapWith(Number);
+
 /** Namespaces the claim's advisory locks (the second key is the conversation key's hash). */
 const claimLockSpace = 7_461_002;
 /** Oldest claimable events the claim looks at; the first whose conversation it can lock wins. */
@@ -283,6 +287,18 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
 
     async releaseAllLeases() {
       await db.delete(conversationLeases);
+    },
+
+    async backlog() {
+      // Walks only open events (through the partial index on them), however many finished ones the table keeps.
+      const [row] = await db
+        .select({
+          open: sql<number>`count(*)::int`.mapWith(Number),
+          oldestAgeSeconds: oldestOpenAge,
+        })
+        .from(inboundEvents)
+        .where(isOpenEvent(inboundEvents.status));
+      return { open: row?.open ?? 0, oldestAgeSeconds: row?.oldestAgeSeconds ?? 0 };
     },
   };
 }

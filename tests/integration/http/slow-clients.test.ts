@@ -165,6 +165,7 @@ describe(`HTTP server limits on ${databaseKind}`, () => {
       expect(await refused.json()).toMatchObject({ error: 'server_busy' });
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+      expect((await fetch(`${app.url}/metrics`)).status).toBe(200);
       expect((await mention()).status).toBe(200);
 
       // A stream that ends gives its place back.

@@ -96,6 +96,14 @@ async function deliverThroughOutage(breakDatabase: () => Promise<void> | void) {
   expect(readiness.ms).toBeLessThan(1500);
   const report = (await readiness.value.json()) as { checks: { database: string } };
   expect(report.checks.database).toMatch(/^unreachable: /);
+  // Metrics still answer: what the database holds is unknown (NaN), the rest is counted as usual.
+  const metrics = await fetch(`${app.url}/metrics`);
+  expect(metrics.status).toBe(200);
+  const page = await metrics.text();
+  expect(page).toMatch(/^butler_database_up 0$/m);
+  expect(page).toMatch(/^butler_approvals_waiting nan$/im);
+  expect(page).toMatch(/^butler_inbox_open_events nan$/im);
+  expect(page).toMatch(/^process_resident_memory_bytes \d+$/m);
 
   await proxy.restore();
   const retried = async () => {

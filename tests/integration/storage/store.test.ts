@@ -53,6 +53,26 @@ const inboxEvent = (conversationKey: string, key: string) => ({
   payload: message(key),
 });
 
+const pendingApproval = (): NewApproval => ({
+  batchId: randomUUID(),
+  conversationKey: 'slack:T1:C1:approve',
+  platform: 'slack',
+  toolName: 'restart',
+  toolCallId: 'call_9',
+  arguments: { service: 'api' },
+  risk: 'high',
+  summary: 'Restart api',
+  requestedBy: { id: 'U1' },
+  requesters: [{ id: 'U1' }],
+  approverIds: ['U2'],
+  expiresAt: new Date(Date.now() + 60_000),
+  resume: {
+    turnId: 't',
+    assistant: { content: '', toolCalls: [] },
+    results: [],
+  },
+});
+
 describe(`storage on ${databaseKind}`, () => {
   it('drops a redelivered event by its dedup key', async () => {
     const first = await store.inbox.insert(inboxEvent('dedup', 'a'));
@@ -243,25 +263,7 @@ describe(`storage on ${databaseKind}`, () => {
   });
 
   it('takes one decision per approval and runs its tool once', async () => {
-    const approval: NewApproval = {
-      batchId: randomUUID(),
-      conversationKey: 'slack:T1:C1:approve',
-      platform: 'slack',
-      toolName: 'restart',
-      toolCallId: 'call_9',
-      arguments: { service: 'api' },
-      risk: 'high',
-      summary: 'Restart api',
-      requestedBy: { id: 'U1' },
-      requesters: [{ id: 'U1' }],
-      approverIds: ['U2'],
-      expiresAt: new Date(Date.now() + 60_000),
-      resume: {
-        turnId: 't',
-        assistant: { content: '', toolCalls: [] },
-        results: [],
-      },
-    };
+    const approval = pendingApproval();
     const created = await store.approvals.create(approval);
     const decisions = await Promise.all(
       ['U2', 'U3', 'U4'].map((id) =>
@@ -289,6 +291,35 @@ describe(`storage on ${databaseKind}`, () => {
     const expired = await store.approvals.expireDue(new Date());
     expect(expired.map((entry) => entry.id)).toContain(late.id);
     expect((await store.approvals.get(late.id))?.status).toBe('expired');
+  });
+
+  it('counts what waits, for metrics: open inbox events, claimed ones included, and pending approvals', async () => {
+    // Other tests of this file leave events and approvals behind: count from where they are.
+    const before = await store.inbox.backlog();
+    const first = await store.inbox.insert(inboxEvent('backlog', 'a'));
+    await store.inbox.insert(inboxEvent('backlog', 'b'));
+    const open = await store.inbox.backlog();
+    expect(open.open).toBe(before.open + 2);
+    expect(open.oldestAgeSeconds).toBeGreaterThanOrEqual(0);
+    const claim = await claimConversation('metrics-worker', 'backlog', 60_000);
+    expect((await store.inbox.backlog()).open).toBe(before.open + 2);
+    await store.inbox.finish(
+      claim.events.map((event) => event.id),
+      'done',
+    );
+    expect(claim.events.map((event) => event.id)).toContain(first);
+    expect((await store.inbox.backlog()).open).toBe(before.open);
+
+    const pending = await store.approvals.countPending();
+    const waiting = await store.approvals.create(pendingApproval());
+    expect(await store.approvals.countPending()).toBe(pending + 1);
+    await store.approvals.decide(waiting.id, {
+      status: 'rejected',
+      decidedBy: { id: 'U2', platform: 'slack' },
+      reason: null,
+      at: new Date(),
+    });
+    expect(await store.approvals.countPending()).toBe(pending);
   });
 
   it('searches memories per owner, treating % and _ literally', async () => {

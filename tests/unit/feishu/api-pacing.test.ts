@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CallOutcome } from '../../../src/adapters/pacing/index.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';
 
@@ -46,5 +47,24 @@ describe('Feishu API pacing', () => {
       ),
     ).toBeLessThanOrEqual(10);
     expect(fake.cards.get(cardId)?.elements.get('text')).toBe('step 15');
+  });
+
+  it('tells its observer how each call ended, by operation: a throttled answer as rate_limited', async () => {
+    const calls: Array<[string, CallOutcome]> = [];
+    const api = feishuClientFor(fake, undefined, (operation, outcome) => calls.push([operation, outcome]));
+    const destination = { chatId: 'oc_metrics', replyTo: undefined, replyInThread: false };
+    const message = { msgType: 'text' as const, content: { text: 'hi' } };
+    fake.rateLimit('/open-apis/im/v1/messages', 1, 'POST');
+    await expect(api.sendMessage(destination, message)).rejects.toMatchObject({ rateLimited: true });
+    await api.sendMessage(destination, message);
+    fake.fail({ path: '/open-apis/bot/v3/info', status: 500, code: 1 });
+    await expect(api.botInfo()).rejects.toThrow();
+    await api.botInfo();
+    expect(calls).toEqual([
+      ['message create', 'rate_limited'],
+      ['message create', 'ok'],
+      ['bot info', 'error'],
+      ['bot info', 'ok'],
+    ]);
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type LaneSpec, Pacer, type RetryPolicy } from '../../../src/adapters/pacing/index.js';
+import {
+  type CallOutcome,
+  type LaneSpec,
+  Pacer,
+  type RetryPolicy,
+} from '../../../src/adapters/pacing/index.js';
 
 /** The pacing layer's arithmetic, on short windows so the test runs in real time. */
 
@@ -27,6 +32,7 @@ describe('Pacer', () => {
     await Promise.all(
       Array.from({ length: 5 }, (_, index) =>
         pacer.run(
+          'method',
           [lane('method', 3, 200)],
           async () => finished.push({ index, at: Date.now() - started }),
           noRetries,
@@ -42,8 +48,8 @@ describe('Pacer', () => {
     const pacer = new Pacer();
     let sent = 0;
     const attempt = async () => ++sent;
-    expect(await pacer.runIfFree([lane('start', 1, 10_000)], attempt, noRetries)).toBe(1);
-    expect(pacer.runIfFree([lane('start', 1, 10_000)], attempt, noRetries)).toBeUndefined();
+    expect(await pacer.runIfFree('start', [lane('start', 1, 10_000)], attempt, noRetries)).toBe(1);
+    expect(pacer.runIfFree('start', [lane('start', 1, 10_000)], attempt, noRetries)).toBeUndefined();
     expect(sent).toBe(1);
   });
 
@@ -52,6 +58,7 @@ describe('Pacer', () => {
     const started = Date.now();
     let attempts = 0;
     const limited = pacer.run(
+      'update',
       [lane('update', 100, 1000)],
       async () => {
         attempts += 1;
@@ -61,8 +68,18 @@ describe('Pacer', () => {
       honourRetryAfter,
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const other = await pacer.run([lane('start', 100, 1000)], async () => Date.now() - started, noRetries);
-    const sameMethod = pacer.run([lane('update', 100, 1000)], async () => Date.now() - started, noRetries);
+    const other = await pacer.run(
+      'start',
+      [lane('start', 100, 1000)],
+      async () => Date.now() - started,
+      noRetries,
+    );
+    const sameMethod = pacer.run(
+      'update',
+      [lane('update', 100, 1000)],
+      async () => Date.now() - started,
+      noRetries,
+    );
     expect(other).toBeLessThan(100);
     expect(await limited).toBeGreaterThanOrEqual(290);
     expect(await sameMethod).toBeGreaterThanOrEqual(290);
@@ -71,6 +88,7 @@ describe('Pacer', () => {
   it("gives up after the policy's retries with the platform's error", async () => {
     const pacer = new Pacer();
     const failing = pacer.run(
+      'update',
       [lane('update', 100, 1000)],
       async () => {
         throw new RateLimited(10);
@@ -78,6 +96,54 @@ describe('Pacer', () => {
       honourRetryAfter,
     );
     await expect(failing).rejects.toBeInstanceOf(RateLimited);
+  });
+
+  it('tells its observer how each attempt ended, by method: a retried 429 is two calls', async () => {
+    const calls: Array<[string, CallOutcome]> = [];
+    const pacer = new Pacer({ onCall: (method, outcome) => calls.push([method, outcome]) });
+    let attempts = 0;
+    await pacer.run(
+      'chat.update',
+      [lane('update', 100, 1000)],
+      async () => {
+        attempts += 1;
+        if (attempts === 1) throw new RateLimited(0);
+      },
+      honourRetryAfter,
+    );
+    const broken = pacer.run(
+      'chat.delete',
+      [],
+      async () => {
+        throw new Error('channel_not_found');
+      },
+      honourRetryAfter,
+    );
+    await expect(broken).rejects.toThrow('channel_not_found');
+    // Refused as too many without a wait to honour (Feishu's answers): counted, not retried.
+    const throttled = pacer.run(
+      'message reply',
+      [],
+      async () => {
+        throw new Error('frequency limit');
+      },
+      { ...noRetries, rateLimited: (error) => error instanceof Error && error.message === 'frequency limit' },
+    );
+    await expect(throttled).rejects.toThrow('frequency limit');
+    expect(await pacer.runIfFree('start', [lane('start', 1, 10_000)], async () => 'sent', noRetries)).toBe(
+      'sent',
+    );
+    // No room: nothing is sent, so nothing is counted.
+    expect(
+      pacer.runIfFree('start', [lane('start', 1, 10_000)], async () => 'sent', noRetries),
+    ).toBeUndefined();
+    expect(calls).toEqual([
+      ['chat.update', 'rate_limited'],
+      ['chat.update', 'ok'],
+      ['chat.delete', 'error'],
+      ['message reply', 'rate_limited'],
+      ['start', 'ok'],
+    ]);
   });
 
   it("stretches each sharer's interval with the number sharing, and shrinks it as they leave", () => {
