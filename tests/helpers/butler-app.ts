@@ -9,13 +9,13 @@ import { silentLogger } from '../../src/core/contracts/logger.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { platformConnectors } from '../../src/platform-connectors.js';
 import { inboundEvents } from '../../src/storage/schema.js';
-import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from './database.js';
+import { createPostgresDatabase, dropPostgresDatabase, seedPgliteDirectory, testDatabaseUrl } from './database.js';
 
 /**
  * Starts the real Butler (config, database, worker, adapters, HTTP server) for an integration test.
  * Only the platforms' and the model's servers are fakes: point SLACK_API_URL, FEISHU_DOMAIN and
  * BUTLER_BASE_URL at them through `env`. The database is a fresh Postgres database when
- * TEST_DATABASE_URL is set, else an embedded PGlite (in memory, or in `dataDir` to survive restarts).
+ * TEST_DATABASE_URL is set, else an embedded PGlite (its own, or in `dataDir` to survive restarts).
  */
 
 export interface TestButlerOptions {
@@ -79,7 +79,7 @@ export async function startTestButler(options: TestButlerOptions = {}): Promise<
     listen: true,
     connectors: platformConnectors(config, logger),
     ...(options.adapters ? { adapters: options.adapters } : {}),
-    dataDir: options.dataDir ?? 'memory://',
+    dataDir: seedPgliteDirectory(options.dataDir ?? join(directory, 'data')),
   });
   await butler.start();
 

@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
+import { inject } from 'vitest';
 import { silentLogger } from '../../src/core/contracts/logger.js';
 import { type OpenDatabase, openDatabase } from '../../src/storage/database.js';
 
 /**
  * A fresh, migrated database per call: a new Postgres database on the TEST_DATABASE_URL server
- * (so test files running in parallel never share tables), else an in-memory PGlite.
+ * (so test files running in parallel never share tables), else a PGlite copied from the run's template.
  */
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
 export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
@@ -41,10 +45,29 @@ export async function dropPostgresDatabase(url: string): Promise<void> {
   }
 }
 
+/**
+ * Makes `dataDir` (a Butler data directory) hold a migrated PGlite database unless it holds one
+ * already: a copy of the run's template (tests/global-setup.ts), much cheaper than creating one.
+ */
+export function seedPgliteDirectory(dataDir: string): string {
+  const template = inject('pgliteTemplate');
+  const target = join(dataDir, 'pglite');
+  if (template && !existsSync(target)) cpSync(template, target, { recursive: true });
+  return dataDir;
+}
+
 export async function openTestDatabase(): Promise<TestDatabase> {
   if (!testDatabaseUrl) {
-    const database = await openDatabase({ url: undefined, dataDir: 'memory://', logger: silentLogger });
-    return { ...database, url: undefined };
+    const dataDir = seedPgliteDirectory(mkdtempSync(join(tmpdir(), 'butler-db-')));
+    const database = await openDatabase({ url: undefined, dataDir, logger: silentLogger });
+    return {
+      ...database,
+      url: undefined,
+      close: async () => {
+        await database.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
   }
   const url = await createPostgresDatabase();
   const database = await openDatabase({ url, dataDir: '', logger: silentLogger, poolSize: 5 });
