@@ -9,6 +9,7 @@ import type {
   Platform,
   ThreadContextMessage,
 } from './events.js';
+import type { FileBytes, InboundFile, OutboundFile } from './files.js';
 import type { ApprovalListItem } from './read-models.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
@@ -96,6 +97,16 @@ export interface ChatAdapter {
    * existing thread) fetch the thread's recent messages. Butler uses the message as accepted if it throws.
    */
   prepare?(message: InboundMessage, options: { newConversation: boolean }): Promise<PreparedMessage>;
+  /**
+   * Optional: downloads a file a person shared (`InboundMessage.files`), in the worker. Reads at most
+   * `maxBytes` and throws `FileTooLargeError` past it. Credentials go only to the platform's own hosts.
+   */
+  fetchFile?(file: InboundFile, options: { maxBytes: number; signal?: AbortSignal }): Promise<FileBytes>;
+  /**
+   * Optional: sends a file into the conversation, in the thread the reply goes to. Returns the platform id
+   * of what it posted (message or file id). Platforms without it get the file's download link as text.
+   */
+  sendFile?(target: ReplyTarget, file: OutboundFile): Promise<string>;
 }
 
 export interface PreparedMessage {

@@ -1,3 +1,5 @@
+import type { InboundFile } from './files.js';
+
 /** Normalized inbound events: what every platform adapter turns its payloads into. */
 
 export const platforms = ['slack', 'feishu', 'console', 'api'] as const;
@@ -74,6 +76,8 @@ export interface InboundMessage {
   forwardsHistory?: true;
   /** Set when the intake cut `text` to its length limit: how many characters the message had. */
   cutFrom?: number;
+  /** Files and images on the message; the worker fetches them before the turn (`ChatAdapter.fetchFile`). */
+  files?: InboundFile[];
 }
 
 /** Decisions a click can ask for. */

@@ -1,4 +1,5 @@
 import type { ConversationEventRepository } from './conversation-events.js';
+import type { FileRepository } from './file-records.js';
 import type { ReadRepository } from './read-models.js';
 import type {
   ApprovalRepository,
@@ -20,6 +21,7 @@ import type {
  * the core never sees SQL. `Store.transaction` gives the same repositories bound to one transaction.
  */
 
+export type { FileOrigin, FileRepository, NewStoredFile, StoredFile } from './file-records.js';
 export type {
   AgentFrame,
   ApprovalGrant,
@@ -45,7 +47,6 @@ export type {
   NewInboxEvent,
   ResumeState,
 } from './repositories.js';
-
 export type {
   AgentRun,
   AgentRunRepository,
@@ -75,6 +76,7 @@ export interface Store {
   routing: RoutingRepository;
   usage: UsageRepository;
   conversationEvents: ConversationEventRepository;
+  files: FileRepository;
   reads: ReadRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
