@@ -48,6 +48,8 @@ export interface ThreadContextMessage {
   user: string;
   text: string;
   fromButler: boolean;
+  /** Files on that message: the core fetches them like the message's own (not Butler's own files). */
+  files?: InboundFile[];
 }
 
 export interface InboundMessage {
