@@ -120,7 +120,16 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     answersOn: (platform) => adapters.has(platform),
     ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
-  const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
+  const files = createFiles(store, fileOptions(config), logger);
+  const service = new ButlerService(
+    store,
+    approvals,
+    file.access,
+    logger,
+    wake,
+    file.maxMessageChars,
+    files.intake,
+  );
 
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
@@ -146,7 +155,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     logger,
     ...(delegator ? { delegator } : {}),
     ...(router ? { router } : {}),
-    files: createFiles(store, fileOptions(config), logger),
+    files,
     options: turnOptions(config),
   });
   worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ChatAdapter } from '../contracts/adapter.js';
 import { errorText } from '../contracts/errors.js';
 import type { Person, Platform } from '../contracts/events.js';
@@ -126,6 +127,25 @@ export class FileIntake {
       budget,
     });
     return mentionOf(stored);
+  }
+
+  /** Stores a file handed over with its bytes (API, terminal) under a key of its own; see `ButlerIntake.shareFile`. */
+  async share(input: {
+    conversationKey: string;
+    platform: Platform;
+    uploader: Person;
+    file: FileBytes;
+  }): Promise<InboundFile> {
+    if (input.file.bytes.byteLength > this.limits.maxFileBytes)
+      throw new FileTooLargeError(this.limits.maxFileBytes);
+    const stored = await this.save({ ...input, key: `upload:${randomUUID()}`, origin: 'shared' });
+    return {
+      key: stored.key,
+      name: stored.name,
+      mimeType: stored.mimeType,
+      size: stored.size,
+      locator: stored.id,
+    };
   }
 
   /**
