@@ -32,7 +32,10 @@ export class SlackFileError extends ButlerError {
   }
 }
 
-/** Where the bot token may go: Slack's file host and the configured API's host, over https. */
+/**
+ * Where the bot token may go: Slack's file host, the configured API's host, and `files.` under it (GovSlack's
+ * API is slack-gov.com; its files are taken to be on files.slack-gov.com, not checked), over https.
+ */
 export interface FileHosts {
   hosts: ReadonlySet<string>;
   /** Plain http, only when the API itself is configured over http (a local stand-in in tests). */
@@ -41,7 +44,8 @@ export interface FileHosts {
 
 export function fileHosts(apiUrl: string): FileHosts {
   const api = new URL(apiUrl);
-  return { hosts: new Set([slackFileHost, api.host]), allowHttp: api.protocol === 'http:' };
+  const hosts = new Set([slackFileHost, api.host, `files.${api.hostname}`]);
+  return { hosts, allowHttp: api.protocol === 'http:' };
 }
 
 function secureScheme(url: URL, allowed: FileHosts): boolean {
