@@ -14,13 +14,13 @@ import { FileTooLargeError } from '../../core/contracts/files.js';
 export type FileFetch = (url: URL, init: RequestInit) => Promise<Response>;
 
 /** Slack's host for file downloads and uploads. */
-export const slackFileHost = 'files.slack.com';
+const slackFileHost = 'files.slack.com';
 /** A transfer gets this long: a large file over a slow link, not a hung one forever. */
-export const fileTransferTimeoutMs = 60_000;
+const fileTransferTimeoutMs = 60_000;
 const maxRedirects = 3;
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 
-export type SlackFileErrorCode =
+type SlackFileErrorCode =
   | 'slack_file_refused'
   | 'slack_file_needs_scope'
   | 'slack_file_failed'
@@ -65,7 +65,7 @@ function parsedUrl(raw: string): URL | undefined {
 }
 
 /** The media type without parameters ("text/html; charset=utf-8" → "text/html"). */
-export function mediaType(contentType: string | null): string | undefined {
+function mediaType(contentType: string | null): string | undefined {
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
   return type ? type : undefined;
 }

@@ -186,15 +186,13 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         ...(threadTs ? { threadTs } : {}),
         oldest,
       });
-      return (
-        listed
-          .filter((message) => Number(message.ts) > Number(oldest) && !known.includes(message.ts))
-          .filter((message) => message.user === identity.userId || message.botId === identity.botId)
-          // Cards and shared files are not reply text to overwrite.
-          .filter((message) => !message.hasActions && message.files.length === 0)
-          .sort((left, right) => Number(left.ts) - Number(right.ts))
-          .map((message) => message.ts)
-      );
+      // Cards and shared files are not reply text to overwrite.
+      return listed
+        .filter((message) => Number(message.ts) > Number(oldest) && !known.includes(message.ts))
+        .filter((message) => message.user === identity.userId || message.botId === identity.botId)
+        .filter((message) => !message.hasActions && message.files.length === 0)
+        .sort((left, right) => Number(left.ts) - Number(right.ts))
+        .map((message) => message.ts);
     },
 
     async fetchFile(file, { maxBytes, signal }) {
