@@ -10,7 +10,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { silentLogger } from '../src/core/contracts/logger.js';
 import { createHttpTool, type HttpToolDefinition } from '../src/core/tools/http-tool.js';
 import { McpServer } from '../src/core/tools/mcp/index.js';
-import type { ToolContext } from '../src/core/tools/tool.js';
+import { outputText, type ToolContext } from '../src/core/tools/tool.js';
 
 /**
  * How much Butler's process grows while one tool call gets an oversized answer: an HTTP tool whose endpoint
@@ -108,10 +108,11 @@ async function callTool(kind: Kind, url: string): Promise<string> {
         timeoutMs: 120_000,
         maxResponseChars: 4000,
         maxResponseBytes: 1_048_576,
+        maxFileBytes: 1_048_576,
         redirects: 'refuse',
       },
     };
-    return createHttpTool(definition).execute({}, context);
+    return outputText(await createHttpTool(definition).execute({}, context));
   }
   const server = new McpServer(
     {
@@ -131,7 +132,7 @@ async function callTool(kind: Kind, url: string): Promise<string> {
   const tool = server.tools().find((candidate) => candidate.name === 'big__dump');
   if (!tool) throw new Error(`the MCP server did not connect: ${JSON.stringify(server.status())}`);
   try {
-    return await tool.execute({}, context);
+    return outputText(await tool.execute({}, context));
   } catch (error) {
     return `Error: ${(error as Error).message}`;
   } finally {

@@ -17,6 +17,8 @@ CREATE TABLE "files" (
 	"size" integer NOT NULL,
 	"kind" text NOT NULL,
 	"description" text NOT NULL,
+	"tokens" integer NOT NULL,
+	"note" text,
 	"sha256" text NOT NULL,
 	"text" text,
 	"preview_sha256" text,

@@ -10,6 +10,7 @@ import { ConfigError } from '../core/contracts/errors.js';
 import type { Platform } from '../core/contracts/events.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { Store } from '../core/contracts/store.js';
+import { createFiles } from '../core/files/index.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
 import { ApprovalPolicy } from '../core/tools/policy.js';
@@ -22,7 +23,7 @@ import { createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
 import { createTools } from './tools.js';
-import { turnOptions, workerOptions } from './turns.js';
+import { fileOptions, turnOptions, workerOptions } from './turns.js';
 
 /**
  * The composition root: builds every concrete piece from the config and passes it down.
@@ -119,7 +120,16 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     answersOn: (platform) => adapters.has(platform),
     ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
-  const service = new ButlerService(store, approvals, file.access, logger, wake, file.maxMessageChars);
+  const files = createFiles(store, fileOptions(config), logger);
+  const service = new ButlerService(
+    store,
+    approvals,
+    file.access,
+    logger,
+    wake,
+    file.maxMessageChars,
+    files.intake,
+  );
 
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
@@ -145,6 +155,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     logger,
     ...(delegator ? { delegator } : {}),
     ...(router ? { router } : {}),
+    files,
     options: turnOptions(config),
   });
   worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger);

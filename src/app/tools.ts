@@ -2,6 +2,7 @@ import { type AppConfig, enabledPlatforms, missingApprovers } from '../config/in
 import type { ConfigIssue } from '../core/contracts/errors.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { Store } from '../core/contracts/store.js';
+import { createAttachFileTool } from '../core/files/index.js';
 import { createHttpTool } from '../core/tools/http-tool.js';
 import { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createMemoryTools } from '../core/tools/memory-tools.js';
@@ -14,7 +15,11 @@ import { ToolRegistry } from '../core/tools/registry.js';
  */
 export function createTools(config: AppConfig, store: Store, logger: Logger) {
   const { file } = config;
-  const toolList = [...createMemoryTools(store.memories), ...file.tools.map(createHttpTool)];
+  const toolList = [
+    ...createMemoryTools(store.memories),
+    createAttachFileTool(),
+    ...file.tools.map(createHttpTool),
+  ];
   const mcp = new McpServerGroup(config.mcpServers, logger);
   const tools = new ToolRegistry(toolList, mcp.servers, logger);
   /** What the tool lists known so far break: name clashes, high-risk tools nobody may approve. */

@@ -1,4 +1,5 @@
 import type { AppConfig } from '../config/index.js';
+import type { FilesOptions } from '../core/files/index.js';
 import type { WorkerOptions } from '../core/inbox/worker.js';
 import type { TurnRunnerOptions } from '../core/turn/turn.js';
 
@@ -14,6 +15,25 @@ export function turnOptions(config: AppConfig): TurnRunnerOptions {
     deliveryRetryMs: file.worker.deliveryRetrySeconds * 1000,
     workingIndicatorDelayMs: file.worker.workingIndicatorMilliseconds,
     pricing: file.pricing,
+  };
+}
+
+const megabyte = 1024 * 1024;
+
+/** What Butler reads of shared files, and how much of it the model is shown (`files:` in the config file). */
+export function fileOptions(config: AppConfig): FilesOptions {
+  const { files, model } = config.file;
+  return {
+    maxFileBytes: Math.round(files.maxFileMegabytes * megabyte),
+    maxTurnBytes: Math.round(files.maxTurnMegabytes * megabyte),
+    maxFilesPerTurn: files.maxFilesPerTurn,
+    maxPdfPages: files.maxPdfPages,
+    maxFileChars: files.maxFileCharacters,
+    maxTurnChars: files.maxTurnCharacters,
+    imageMaxSide: files.imageMaxPixels,
+    vision: model.vision,
+    promptTokens: files.promptTokens,
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
 import { agentsSchema, delegationSchema, routingSchema } from './agents-schema.js';
 import { apiSchema } from './api-keys.js';
+import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
 
@@ -24,6 +25,13 @@ const httpTool = z
       .positive()
       .max(64 * 1_048_576)
       .default(1_048_576),
+    /** A response that is a file (an image, a PDF, an attachment) is sent into the conversation up to this size. */
+    maxFileBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(1024 * 1_048_576)
+      .default(20 * 1_048_576),
     /** `refuse`: a redirect is an error; `same-origin`: followed within the URL's origin, request unchanged. */
     redirects: z.enum(['refuse', 'same-origin']).default('refuse'),
   })
@@ -146,9 +154,13 @@ export const fileConfigSchema = z
         /** Model calls per turn (tool round-trips) before Butler stops and says so. */
         maxSteps: z.number().int().positive().max(32).default(8),
         temperature: z.number().min(0).max(2).optional(),
+        /** Whether the model can see images: shared images reach it as pictures, else only by name. */
+        vision: z.boolean().default(true),
       })
       .strict()
-      .default({ timeoutMs: 60_000, maxRetries: 2, maxSteps: 8 }),
+      .default({ timeoutMs: 60_000, maxRetries: 2, maxSteps: 8, vision: true }),
+    /** Files and images people share, and what the model is shown of them. */
+    files: filesSchema,
     compaction: z
       .object({
         /** Share of the threshold kept verbatim as the recent window after compacting. */

@@ -383,6 +383,8 @@ export const files = pgTable(
     size: integer('size').notNull(),
     kind: text('kind').$type<FileKind>().notNull(),
     description: text('description').notNull(),
+    tokens: integer('tokens').notNull(),
+    note: text('note'),
     sha256: text('sha256')
       .notNull()
       .references(() => fileContents.sha256),

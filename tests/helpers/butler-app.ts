@@ -9,7 +9,12 @@ import { silentLogger } from '../../src/core/contracts/logger.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { platformConnectors } from '../../src/platform-connectors.js';
 import { inboundEvents } from '../../src/storage/schema.js';
-import { createPostgresDatabase, dropPostgresDatabase, seedPgliteDirectory, testDatabaseUrl } from './database.js';
+import {
+  createPostgresDatabase,
+  dropPostgresDatabase,
+  seedPgliteDirectory,
+  testDatabaseUrl,
+} from './database.js';
 
 /**
  * Starts the real Butler (config, database, worker, adapters, HTTP server) for an integration test.

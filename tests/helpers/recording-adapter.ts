@@ -6,6 +6,12 @@ import type {
 } from '../../src/core/contracts/adapter.js';
 import type { ApprovalCard } from '../../src/core/contracts/approval-card.js';
 import type { ConversationAddress, Platform } from '../../src/core/contracts/events.js';
+import {
+  type FileBytes,
+  FileTooLargeError,
+  type InboundFile,
+  type OutboundFile,
+} from '../../src/core/contracts/files.js';
 
 /**
  * A platform at the core's port: records what Butler shows, the way a fake Slack API records calls.
@@ -45,6 +51,13 @@ export class RecordingAdapter implements ChatAdapter {
   cleared = 0;
   /** Makes the next postApprovalCard calls throw (platform outage). */
   failCards = 0;
+  /** Files people shared, by locator, as the platform's file host serves them. */
+  readonly hostedFiles = new Map<string, FileBytes>();
+  /** How often each locator was downloaded. */
+  readonly downloads = new Map<string, number>();
+  /** Makes downloads wait for this promise (a slow file host). */
+  holdDownloads: Promise<void> | undefined;
+  readonly sentFiles: Array<{ target: ReplyTarget; file: OutboundFile }> = [];
   private sequence = 0;
 
   constructor(
@@ -123,6 +136,20 @@ export class RecordingAdapter implements ChatAdapter {
     return async () => {
       this.cleared += 1;
     };
+  }
+
+  async fetchFile(file: InboundFile, options: { maxBytes: number }): Promise<FileBytes> {
+    this.downloads.set(file.locator, (this.downloads.get(file.locator) ?? 0) + 1);
+    await this.holdDownloads;
+    const hosted = this.hostedFiles.get(file.locator);
+    if (!hosted) throw new Error(`file_not_found: ${file.locator}`);
+    if (hosted.bytes.byteLength > options.maxBytes) throw new FileTooLargeError(options.maxBytes);
+    return hosted;
+  }
+
+  async sendFile(target: ReplyTarget, file: OutboundFile): Promise<string> {
+    this.sentFiles.push({ target, file });
+    return `upload${++this.sequence}`;
   }
 
   /** Final texts of finished replies, in order. */

@@ -3,6 +3,7 @@ import type { ApprovalCard, ApprovalDetails, ApprovalDetailsRequest } from './ap
 import type {
   AcceptResult,
   ApprovalDecisionInput,
+  ChatUser,
   ConversationAddress,
   InboundMessage,
   Person,
@@ -134,6 +135,12 @@ export interface ButlerIntake {
     >,
     user: Person,
   ): { allowed: true } | { allowed: false; reason: string };
+  /**
+   * Stores a file a person hands over with its bytes (an API upload, the terminal chat) before the message
+   * that shares it is accepted; returns what that message names it by in `files`. Throws
+   * `FileTooLargeError` past the per-file limit, and refuses people the allowlists leave out.
+   */
+  shareFile(input: { address: ConversationAddress; user: ChatUser; file: FileBytes }): Promise<InboundFile>;
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
 }

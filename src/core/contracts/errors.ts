@@ -76,3 +76,8 @@ export class StorageError extends ButlerError {
     this.sqlState = sqlState;
   }
 }
+
+/** The message of anything thrown, for a person or a log line. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

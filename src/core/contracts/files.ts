@@ -49,6 +49,10 @@ export interface FileMention {
   kind: FileKind;
   /** One line: name, type, size, and pages or characters where known. */
   description: string;
+  /** Estimated prompt tokens of what the model reads of it (its text, or the image's tiles); 0 for none. */
+  tokens: number;
+  /** What Butler left out of it, as said to the person ("read the first 50 of its 120 pages"). */
+  note?: string;
 }
 
 /** Thrown by `ChatAdapter.fetchFile` when the bytes exceed the limit it was given: nothing is kept. */

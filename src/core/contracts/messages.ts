@@ -1,3 +1,5 @@
+import type { FileMention } from './files.js';
+
 /** The conversation history as Butler stores it and sends it to the model. */
 
 export interface ToolCall {
@@ -9,7 +11,13 @@ export interface ToolCall {
 }
 
 export type ConversationMessage =
-  | { role: 'user'; content: string; author?: string }
+  | {
+      role: 'user';
+      content: string;
+      author?: string;
+      /** Files shared with it: the content names them, the model reads them while the message is recent. */
+      files?: FileMention[];
+    }
   | {
       role: 'assistant';
       content: string;

@@ -6,13 +6,17 @@ import { encodeConversationKey } from '../contracts/conversation-key.js';
 import type {
   AcceptResult,
   ApprovalDecisionInput,
+  ChatUser,
   ConversationAddress,
   InboundMessage,
   Platform,
 } from '../contracts/events.js';
+import { onPlatform } from '../contracts/events.js';
+import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
-import { cleanJson, graphemePrefix } from '../text/index.js';
+import type { FileIntake } from '../files/file-intake.js';
+import { cleanJson, cleanText, graphemePrefix } from '../text/index.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;
@@ -41,9 +45,11 @@ export class ButlerService implements ButlerIntake {
     private readonly onWork: () => void,
     /** Longest message text kept, for every platform alike; the reply says when a message was cut. */
     private readonly maxMessageChars = defaultMaxMessageChars,
+    /** Where files handed over with their bytes are stored; absent: `shareFile` refuses them. */
+    private readonly files?: FileIntake,
   ) {}
 
-  isAllowed(message: InboundMessage): boolean {
+  isAllowed(message: Pick<InboundMessage, 'address' | 'user' | 'isDirect'>): boolean {
     const rules = this.access[message.address.platform];
     if (!rules) return true;
     return (
@@ -100,6 +106,23 @@ export class ButlerService implements ButlerIntake {
     ...[approval, user]: Parameters<ButlerIntake['mayDecide']>
   ): ReturnType<ButlerIntake['mayDecide']> {
     return this.approvals.permission(approval, user);
+  }
+
+  async shareFile(input: {
+    address: ConversationAddress;
+    user: ChatUser;
+    file: FileBytes;
+  }): Promise<InboundFile> {
+    const address = cleanJson(input.address);
+    if (!this.files) throw new Error('Butler does not take files here');
+    if (!this.isAllowed({ address, user: input.user, isDirect: false }))
+      throw new Error('This person may not talk to Butler here');
+    return this.files.share({
+      conversationKey: encodeConversationKey(address),
+      platform: address.platform,
+      uploader: onPlatform(cleanJson(input.user), address.platform),
+      file: { ...input.file, name: cleanText(input.file.name).slice(0, 200) || 'file' },
+    });
   }
 
   async isKnownConversation(address: ConversationAddress): Promise<boolean> {

@@ -4,7 +4,15 @@ import type { JsonSchema } from '../tools/tool.js';
 
 /** The model as the core sees it: one streamed chat completion per call. */
 
-export type PromptMessage = ConversationMessage | { role: 'system'; content: string };
+/** What the model reads of a shared file, on the user message that shared it (never stored with it). */
+export type FileContent =
+  | { type: 'text'; name: string; text: string }
+  | { type: 'image'; name: string; mimeType: string; base64: string };
+
+export type PromptMessage =
+  | Exclude<ConversationMessage, { role: 'user' }>
+  | (Extract<ConversationMessage, { role: 'user' }> & { fileContents?: FileContent[] })
+  | { role: 'system'; content: string };
 
 export interface ToolDefinition {
   name: string;

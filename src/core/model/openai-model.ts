@@ -26,11 +26,28 @@ function toOpenAIMessage(message: PromptMessage): ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
-    case 'user':
+    case 'user': {
+      const text = message.author ? `${message.author}: ${message.content}` : message.content;
+      if (!message.fileContents?.length) return { role: 'user', content: text };
+      // Files as parts after the words: text in a quoted block the model reads as data, images as data URLs.
       return {
         role: 'user',
-        content: message.author ? `${message.author}: ${message.content}` : message.content,
+        content: [
+          { type: 'text', text },
+          ...message.fileContents.map((file) =>
+            file.type === 'text'
+              ? {
+                  type: 'text' as const,
+                  text: `<file name=${JSON.stringify(file.name)}>\n${file.text}\n</file>`,
+                }
+              : {
+                  type: 'image_url' as const,
+                  image_url: { url: `data:${file.mimeType};base64,${file.base64}`, detail: 'auto' as const },
+                },
+          ),
+        ],
       };
+    }
     case 'assistant':
       if (message.toolCalls && message.toolCalls.length > 0) {
         return {

@@ -1,16 +1,13 @@
+import { errorText } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { AuditEntry } from '../contracts/store.js';
 import { cleanJson, cleanText } from '../text/index.js';
-import type { Tool } from '../tools/tool.js';
+import type { Tool, ToolOutput } from '../tools/tool.js';
 import type { ToolResult, ToolScope } from './scope.js';
 
 /** One call at a time: validate it, run it, or record why it did not run; every path is audited and traced. */
 
 type Decision = AuditEntry['decision'];
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 async function audit(
   scope: ToolScope,
@@ -103,6 +100,15 @@ export async function recordNotRun(
   });
 }
 
+/** The model's text of a tool's output: its text, then a line for each file it sent. */
+async function withFiles(scope: ToolScope, tool: Tool, callId: string, output: ToolOutput): Promise<string> {
+  if (typeof output === 'string') return output;
+  const lines = scope.deliverFiles
+    ? await scope.deliverFiles(callId, output.files, tool.origin ? 'tool' : 'model')
+    : output.files.map((file) => `[file not sent (no conversation to send it to): ${file.name}]`);
+  return [output.text, ...lines].filter((line) => line.length > 0).join('\n');
+}
+
 /** Runs a validated call; a throwing tool becomes an error result for the model. Always audited. */
 export async function runTool(
   scope: ToolScope,
@@ -132,7 +138,7 @@ export async function runTool(
       signal: scope.signal,
       logger: scope.logger.child({ tool: tool.name }),
     });
-    content = cleanText(output);
+    content = cleanText(await withFiles(scope, tool, call.id, output));
   } catch (caught) {
     error = cleanText(errorText(caught));
     content = `Error: the tool failed: ${error}`;

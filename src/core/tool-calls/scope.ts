@@ -1,6 +1,8 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { TurnEvent } from '../contracts/adapter.js';
 import type { ChatUser, ConversationAddress } from '../contracts/events.js';
+import type { FileOrigin } from '../contracts/file-records.js';
+import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { StepObserver } from '../contracts/observer.js';
@@ -44,6 +46,11 @@ export interface ToolScope {
   agent?: string;
   /** Tells the platform about each call and its result (the HTTP API streams them); never throws. */
   report?: (event: TurnEvent) => Promise<void>;
+  /**
+   * Stores and sends files a call produced into the conversation, once per call; returns a line per file
+   * for the model. Absent where files cannot go anywhere (they are then described, not sent).
+   */
+  deliverFiles?: (callId: string, files: readonly FileBytes[], origin: FileOrigin) => Promise<string[]>;
 }
 
 /** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { ChatUser } from '../contracts/events.js';
-import type { ArgumentsCheck, JsonSchema, PersonalOwner, Risk, Tool, ToolContext } from './tool.js';
+import type {
+  ArgumentsCheck,
+  JsonSchema,
+  PersonalOwner,
+  Risk,
+  Tool,
+  ToolContext,
+  ToolOutput,
+} from './tool.js';
 
 /** Schema → model parameters (input side: defaulted fields stay optional) without the `$schema` key. */
 export function toParameters(schema: z.ZodType): JsonSchema {
@@ -25,7 +33,7 @@ export interface ToolSpec<Schema extends z.ZodType> {
   schema: Schema;
   risk: Risk;
   summarize(input: z.output<Schema>): string;
-  execute(input: z.output<Schema>, context: ToolContext): Promise<string>;
+  execute(input: z.output<Schema>, context: ToolContext): Promise<ToolOutput>;
   personal?(input: z.output<Schema>, requesters: readonly ChatUser[]): PersonalOwner;
 }
 

@@ -60,6 +60,28 @@ export async function fetchWithinPolicy(
   }
 }
 
+/** Reads a body's bytes, at most `maxBytes` of them; past that the stream is cancelled and `cut` is set. */
+export async function readCappedBytes(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; cut: boolean }> {
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  const done = (cut: boolean) => ({ bytes: new Uint8Array(Buffer.concat(chunks, received)), cut });
+  if (!body) return done(false);
+  const reader = body.getReader();
+  for (;;) {
+    const { done: ended, value } = await reader.read();
+    if (ended) return done(false);
+    if (value.byteLength > maxBytes - received) {
+      await reader.cancel();
+      return done(true);
+    }
+    chunks.push(value);
+    received += value.byteLength;
+  }
+}
+
 /**
  * Reads a body as text, at most `maxBytes` of it: past that the stream is cancelled (which closes the
  * connection), so an endpoint that answers hundreds of megabytes costs no more than the cap.

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { truncateText } from '../text/index.js';
 import { checkArguments } from './define-tool.js';
-import { fetchWithinPolicy, HttpToolError, type RedirectPolicy, readCappedText } from './http-request.js';
+import { responseFile } from './http-file.js';
+import {
+  fetchWithinPolicy,
+  HttpToolError,
+  type RedirectPolicy,
+  readCappedBytes,
+  readCappedText,
+} from './http-request.js';
 import type { ArgumentsCheck, JsonSchema, Risk, Tool } from './tool.js';
 
 /** A tool defined in the config file that calls an HTTP endpoint with the validated arguments. */
@@ -20,6 +27,8 @@ export interface HttpToolDefinition {
     maxResponseChars: number;
     /** Past this many bytes the response is no longer read. */
     maxResponseBytes: number;
+    /** A file answer (an image, a PDF, an attachment) larger than this is refused. */
+    maxFileBytes: number;
     redirects: RedirectPolicy;
   };
 }
@@ -117,6 +126,16 @@ export function createHttpTool(definition: HttpToolDefinition): Tool<Record<stri
         },
         http.redirects,
       );
+      const file = response.ok ? responseFile(response.headers, url, definition.name) : undefined;
+      if (file) {
+        const { bytes, cut } = await readCappedBytes(response.body, http.maxFileBytes);
+        if (cut)
+          throw new HttpToolError(
+            'http_tool_file_too_large',
+            `the answer is a file (${file.mimeType}) larger than ${http.maxFileBytes} bytes; Butler did not send it`,
+          );
+        return { text: `HTTP ${response.status}: the answer is a file.`, files: [{ ...file, bytes }] };
+      }
       const { text, cut } = await readCappedText(response.body, http.maxResponseBytes);
       const shown =
         truncateText(text, http.maxResponseChars) +

@@ -1,4 +1,5 @@
 import type { ChatUser, ConversationAddress } from '../contracts/events.js';
+import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 
 export const risks = ['low', 'medium', 'high'] as const;
@@ -20,6 +21,15 @@ export interface ToolContext {
   logger: Logger;
 }
 
+/**
+ * What a tool returns: text for the model, or text and files. The files go to the conversation (sent as the
+ * tool's own action, under the same approval); the model is told what was sent, never given the bytes.
+ */
+export type ToolOutput = string | { text: string; files: FileBytes[] };
+
+/** The text part of a tool's output. */
+export const outputText = (output: ToolOutput): string => (typeof output === 'string' ? output : output.text);
+
 /** Where a tool comes from: shown on approval cards and recorded in the audit log. */
 export type ToolOrigin =
   | { kind: 'builtin' }
@@ -32,7 +42,7 @@ export type PersonalOwner = { ok: true; owner: ChatUser } | { ok: false; error: 
 
 /**
  * A tool the model may call. `parse` validates (and may default) the model's arguments before anything
- * runs; `execute` returns text for the model. Throwing from `execute` reports an error to the model.
+ * runs; `execute` returns text (and files) for the model. Throwing from `execute` reports an error to the model.
  */
 export interface Tool<Input = unknown> {
   name: string;
@@ -50,5 +60,5 @@ export interface Tool<Input = unknown> {
    * the model may have been steered (several people wrote, or tool output came first).
    */
   personal?(input: Input, requesters: readonly ChatUser[]): PersonalOwner;
-  execute(input: Input, context: ToolContext): Promise<string>;
+  execute(input: Input, context: ToolContext): Promise<ToolOutput>;
 }

@@ -4,7 +4,7 @@ import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord } from '../contracts/store.js';
-import { cleanJson } from '../text/index.js';
+import type { Files } from '../files/index.js';
 import {
   approvedCall,
   inCallOrder,
@@ -15,6 +15,7 @@ import {
 } from '../tool-calls/index.js';
 import { answerCommand } from './commands.js';
 import { resumeAgents, turnBinding } from './delegation.js';
+import { incomingMessages } from './incoming.js';
 import {
   adapterFor,
   beginTurn,
@@ -31,17 +32,6 @@ import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } fro
  * so a crash never leaves the conversation half-written; `inflight` on the conversation records
  * what was already posted so a retried turn overwrites its reply instead of posting a second one.
  */
-
-/** What the reply says first when the intake cut a message to its length limit. */
-function cutNotice(messages: readonly InboundMessage[]): string | undefined {
-  const cut = messages.filter((message) => message.cutFrom !== undefined);
-  if (cut.length === 0) return undefined;
-  const parts = cut.map(
-    (message) =>
-      `${message.text.length.toLocaleString('en-US')} of its ${(message.cutFrom ?? 0).toLocaleString('en-US')} characters`,
-  );
-  return `_That message was too long for me: I read only the first ${parts.join(', and ')}._\n\n`;
-}
 
 /** Each person once, in the order they last wrote (so the last is whom the reply answers). */
 function distinctPeople(users: readonly ChatUser[]): ChatUser[] {
@@ -99,9 +89,8 @@ export class TurnRunner {
     turn.working.start();
     try {
       const { window } = turn.opening;
-      const pending = await this.newTurnMessages(turn, messages, window.length === 0);
-      const cut = cutNotice(messages);
-      if (cut) await turn.reply.append(cut);
+      const { pending, notice } = await incomingMessages(this.deps, turn, messages, window.length === 0);
+      if (notice) await turn.reply.append(notice);
       // Commands (`revoke`, `usage`) are answered without the model.
       const answer = await answerCommand(this.deps, turn, last.text);
       if (answer !== undefined) {
@@ -198,6 +187,21 @@ export class TurnRunner {
     }
   }
 
+  /** Sends the files a call produced into the turn's conversation, where its reply goes. */
+  private fileSender(turn: Turn, files: Files): NonNullable<ToolScope['deliverFiles']> {
+    return (callId, produced, origin) =>
+      files.delivery.deliver(
+        {
+          adapter: turn.adapter,
+          target: turn.target,
+          conversationKey: turn.conversation.key,
+          ...(files.publicUrl ? { publicUrl: files.publicUrl } : {}),
+          logger: turn.log,
+        },
+        { callId, origin, files: produced },
+      );
+  }
+
   private toolScope(turn: Turn, afterToolOutput: boolean): ToolScope {
     const { delegator } = this.deps;
     return {
@@ -215,50 +219,8 @@ export class TurnRunner {
       logger: turn.log,
       signal: turn.signal,
       report: (event) => reportTurnEvent(turn, event),
+      ...(this.deps.files ? { deliverFiles: this.fileSender(turn, this.deps.files) } : {}),
     };
-  }
-
-  private async newTurnMessages(
-    turn: Turn,
-    messages: InboundMessage[],
-    emptyWindow: boolean,
-  ): Promise<ConversationMessage[]> {
-    const isNew = emptyWindow && !turn.conversation.summary;
-    const pending: ConversationMessage[] = [];
-    for (const [index, original] of messages.entries()) {
-      let message = original;
-      if (turn.adapter.prepare) {
-        try {
-          // Names and thread context come from the platform's API: the same cleaning as the intake's.
-          const prepared = cleanJson(
-            await turn.adapter.prepare(original, { newConversation: isNew && index === 0 }),
-          );
-          message = prepared.message;
-          if (prepared.threadContext?.length) {
-            const lines = prepared.threadContext.map(
-              (entry) => `${entry.fromButler ? 'Butler' : entry.user}: ${entry.text}`,
-            );
-            pending.push({
-              role: 'user',
-              content: `(Earlier messages in this thread, for context)\n${lines.join('\n')}`,
-            });
-          }
-        } catch (error) {
-          turn.log.warn({ err: error }, 'could not prepare the message; using it as received');
-        }
-      }
-      // The names `prepare` found show on approval cards, not the bare platform ids.
-      turn.requesters = turn.requesters.map((person) =>
-        person.id === message.user.id && message.user.name ? message.user : person,
-      );
-      if (message.user.id === turn.requester.id && message.user.name) turn.requester = message.user;
-      const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
-      const content = message.cutFrom
-        ? `${message.text}\n\n[Butler cut this message here: it had ${message.cutFrom} characters; the first ${message.text.length} are above.]`
-        : message.text;
-      pending.push(author ? { role: 'user', content, author } : { role: 'user', content });
-    }
-    return pending;
   }
 
   private systemPrompt(turn: Turn, note?: string): string {
@@ -316,7 +278,7 @@ export class TurnRunner {
     pending: ConversationMessage[],
     options: { route?: boolean } = {},
   ): Promise<void> {
-    const { model, brain } = this.deps;
+    const { model, brain, files } = this.deps;
     const { maxSteps } = this.deps.options;
     if (!model) {
       await turn.reply.append(noModelMessage);
@@ -340,7 +302,8 @@ export class TurnRunner {
         history = prompt.window;
         if (prompt.compaction) turn.usage.compaction = prompt.compaction;
         const result = await model.complete({
-          messages: prompt.messages,
+          // Shared files' content goes to the model only, not into traces.
+          messages: files ? await files.prompt.expand(prompt.messages) : prompt.messages,
           tools: delegator
             ? delegator.withDelegate(this.deps.tools.definitions())
             : this.deps.tools.definitions(),

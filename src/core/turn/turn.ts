@@ -8,6 +8,7 @@ import type { ChatUser, Platform } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Observer, TurnObserver } from '../contracts/observer.js';
 import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../contracts/store.js';
+import type { Files } from '../files/index.js';
 import type { ModelClient } from '../model/model-client.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -46,6 +47,8 @@ export interface TurnRunnerDeps {
   delegator?: Delegator;
   /** The pre-turn routing decision; absent unless routing is on. */
   router?: Router;
+  /** Shared files in, their content in prompts, produced files out; absent: files are not read. */
+  files?: Files;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */

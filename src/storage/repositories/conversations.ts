@@ -30,7 +30,12 @@ export function toMessage(
   const base = { id: row.id, tokens: row.tokens, content: row.content };
   switch (row.role) {
     case 'user':
-      return row.author === null ? { ...base, role: 'user' } : { ...base, role: 'user', author: row.author };
+      return {
+        ...base,
+        role: 'user',
+        ...(row.author === null ? {} : { author: row.author }),
+        ...(row.files?.length ? { files: row.files } : {}),
+      };
     case 'assistant':
       return {
         ...base,
@@ -112,6 +117,7 @@ export function conversationRepository(db: Database): ConversationRepository {
           content: message.content,
           tokens: message.tokens,
           author: message.role === 'user' ? (message.author ?? null) : null,
+          files: message.role === 'user' ? (message.files ?? null) : null,
           toolCalls: message.role === 'assistant' ? (message.toolCalls ?? null) : null,
           toolCallId: message.role === 'tool' ? message.toolCallId : null,
           platformMessageIds: message.role === 'assistant' ? (message.platformMessageIds ?? null) : null,

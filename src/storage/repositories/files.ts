@@ -6,9 +6,10 @@ import { fileContents, files } from '../schema.js';
 
 const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-const toStoredFile = (row: typeof files.$inferSelect): StoredFile => ({
+const toStoredFile = ({ note, ...row }: typeof files.$inferSelect): StoredFile => ({
   ...row,
   uploadedBy: row.uploadedBy ?? null,
+  ...(note ? { note } : {}),
 });
 
 /** Files by reference, their content once per SHA-256 (`file_contents`). */
@@ -38,7 +39,13 @@ export function fileRepository(db: Database): FileRepository {
       const previewSha256 = preview ? await storeContent(preview) : null;
       const [row] = await db
         .insert(files)
-        .values({ ...file, id: `file_${randomUUID().replaceAll('-', '')}`, sha256, previewSha256 })
+        .values({
+          ...file,
+          note: file.note ?? null,
+          id: `file_${randomUUID().replaceAll('-', '')}`,
+          sha256,
+          previewSha256,
+        })
         .onConflictDoNothing({ target: [files.platform, files.key] })
         .returning();
       if (row) return toStoredFile(row);

@@ -25,7 +25,8 @@ function openQuery(db: Database) {
   const window = sql<WindowRow[]>`(
     select coalesce(json_agg(json_build_object(
       'id', m.id, 'role', m.role, 'content', m.content, 'author', m.author, 'toolCalls', m.tool_calls,
-      'toolCallId', m.tool_call_id, 'platformMessageIds', m.platform_message_ids, 'tokens', m.tokens
+      'toolCallId', m.tool_call_id, 'platformMessageIds', m.platform_message_ids, 'files', m.files,
+      'tokens', m.tokens
     ) order by m.id), '[]'::json)
     from ${messages} as m where m.conversation_id = opened.id and not m.compacted)`;
   const pending = sql<TurnOpening['pendingApprovals']>`(
@@ -79,9 +80,9 @@ function commitQuery(db: Database) {
   const turn = db.$with('turn', { t: sql`t` }).as(sql`select ${sql.placeholder('commit')}::jsonb as t`);
   const appended = db.$with('appended', written).as(sql`
     insert into ${messages} (conversation_id, role, content, author, tool_calls, tool_call_id,
-      platform_message_ids, tokens)
+      platform_message_ids, files, tokens)
     select (turn.t->>'conversationId')::uuid, m->>'role', m->>'content', m->>'author', m->'toolCalls',
-      m->>'toolCallId', m->'platformMessageIds', (m->>'tokens')::int
+      m->>'toolCallId', m->'platformMessageIds', m->'files', (m->>'tokens')::int
     from turn, jsonb_array_elements(turn.t->'messages') with ordinality as listed(m, position)
     order by position
     returning 1 as written`);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServer, type McpServerSettings, McpToolCallError } from '../../../src/core/tools/mcp/index.js';
-import type { Tool } from '../../../src/core/tools/tool.js';
+import { outputText, type Tool } from '../../../src/core/tools/tool.js';
 import {
   type CallRecord,
   readCallLog,
@@ -55,7 +55,7 @@ describe.each(['stdio', 'http'] as const)('McpServer over %s', (kind) => {
     return found;
   };
   const run = (name: string, input: unknown, signal?: AbortSignal) =>
-    tool(name).execute(input, toolContext(signal));
+    tool(name).execute(input, toolContext(signal)).then(outputText);
 
   beforeAll(async () => {
     endpoint = await endpoints[kind]();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServer, type McpServerSettings } from '../../../src/core/tools/mcp/index.js';
-import type { Tool } from '../../../src/core/tools/tool.js';
+import { outputText, type Tool } from '../../../src/core/tools/tool.js';
 import { recordingLogger, testSettings, toolContext } from '../../helpers/mcp-test-server.js';
 
 /**
@@ -29,7 +29,7 @@ function toolOf(server: McpServer, name: string): Tool {
 async function call(tool: Tool, raw: unknown): Promise<string> {
   const parsed = tool.parse(raw);
   if (!parsed.ok) throw new Error(parsed.error);
-  return tool.execute(parsed.value, toolContext());
+  return outputText(await tool.execute(parsed.value, toolContext()));
 }
 
 describe.skipIf(!existsSync(everythingEntry))('@modelcontextprotocol/server-everything over stdio', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McpServer, type McpServerSettings } from '../../../src/core/tools/mcp/index.js';
-import type { Tool } from '../../../src/core/tools/tool.js';
+import { outputText, type Tool } from '../../../src/core/tools/tool.js';
 import {
   readCallLog,
   recordingLogger,
@@ -69,7 +69,8 @@ describe('McpServer over stdio', () => {
     try {
       const server = supervise(testSettings('env', stdioTestTransport(callLog, { GIVEN: 'given-value' })));
       await server.start();
-      const run = (name: string, input: unknown) => toolOf(server, name).execute(input, toolContext());
+      const run = (name: string, input: unknown) =>
+        toolOf(server, name).execute(input, toolContext()).then(outputText);
       await expect(run('read_env', { name: 'BUTLER_TEST_PARENT_SECRET' })).resolves.toBe('(unset)');
       await expect(run('read_env', { name: 'GIVEN' })).resolves.toBe('given-value');
       await expect(run('read_env', { name: 'PATH' })).resolves.toBe(process.env.PATH);
@@ -88,7 +89,7 @@ describe('McpServer over stdio', () => {
       // On a loaded machine the first attempt may miss its connect timeout; the retry comes quickly.
       await server.start();
       await waitFor(() => server.status().state === 'connected', 20_000);
-      return JSON.parse(await toolOf(server, 'working_directory').execute({}, toolContext())) as {
+      return JSON.parse(outputText(await toolOf(server, 'working_directory').execute({}, toolContext()))) as {
         path: string;
         entries: string[];
       };

@@ -28,6 +28,10 @@ class RecordingIntake implements ButlerIntake {
     return false;
   }
 
+  async shareFile(): Promise<never> {
+    throw new Error('card clicks share no files');
+  }
+
   decide(input: ApprovalDecisionInput): Promise<DecisionResult> {
     this.decisions.push(input);
     return this.answer(input);

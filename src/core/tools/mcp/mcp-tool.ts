@@ -9,7 +9,7 @@ import {
   toModelParameters,
 } from './tool-arguments.js';
 import { mcpToolName } from './tool-name.js';
-import { formatToolResult, type McpCallResult } from './tool-result.js';
+import { formatToolResult, type McpCallResult, toolResultFiles } from './tool-result.js';
 import { type McpToolAnnotations, mcpToolRisk } from './tool-risk.js';
 
 /** One entry of an MCP server's `tools/list`, as Butler uses it. */
@@ -69,7 +69,8 @@ export function createMcpTool(input: {
       if (result.isError) {
         throw new McpToolCallError('mcp_tool_failed', { server, tool: definition.name }, text);
       }
-      return text;
+      const files = toolResultFiles(result, definition.name);
+      return files.length > 0 ? { text, files } : text;
     },
   };
 }

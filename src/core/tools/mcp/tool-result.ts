@@ -1,4 +1,7 @@
+import { basename } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import type { FileBytes } from '../../contracts/files.js';
+import { formatBytes } from '../../files/sizes.js';
 import { graphemePrefix } from '../../text/index.js';
 
 /**
@@ -26,12 +29,6 @@ function base64Bytes(data: string): number {
   const length = data.replace(/\s/g, '').length;
   const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
   return Math.max(0, Math.floor((length * 3) / 4) - padding);
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 function describeContent(content: McpContent): string {
@@ -120,4 +117,32 @@ export function formatToolResult(result: McpCallResult, maxChars: number): strin
   }
   const text = parts.join('\n');
   return truncateResult(text === '' ? '(no content)' : text, maxChars);
+}
+
+/**
+ * The files in an MCP tool result: images, audio and binary resources (base64 in the protocol), which
+ * Butler sends into the conversation; the model reads only their one-line description.
+ */
+export function toolResultFiles(result: McpCallResult, toolName: string): FileBytes[] {
+  const files: FileBytes[] = [];
+  for (const content of result.content) {
+    const decode = (data: string) => new Uint8Array(Buffer.from(data, 'base64'));
+    if (content.type === 'image' || content.type === 'audio') {
+      const extension = content.mimeType.split('/')[1]?.replace(/[^\w]/g, '') || 'bin';
+      files.push({
+        name: `${toolName}-${files.length + 1}.${extension}`,
+        mimeType: content.mimeType,
+        bytes: decode(content.data),
+      });
+    }
+    if (content.type === 'resource' && content.resource.blob !== undefined) {
+      const fromUri = basename(content.resource.uri.replace(/[?#].*$/, ''));
+      files.push({
+        name: fromUri.includes('.') ? fromUri : `${toolName}-${files.length + 1}.bin`,
+        mimeType: content.resource.mimeType ?? 'application/octet-stream',
+        bytes: decode(content.resource.blob),
+      });
+    }
+  }
+  return files;
 }

@@ -1,0 +1,116 @@
+import { type InboundMessage, onPlatform, type ThreadContextMessage } from '../contracts/events.js';
+import type { ConversationMessage } from '../contracts/messages.js';
+import { type FileBudget, fileLines, newFileBudget, type ReceivedFiles } from '../files/index.js';
+import { cleanJson } from '../text/index.js';
+import type { Turn, TurnRunnerDeps } from './turn.js';
+
+/**
+ * A turn's new messages as the conversation stores them: prepared by the adapter (names, thread context),
+ * with the files they share fetched and described, and the notice the reply opens with when Butler cut a
+ * message or left part of a file out.
+ */
+
+/** What the reply says first when the intake cut a message to its length limit. */
+function cutNotice(messages: readonly InboundMessage[]): string | undefined {
+  const cut = messages.filter((message) => message.cutFrom !== undefined);
+  if (cut.length === 0) return undefined;
+  const parts = cut.map(
+    (message) =>
+      `${message.text.length.toLocaleString('en-US')} of its ${(message.cutFrom ?? 0).toLocaleString('en-US')} characters`,
+  );
+  return `_That message was too long for me: I read only the first ${parts.join(', and ')}._`;
+}
+
+/** What the reply says first when files were cut or skipped. */
+function filesNotice(notes: readonly string[]): string | undefined {
+  if (notes.length === 0) return undefined;
+  return `_About the files: ${notes.join('; ')}._`;
+}
+
+export async function incomingMessages(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  messages: readonly InboundMessage[],
+  emptyWindow: boolean,
+): Promise<{ pending: ConversationMessage[]; notice: string | undefined }> {
+  const isNew = emptyWindow && !turn.conversation.summary;
+  const pending: ConversationMessage[] = [];
+  const budget = newFileBudget();
+  const notes: string[] = [];
+  for (const [index, original] of messages.entries()) {
+    let message = original;
+    let threadContext: ThreadContextMessage[] = [];
+    if (turn.adapter.prepare) {
+      try {
+        // Names and thread context come from the platform's API: the same cleaning as the intake's.
+        const prepared = cleanJson(
+          await turn.adapter.prepare(original, { newConversation: isNew && index === 0 }),
+        );
+        message = prepared.message;
+        threadContext = prepared.threadContext ?? [];
+      } catch (error) {
+        turn.log.warn({ err: error }, 'could not prepare the message; using it as received');
+      }
+    }
+    if (threadContext.length > 0) {
+      const files = await receiveFiles(
+        deps,
+        turn,
+        threadContext.flatMap((entry) => entry.files ?? []),
+        budget,
+      );
+      notes.push(...files.notes);
+      const lines = threadContext.map(
+        (entry) => `${entry.fromButler ? 'Butler' : entry.user}: ${entry.text}`,
+      );
+      pending.push({
+        role: 'user',
+        content: withFiles(`(Earlier messages in this thread, for context)\n${lines.join('\n')}`, files),
+        ...(files.mentions.length > 0 ? { files: files.mentions } : {}),
+      });
+    }
+    // The names `prepare` found show on approval cards, not the bare platform ids.
+    turn.requesters = turn.requesters.map((person) =>
+      person.id === message.user.id && message.user.name ? message.user : person,
+    );
+    if (message.user.id === turn.requester.id && message.user.name) turn.requester = message.user;
+    const files = await receiveFiles(deps, turn, message.files ?? [], budget, message);
+    notes.push(...files.notes);
+    const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
+    const text = message.cutFrom
+      ? `${message.text}\n\n[Butler cut this message here: it had ${message.cutFrom} characters; the first ${message.text.length} are above.]`
+      : message.text;
+    pending.push({
+      role: 'user',
+      content: withFiles(text, files),
+      ...(author ? { author } : {}),
+      ...(files.mentions.length > 0 ? { files: files.mentions } : {}),
+    });
+  }
+  const notices = [cutNotice(messages), filesNotice(notes)].filter((line) => line !== undefined);
+  return { pending, notice: notices.length > 0 ? `${notices.join('\n')}\n\n` : undefined };
+}
+
+function withFiles(text: string, files: ReceivedFiles): string {
+  const lines = fileLines(files.mentions, files.skipped);
+  if (!lines) return text;
+  return text ? `${text}\n${lines}` : lines;
+}
+
+async function receiveFiles(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  files: NonNullable<InboundMessage['files']>,
+  budget: FileBudget,
+  sharedBy?: InboundMessage,
+): Promise<ReceivedFiles> {
+  if (files.length === 0 || !deps.files) return { mentions: [], notes: [], skipped: [] };
+  return deps.files.intake.receive({
+    adapter: turn.adapter,
+    conversationKey: turn.conversation.key,
+    uploader: sharedBy ? onPlatform(sharedBy.user, sharedBy.address.platform) : null,
+    files,
+    budget,
+    signal: turn.signal,
+  });
+}
