@@ -36,8 +36,12 @@ const endpointLane = (appId: string, endpoint: string): LaneSpec => ({
 const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
 /** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
 const noRetries: RetryPolicy = { retries: 0, retryAfterMs: () => undefined, rateLimited: isRateLimited };
-/** The scope Feishu asks for to upload images and files (im-v1/image/create, im-v1/file/create). */
-const resourceScope = 'im:resource';
+/**
+ * The scope to name when Feishu's refusal does not: uploads ask for im:resource (im-v1/image/create, file/create);
+ * downloads for im:message in Feishu's current pages, im:resource in older ones (im-v1/message-resource/get).
+ */
+const uploadScope = 'im:resource';
+const downloadScope = 'im:message or im:resource';
 
 /** Where a message goes: a reply to a message (optionally as a thread reply), or a new message in a chat. */
 export interface MessageDestination {
@@ -178,7 +182,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         try {
           answer = await request();
         } catch (error) {
-          throw await fileCallError(operation, error, resourceScope);
+          throw await fileCallError(operation, error, uploadScope);
         }
         return requireString(operation, stringField(asRecord(answer), keyField));
       },
@@ -337,7 +341,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           try {
             answer = await untilAborted(request, signal, (late) => late.getReadableStream().destroy());
           } catch (error) {
-            throw signal?.aborted ? error : await fileCallError(operation, error, resourceScope);
+            throw signal?.aborted ? error : await fileCallError(operation, error, downloadScope);
           }
           const stream = answer.getReadableStream();
           if (Number(headerValue(answer.headers, 'content-length')) > maxBytes) {

@@ -72,11 +72,16 @@ export function headerValue(headers: unknown, name: string): string | undefined 
   return stringField(asRecord(headers), name);
 }
 
-/** What a person can do about a refused file call, from Feishu's code and message. */
+/**
+ * What a person can do about a refused file call, from Feishu's code and message. A missing scope: the scopes
+ * Feishu's message names (it lists the ones it accepts), else `scope`.
+ */
 export function explainRefusal(code: number | undefined, message: string | undefined, scope: string): string {
   if (code === scopeMissingCode) {
-    const feishuSays = message ? ` (Feishu: "${message}")` : '';
-    return `the Feishu app lacks the permission${feishuSays}; add ${scope} under Permissions & Scopes and publish a new version`;
+    const add = message?.includes('scopes is required')
+      ? ` (Feishu: "${message}"); add one of those scopes`
+      : `; add ${scope}`;
+    return `the Feishu app lacks a permission${add} under Permissions & Scopes and publish a new version`;
   }
   if (code === resourceUnsupportedCode) return 'Feishu does not serve files of forwarded messages or cards';
   return message ? `Feishu says: ${message}` : '';

@@ -1,6 +1,4 @@
-import { inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { inboundEvents } from '../../../src/storage/schema.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { lastUserContent, storedEvents } from '../../helpers/platform-butler.js';
 import {
@@ -82,71 +80,6 @@ describe('Feishu: speakers, mentions and attachments through the running Butler'
     await suite.app.settle();
     expect(lastUserContent(suite.model, 0)).toBe('Alice Chen: restart payments?');
     expect(repliesTo(suite.fake, messageId)).toHaveLength(1);
-  });
-
-  it("hands a post's files and an image message's image to the core, noting only folders", async () => {
-    const postId = uniqueId('om_');
-    suite.fake.files.addResource(postId, 'file_v3_00ab', {
-      type: 'file',
-      bytes: 'team,quota\nops,3\n',
-      contentType: 'application/octet-stream',
-    });
-    await postToButler(
-      suite.url,
-      messageEvent({
-        messageId: postId,
-        chatType: 'p2p',
-        chatId: uniqueId('oc_dm_'),
-        messageType: 'post',
-        content: postContent([[{ tag: 'text', text: 'fill in this table', style: [] }]], {
-          files: [
-            { file_key: 'file_v3_00ab', file_name: 'quota.xlsx', is_folder: false },
-            { file_key: 'file_v3_00cd', file_name: 'designs', is_folder: true },
-          ],
-        }),
-      }),
-    );
-    const imageId = uniqueId('om_');
-    await postToButler(
-      suite.url,
-      messageEvent({
-        messageId: imageId,
-        chatType: 'p2p',
-        chatId: uniqueId('oc_dm_'),
-        messageType: 'image',
-        content: { image_key: 'img_v3_00ef' },
-      }),
-    );
-    await suite.app.settle();
-    const lastUser = [0, 1].map((index) => lastUserContent(suite.model, index)).join('\n');
-    expect(lastUser).toContain(
-      'fill in this table\n[attached folder: designs; Butler cannot open attachments]',
-    );
-    expect(lastUser).not.toContain('quota.xlsx; Butler cannot open');
-    expect(lastUser).not.toContain('cannot view');
-    const stored = await suite.app.butler.database.db
-      .select({ dedupKey: inboundEvents.dedupKey, payload: inboundEvents.payload })
-      .from(inboundEvents)
-      .where(inArray(inboundEvents.dedupKey, [postId, imageId]));
-    const files = Object.fromEntries(
-      stored.map((row) => [row.dedupKey, row.payload.kind === 'message' ? row.payload.files : undefined]),
-    );
-    expect(files).toEqual({
-      [postId]: [
-        {
-          key: `${postId}/file_v3_00ab`,
-          name: 'quota.xlsx',
-          locator: JSON.stringify({ messageId: postId, fileKey: 'file_v3_00ab', type: 'file' }),
-        },
-      ],
-      [imageId]: [
-        {
-          key: `${imageId}/img_v3_00ef`,
-          name: 'image-img_v3_00ef.png',
-          locator: JSON.stringify({ messageId: imageId, fileKey: 'img_v3_00ef', type: 'image' }),
-        },
-      ],
-    });
   });
 
   it('reads the messages a merged forward holds, nested forwards indented, in the order they were sent', async () => {

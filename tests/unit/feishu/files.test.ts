@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCardkitHealth } from '../../../src/adapters/feishu/cardkit-health.js';
 import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapter.js';
-import { readWithin } from '../../../src/adapters/feishu/resource-download.js';
+import { explainRefusal, readWithin } from '../../../src/adapters/feishu/resource-download.js';
 import { defaultStreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
 import type { ChatAdapter, ReplyTarget } from '../../../src/core/contracts/adapter.js';
 import { FileTooLargeError, type InboundFile, type OutboundFile } from '../../../src/core/contracts/files.js';
@@ -129,9 +129,12 @@ describe('Feishu fetchFile', () => {
     });
     fake.files.scopeMissing = true;
     const failure = adapter.fetchFile?.(file, { maxBytes: 1024 });
-    await expect(failure).rejects.toThrow(/code 99991672\): the Feishu app lacks the permission/);
+    await expect(failure).rejects.toThrow(/code 99991672\): the Feishu app lacks a permission/);
     await expect(adapter.fetchFile?.(file, { maxBytes: 1024 })).rejects.toThrow(
-      /One of the following scopes is required: \[im:message.*add im:resource under Permissions & Scopes/,
+      /One of the following scopes is required: \[im:message.*\]\."\); add one of those scopes under Permissions & Scopes/,
+    );
+    expect(explainRefusal(99991672, undefined, 'im:resource')).toBe(
+      'the Feishu app lacks a permission; add im:resource under Permissions & Scopes and publish a new version',
     );
     expect(fake.files.downloads(file.messageId, file.fileKey)).toBe(0);
   });
@@ -230,6 +233,8 @@ describe('Feishu sendFile', () => {
   it('names the scope to add when Feishu refuses the upload', async () => {
     fake.files.scopeMissing = true;
     const sent = adapter.sendFile?.(threadTarget(), outbound('chart.png', 'image/png', png));
-    await expect(sent).rejects.toThrow(/image create failed \(HTTP 400, code 99991672\).*add im:resource/);
+    await expect(sent).rejects.toThrow(
+      /image create failed \(HTTP 400, code 99991672\).*\[im:resource, im:resource:upload\].*add one of those/,
+    );
   });
 });
