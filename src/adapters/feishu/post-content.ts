@@ -1,7 +1,7 @@
 import { arrayField, asRecord, type JsonRecord, stringField } from './fields.js';
 
 /**
- * Rich-text (`post`) messages → text. Pure functions.
+ * Rich-text (`post`) messages → text, and the files they carry. Pure functions.
  *
  * Received posts are `{title, content: [[element…]…]}`, sometimes wrapped per locale (`{"zh_cn": {…}}`) and
  * sometimes with a flat `content: [element…]` (larksuite/node-sdk `channel/normalize/converters/post.ts`; the
