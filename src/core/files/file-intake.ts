@@ -6,6 +6,7 @@ import type { FileOrigin, StoredFile } from '../contracts/file-records.js';
 import { type FileBytes, type FileMention, FileTooLargeError, type InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
+import { cleanText } from '../text/index.js';
 import { type ReadLimits, readFileForModel } from './read-file.js';
 import { formatBytes } from './sizes.js';
 
@@ -161,7 +162,10 @@ export class FileIntake {
     file: FileBytes;
     budget?: FileBudget;
   }): Promise<StoredFile> {
-    const { file, budget } = input;
+    const { budget } = input;
+    // A name is the uploader's words: one line, of a sane length, whatever the platform passed on.
+    const name = cleanText(input.file.name).replace(/\s+/g, ' ').trim().slice(0, 200) || 'file';
+    const file = { ...input.file, name };
     const roomChars = budget
       ? Math.max(0, this.limits.maxTurnChars - budget.chars)
       : this.limits.maxTurnChars;

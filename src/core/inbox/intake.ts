@@ -16,7 +16,7 @@ import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
 import type { FileIntake } from '../files/file-intake.js';
-import { cleanJson, cleanText, graphemePrefix } from '../text/index.js';
+import { cleanJson, graphemePrefix } from '../text/index.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;
@@ -121,7 +121,7 @@ export class ButlerService implements ButlerIntake {
       conversationKey: encodeConversationKey(address),
       platform: address.platform,
       uploader: onPlatform(cleanJson(input.user), address.platform),
-      file: { ...input.file, name: cleanText(input.file.name).slice(0, 200) || 'file' },
+      file: input.file,
     });
   }
 
