@@ -77,8 +77,7 @@ async function fromMultipart(raw: Buffer, contentType: string): Promise<MessageB
   }
   const parsed = messageText.safeParse(text);
   if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'text'));
-  if (parsed.data === '' && files.length === 0)
-    throw new ApiError(400, 'invalid_body', `text: ${noContent}`);
+  if (parsed.data === '' && files.length === 0) throw new ApiError(400, 'invalid_body', `text: ${noContent}`);
   return { text: parsed.data, files };
 }
 
