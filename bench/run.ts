@@ -7,6 +7,7 @@ import { approvalBenchmark } from './approval.js';
 import { closedLoopBenchmark } from './closed-loop.js';
 import { decisionLatencyBenchmark } from './decision-latency.js';
 import { endToEndBenchmark } from './end-to-end.js';
+import { filesBenchmark } from './files.js';
 import { ingestBenchmark } from './ingest.js';
 import type { Aim, Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { describeMachine } from './lib/machine.js';
@@ -34,6 +35,7 @@ const benchmarks: Benchmark[] = [
   turnCostsBenchmark,
   decisionLatencyBenchmark,
   rateTiersBenchmark,
+  filesBenchmark,
 ];
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));

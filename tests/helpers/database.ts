@@ -50,7 +50,8 @@ export async function dropPostgresDatabase(url: string): Promise<void> {
  * already: a copy of the run's template (tests/global-setup.ts), much cheaper than creating one.
  */
 export function seedPgliteDirectory(dataDir: string): string {
-  const template = inject('pgliteTemplate');
+  // Benchmarks start Butlers with this helper outside vitest: they create their databases.
+  const template = process.env.VITEST ? inject('pgliteTemplate') : undefined;
   const target = join(dataDir, 'pglite');
   if (template && !existsSync(target)) cpSync(template, target, { recursive: true });
   return dataDir;

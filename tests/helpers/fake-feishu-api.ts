@@ -3,12 +3,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { type Json, refuseCardkit, refuseMessage } from './fake-feishu-card-rules.js';
 import { answerContactUser, type FakeContactUser } from './fake-feishu-contact.js';
+import { type FakeAnswer, FakeFeishuFiles, type FakeUpload } from './fake-feishu-files.js';
 
 /**
  * A local stand-in for the Feishu / Lark Open API, reached through FEISHU_DOMAIN. It records every call and
  * answers like the real one (tenant token, bot info, contact users, messages, reactions, CardKit with strictly
  * increasing `sequence` per card), refuses cards Feishu refuses (request body over 30 KB, more than 5 tables;
- * see `card-rules.ts`) and fails on demand. Error codes for CardKit sequence and unknown ids are the fake's own.
+ * see `card-rules.ts`), serves message resources and takes uploads (`fake-feishu-files.ts`) and fails on demand. Error codes for CardKit sequence and unknown ids are the fake's own.
  */
 
 export type { Json } from './fake-feishu-card-rules.js';
@@ -21,6 +22,7 @@ export interface RecordedCall {
   /** Size of the request body as sent (the serialized JSON, escapes included). */
   bytes: number;
   authorization: string | undefined;
+  contentType: string | undefined;
   /** Date.now() when the call arrived. */
   at: number;
   /** HTTP status and Feishu code of the answer. */
@@ -50,6 +52,8 @@ export interface FakeMessage {
   replyInThread: boolean;
   threadId: string | undefined;
   patches: number;
+  /** The image or file an `image` / `file` message shows. */
+  upload: FakeUpload | undefined;
 }
 
 export interface FakeCard {
@@ -103,6 +107,8 @@ export class FakeFeishuApi {
   readonly botUserId: string | undefined;
   /** People the contact API answers for, by open_id. */
   readonly contactUsers = new Map<string, FakeContactUser>();
+  /** Message resources, uploads and their counts. */
+  readonly files = new FakeFeishuFiles();
   /** When true, the contact API answers like an app without any contact scope (code 99991672). */
   contactScopeMissing = false;
   /**
@@ -226,19 +232,24 @@ export class FakeFeishuApi {
       body: text ? parseJson(text) : undefined,
       bytes: raw.length,
       authorization: request.headers.authorization,
+      contentType: request.headers['content-type'],
       at: Date.now(),
       status: 200,
       code: 0,
     };
     this.calls.push(call);
-    const { status, body } = await this.answer(call);
+    const { status, body, download } = await this.answer(call, raw);
     call.status = status;
     call.code = typeof body.code === 'number' ? body.code : 0;
+    if (download) {
+      response.writeHead(status, { 'content-type': download.contentType }).end(download.bytes);
+      return;
+    }
     const payload = JSON.stringify(body);
     response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(payload);
   }
 
-  private async answer(call: RecordedCall): Promise<{ status: number; body: Json }> {
+  private async answer(call: RecordedCall, raw: Buffer): Promise<FakeAnswer> {
     const rule = this.rules.find(
       (candidate) =>
         candidate.remaining > 0 &&
@@ -271,6 +282,7 @@ export class FakeFeishuApi {
       return { status: 400, body: { code: 99991663, msg: 'Invalid access token for authorization' } };
     }
     return (
+      this.files.route(call, raw) ??
       this.route(call) ?? {
         status: 404,
         body: { code: 404, msg: `fake Feishu has no ${call.method} ${call.path}` },
@@ -429,8 +441,11 @@ export class FakeFeishuApi {
     const { body } = call;
     const content = parseJson(body?.content);
     const msgType = String(body?.msg_type ?? '');
-    if (!content || !['text', 'interactive', 'post'].includes(msgType))
+    if (!content || !['text', 'interactive', 'post', 'image', 'file'].includes(msgType))
       return this.error(230001, 'invalid content or msg_type');
+    const upload =
+      msgType === 'image' || msgType === 'file' ? this.files.attachment(msgType, content) : undefined;
+    if (upload && !('key' in upload)) return upload;
     // A card sent by reference was checked when CardKit created it.
     const refused = refuseMessage(msgType, call.bytes, content.type === 'card' ? undefined : content);
     if (refused) return refused;
@@ -450,6 +465,7 @@ export class FakeFeishuApi {
       replyInThread,
       threadId,
       patches: 0,
+      upload,
     });
     return this.ok({
       message_id: messageId,

@@ -324,3 +324,20 @@ function recordsIn(value: unknown): Array<Record<string, unknown>> {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** The parts of a request's user messages (a string content is one text part), in order. */
+export function userParts(
+  request: RecordedRequest,
+): Array<{ type: 'text'; text: string } | { type: 'image_url'; url: string }> {
+  return request.messages
+    .filter((message) => message.role === 'user')
+    .flatMap((message) => {
+      const { content } = message;
+      if (typeof content === 'string') return [{ type: 'text' as const, text: content }];
+      return (content as Array<Record<string, unknown>>).map((part) =>
+        part.type === 'image_url'
+          ? { type: 'image_url' as const, url: String((part.image_url as { url: string }).url) }
+          : { type: 'text' as const, text: String(part.text) },
+      );
+    });
+}

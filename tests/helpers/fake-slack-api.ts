@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { createFakeSlackFiles, type FakeSlackFiles } from './fake-slack-files.js';
 import { FakeRateTiers } from './fake-slack-rate-tiers.js';
 
 /**
@@ -65,6 +66,9 @@ export interface FakeSlackApi {
   rateTiers: boolean;
   /** Calls answered 429 because of the tiers (not `failNext`), in order. */
   rateLimited: RecordedCall[];
+  /** Shared files and uploads (fake-slack-files.ts), served only to `botToken`. */
+  files: FakeSlackFiles;
+  botToken: string;
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
   failNext(method: string, failure: Failure, times?: number): void;
@@ -90,6 +94,7 @@ const jsonFields = new Set([
   'attachments',
   'loading_messages',
   'prompts',
+  'files',
 ]);
 const markdownLimit = 12_000;
 
@@ -160,7 +165,12 @@ export function blockKitViolations(blocks: unknown, maxBlocks = 50): string[] {
 }
 
 export async function startFakeSlackApi(
-  options: { identity?: Partial<FakeSlackIdentity>; socketUrl?: () => string } = {},
+  options: {
+    identity?: Partial<FakeSlackIdentity>;
+    socketUrl?: () => string;
+    /** The bot token Slack's file host serves files to. */
+    botToken?: string;
+  } = {},
 ): Promise<FakeSlackApi> {
   const identity: FakeSlackIdentity = {
     teamId: 'T0BUTLER',
@@ -192,8 +202,20 @@ export async function startFakeSlackApi(
     assistantThreads: true,
     rateTiers: false,
     rateLimited: [] as RecordedCall[],
+    botToken: options.botToken ?? 'xoxb-test',
   } as FakeSlackApi;
   const rateTiers = new FakeRateTiers();
+  const fileRoom = createFakeSlackFiles({
+    baseUrl: () => fake.url.replace(/api\/$/, ''),
+    botToken: fake.botToken,
+    teamId: identity.teamId,
+    share(channel, threadTs, file) {
+      const ts = nextTs(threadTs);
+      const message = newMessage(channel, ts, { thread_ts: threadTs });
+      fake.messages.set(`${channel}:${ts}`, { ...message, subtype: 'file_share', files: [file] });
+    },
+  });
+  fake.files = fileRoom.files;
 
   const newMessage = (channel: string, ts: string, args: Record<string, unknown>): FakeMessage => ({
     channel,
@@ -396,9 +418,11 @@ export async function startFakeSlackApi(
       if (blockKitViolations(view.blocks, 100).length > 0) return fail('invalid_arguments');
       return { ok: true, view: { id: `V${++counter}` } };
     },
+    ...fileRoom.methods,
   };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (await fileRoom.serve(request, response)) return;
     const method = (request.url ?? '').replace(/^\/api\//, '').split('?')[0] ?? '';
     let raw = '';
     for await (const chunk of request) raw += String(chunk);
@@ -505,6 +529,7 @@ export async function startFakeSlackApi(
       fake.rateTiers = false;
       fake.rateLimited.length = 0;
       rateTiers.reset();
+      fileRoom.reset();
     },
     close: () =>
       new Promise<void>((resolve) => {

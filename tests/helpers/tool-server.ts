@@ -12,7 +12,7 @@ export interface ToolRequest {
 
 export interface ToolAnswer {
   status?: number;
-  body?: string;
+  body?: string | Uint8Array;
   delayMs?: number;
   /** More response headers, e.g. a redirect's `location`. */
   headers?: Record<string, string>;

@@ -1,4 +1,4 @@
-import { FeishuApiError } from './feishu-api.js';
+import { FeishuApiError } from './feishu-api-error.js';
 
 /**
  * Whether CardKit is worth trying for a new reply. Shared by all replies, but no one reply decides it: a

@@ -8,13 +8,16 @@ import type {
 import { type ApprovalCard, pendingCalls } from '../../core/contracts/approval-card.js';
 import { encodeConversationKey, mainThread } from '../../core/contracts/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
+import type { FileBytes, InboundFile, OutboundFile } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { CardkitHealth } from './cardkit-health.js';
 import type { FeishuApi, MessageDestination } from './feishu-api.js';
 import { forwardedHistoryText } from './forwarded-history.js';
 import { defuseMentions } from './mentions.js';
+import { parseFileLocator } from './message-files.js';
 import { isThreadId } from './normalize.js';
+import { sendFeishuFile } from './outbound-files.js';
 import { FeishuReplyStream } from './reply-stream.js';
 import type { StreamSettings } from './stream-settings.js';
 import { FeishuUserNames, prepareFeishuMessage } from './user-names.js';
@@ -117,6 +120,23 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
           logger.debug({ messageId, err: error }, 'Feishu working indicator not removed');
         }
       };
+    },
+
+    async fetchFile(
+      file: InboundFile,
+      fetchOptions: { maxBytes: number; signal?: AbortSignal },
+    ): Promise<FileBytes> {
+      const { bytes, mimeType } = await api.downloadResource(parseFileLocator(file.locator), fetchOptions);
+      return { name: file.name, mimeType: mimeType ?? file.mimeType ?? 'application/octet-stream', bytes };
+    },
+
+    async sendFile(target: ReplyTarget, file: OutboundFile): Promise<string> {
+      const messageId = await sendFeishuFile(api, destinationFor(target), file);
+      conversationLogger(target.address).info(
+        { fileId: file.id, mimeType: file.mimeType, bytes: file.bytes.byteLength, messageId },
+        'Feishu file sent',
+      );
+      return messageId;
     },
 
     prepare(message: InboundMessage): Promise<PreparedMessage> {

@@ -1,6 +1,6 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
-import { ButlerError } from '../../core/contracts/errors.js';
+import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import {
   type CallObserver,
@@ -10,68 +10,38 @@ import {
   type RetryPolicy,
 } from '../pacing/index.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
+import { checkedCall, isRateLimited, requireString } from './feishu-api-error.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
+import type { FeishuFileLocator } from './message-files.js';
+import { fileCallError, headerValue, readWithin, untilAborted } from './resource-download.js';
 
 /**
  * The one file that talks to Feishu: the Lark SDK Client (and WSClient) wired to the configured domain, with
  * responses checked (`code === 0`) and errors turned into FeishuApiError. Everything else sees `FeishuApi`.
  */
 
-/** Feishu's documented throttling answers: HTTP 429, app rate limit 99991400, message rate limit 230020. */
-const rateLimitCodes = new Set([99991400, 230020]);
-
-/**
- * "Access denied. One of the following scopes is required: […]": the app lacks the scope the call needs
- * (open.feishu.cn trouble-shooting "how-to-fix-the-99991672-error"; answered with HTTP 400).
- */
-export const scopeMissingCode = 99991672;
-
-export class FeishuApiError extends ButlerError {
-  readonly feishuCode: number | undefined;
-  readonly httpStatus: number | undefined;
-
-  constructor(
-    operation: string,
-    feishuCode: number | undefined,
-    httpStatus: number | undefined,
-    detail: string,
-  ) {
-    super(
-      'feishu_api_error',
-      `Feishu ${operation} failed (${[httpStatus && `HTTP ${httpStatus}`, feishuCode !== undefined && `code ${feishuCode}`].filter(Boolean).join(', ') || detail})`,
-    );
-    this.feishuCode = feishuCode;
-    this.httpStatus = httpStatus;
-  }
-
-  get rateLimited(): boolean {
-    return this.httpStatus === 429 || (this.feishuCode !== undefined && rateLimitCodes.has(this.feishuCode));
-  }
-
-  get scopeMissing(): boolean {
-    return this.feishuCode === scopeMissingCode;
-  }
-}
-
 /**
  * Feishu's documented limits, paced in the one pacing layer (platforms.md §13 and "Checked since"): each CardKit
  * endpoint 1000/min and 50/s per app, 10 operations/s per card; a message patch 5 QPS per message; sends and
- * replies 5 QPS per chat, shared by every bot in it.
+ * replies 5 QPS per chat, shared by every bot in it. Image and file uploads and message-resource downloads are
+ * 1000/min and 50/s per app too (their pages on open.feishu.cn).
  */
 const perSecond = (limit: number): RateLimit => ({ limit, windowMs: 1000 });
-const cardKitEndpoint: readonly RateLimit[] = [perSecond(50), { limit: 1000, windowMs: 60_000 }];
-const cardKitLane = (appId: string, endpoint: string): LaneSpec => ({
+const perAppEndpoint: readonly RateLimit[] = [perSecond(50), { limit: 1000, windowMs: 60_000 }];
+const endpointLane = (appId: string, endpoint: string): LaneSpec => ({
   key: `feishu:${appId}:${endpoint}`,
-  limits: cardKitEndpoint,
+  limits: perAppEndpoint,
 });
 const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
 /** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
 const noRetries: RetryPolicy = { retries: 0, retryAfterMs: () => undefined, rateLimited: isRateLimited };
-
-export function isRateLimited(error: unknown): boolean {
-  return error instanceof FeishuApiError && error.rateLimited;
-}
+/**
+ * The scope to name when Feishu's refusal does not: uploads ask for im:resource (im-v1/image/create, file/create);
+ * downloads for im:message in Feishu's current pages, im:resource in older ones (im-v1/message-resource/get).
+ */
+const uploadScope = 'im:resource';
+const downloadScope = 'im:message or im:resource';
 
 /** Where a message goes: a reply to a message (optionally as a thread reply), or a new message in a chat. */
 export interface MessageDestination {
@@ -81,8 +51,17 @@ export interface MessageDestination {
 }
 
 export interface OutgoingMessage {
-  msgType: 'interactive' | 'text';
+  msgType: 'interactive' | 'text' | 'image' | 'file';
   content: JsonRecord;
+}
+
+/** `file_type` of an upload: opus and mp4 are for audio and video messages, `stream` for any other file. */
+export type FeishuFileType = 'opus' | 'mp4' | 'pdf' | 'doc' | 'xls' | 'ppt' | 'stream';
+
+export interface DownloadedResource {
+  bytes: Uint8Array;
+  /** From the answer's Content-Type, without parameters. */
+  mimeType: string | undefined;
 }
 
 export interface FeishuApi {
@@ -109,6 +88,18 @@ export interface FeishuApi {
   /** Returns the reaction id. */
   addReaction(messageId: string, emojiType: string): Promise<string>;
   deleteReaction(messageId: string, reactionId: string): Promise<void>;
+  /**
+   * A file or image of a received message (`GET /open-apis/im/v1/messages/:message_id/resources/:file_key`).
+   * Reads at most `maxBytes` (FileTooLargeError past it); `signal` stops the download.
+   */
+  downloadResource(
+    locator: FeishuFileLocator,
+    options: { maxBytes: number; signal?: AbortSignal | undefined },
+  ): Promise<DownloadedResource>;
+  /** Uploads an image to send in a message (`image_type=message`); returns its image_key. */
+  uploadImage(bytes: Uint8Array): Promise<string>;
+  /** Uploads a file to send in a message; returns its file_key. */
+  uploadFile(file: { name: string; fileType: FeishuFileType; bytes: Uint8Array }): Promise<string>;
 }
 
 export interface FeishuApiOptions {
@@ -136,36 +127,8 @@ function httpInstanceWithTimeout(timeout: number): lark.HttpInstance {
   } as lark.HttpInstance;
 }
 
-async function checkedCall<T>(
-  operation: string,
-  request: () => Promise<unknown>,
-  read: (body: JsonRecord) => T,
-): Promise<T> {
-  let body: JsonRecord | undefined;
-  try {
-    body = asRecord(await request());
-  } catch (error) {
-    const response = recordField(asRecord(error), 'response');
-    const data = recordField(response, 'data');
-    const status = typeof response?.status === 'number' ? response.status : undefined;
-    const code = typeof data?.code === 'number' ? data.code : undefined;
-    throw new FeishuApiError(operation, code, status, (error as Error).message ?? 'network error');
-  }
-  const code = body?.code;
-  if (code !== 0) {
-    throw new FeishuApiError(
-      operation,
-      typeof code === 'number' ? code : undefined,
-      undefined,
-      stringField(body, 'msg') ?? 'unexpected answer',
-    );
-  }
-  return read(body ?? {});
-}
-
-function requireString(operation: string, value: string | undefined): string {
-  if (!value) throw new FeishuApiError(operation, undefined, undefined, 'answer is missing an id');
-  return value;
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export interface FeishuSdk {
@@ -209,8 +172,24 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     const { lanes, request: send } = typeof request === 'function' ? { lanes: [], request } : request;
     return pacer.run(operation, lanes, () => checkedCall(operation, send, read), noRetries);
   };
+  /** Uploads answer with their `data` alone (the SDK drops `code`): the key is what there is to check. */
+  const upload = (operation: string, endpoint: string, keyField: string, request: Request) =>
+    pacer.run(
+      operation,
+      [endpointLane(config.appId, endpoint)],
+      async () => {
+        let answer: unknown;
+        try {
+          answer = await request();
+        } catch (error) {
+          throw await fileCallError(operation, error, uploadScope);
+        }
+        return requireString(operation, stringField(asRecord(answer), keyField));
+      },
+      noRetries,
+    );
   const cardLanes = (endpoint: string, cardId: string) => [
-    cardKitLane(config.appId, endpoint),
+    endpointLane(config.appId, endpoint),
     perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10),
   ];
 
@@ -261,7 +240,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     createCard: (card) =>
       call(
         'card create',
-        paced([cardKitLane(config.appId, 'card.create')], () =>
+        paced([endpointLane(config.appId, 'card.create')], () =>
           client.cardkit.v1.card.create({ data: { type: 'card_json', data: JSON.stringify(card) } }),
         ),
         (body) => requireString('card create', stringField(data(body), 'card_id')),
@@ -344,6 +323,49 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         () =>
           client.im.v1.messageReaction.delete({ path: { message_id: messageId, reaction_id: reactionId } }),
         () => undefined,
+      ),
+    // open.feishu.cn im-v1/message-resource/get: `type` image for images (also those in posts), file for files,
+    // audio and video; the SDK streams the answer. The bot must be in the chat; at most 100 MB.
+    downloadResource: ({ messageId, fileKey, type }, { maxBytes, signal }) => {
+      const operation = 'message resource get';
+      const lanes = [endpointLane(config.appId, 'messageResource.get')];
+      return pacer.run(
+        operation,
+        lanes,
+        async () => {
+          const request = client.im.v1.messageResource.get({
+            path: { message_id: messageId, file_key: fileKey },
+            params: { type },
+          });
+          let answer: Awaited<typeof request>;
+          try {
+            answer = await untilAborted(request, signal, (late) => late.getReadableStream().destroy());
+          } catch (error) {
+            throw signal?.aborted ? error : await fileCallError(operation, error, downloadScope);
+          }
+          const stream = answer.getReadableStream();
+          if (Number(headerValue(answer.headers, 'content-length')) > maxBytes) {
+            stream.destroy();
+            throw new FileTooLargeError(maxBytes);
+          }
+          const bytes = await readWithin(stream, maxBytes, signal);
+          const mimeType = headerValue(answer.headers, 'content-type')?.split(';')[0]?.trim();
+          return { bytes, mimeType: mimeType || undefined };
+        },
+        noRetries,
+      );
+    },
+    // im-v1/image/create (multipart image_type, image; at most 10 MB, not empty) and im-v1/file/create
+    // (file_type, file_name, file; at most 30 MB, not empty). A Buffer, as the SDK's samples send it.
+    uploadImage: (bytes) =>
+      upload('image create', 'image.create', 'image_key', () =>
+        client.im.v1.image.create({ data: { image_type: 'message', image: asBuffer(bytes) } }),
+      ),
+    uploadFile: ({ name, fileType, bytes }) =>
+      upload('file create', 'file.create', 'file_key', () =>
+        client.im.v1.file.create({
+          data: { file_type: fileType, file_name: name, file: asBuffer(bytes) },
+        }),
       ),
   };
   return { api, larkLogger, httpInstance };

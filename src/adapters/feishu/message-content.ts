@@ -1,5 +1,11 @@
 import { asRecord, type JsonRecord, stringField } from './fields.js';
-import { type MentionResolver, postAtReferences, postText, replaceMentions } from './post-content.js';
+import {
+  type MentionResolver,
+  type PostTextOptions,
+  postAtReferences,
+  postText,
+  replaceMentions,
+} from './post-content.js';
 
 export type { MentionResolver } from './post-content.js';
 
@@ -15,7 +21,7 @@ const placeholders: Record<string, string> = {
   merge_forward: '[forwarded a chat history, which Butler cannot open]',
 };
 
-function parseContent(content: string): JsonRecord {
+export function parseContent(content: string): JsonRecord {
   try {
     return asRecord(JSON.parse(content)) ?? {};
   } catch {
@@ -37,14 +43,26 @@ export function atReferences(messageType: string, content: string): string[] {
   return messageType === 'post' ? postAtReferences(parseContent(content)) : [];
 }
 
-/** Flattens any message type to text; never throws, whatever Feishu sends. */
-export function messageText(messageType: string, content: string, resolve: MentionResolver): string {
+/** Message types that are one file the core fetches (`InboundMessage.files`): nothing to say in the text. */
+const fileMessages = new Set(['image', 'file', 'media']);
+
+/**
+ * Flattens any message type to text; never throws, whatever Feishu sends. With `filesFetched` (the message's
+ * own files reach the core), a file is not described as one Butler cannot open.
+ */
+export function messageText(
+  messageType: string,
+  content: string,
+  resolve: MentionResolver,
+  options: PostTextOptions = {},
+): string {
   const parsed = parseContent(content);
+  if (options.filesFetched && fileMessages.has(messageType)) return '';
   switch (messageType) {
     case 'text':
       return tidy(replaceMentions(stringField(parsed, 'text') ?? '', resolve));
     case 'post':
-      return tidy(postText(parsed, resolve));
+      return tidy(postText(parsed, resolve, options));
     case 'file': {
       const name = stringField(parsed, 'file_name');
       return name

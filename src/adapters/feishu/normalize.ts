@@ -3,6 +3,7 @@ import type { InboundMessage } from '../../core/contracts/events.js';
 import { type FeishuBotIdentity, isBot, isBotId } from './bot-identity.js';
 import type { FeishuMention, MessageReceiveEvent } from './event-payloads.js';
 import { atReferences, type MentionResolver, messageText } from './message-content.js';
+import { messageFiles } from './message-files.js';
 
 export interface NormalizeContext {
   bot: FeishuBotIdentity;
@@ -78,7 +79,10 @@ export function normalizeMessageEvent(
   const isMention = mentionsBot(bot, event);
   if (!isDirect && !isMention) return { kind: 'skip', reason: 'not_mentioned' };
 
-  const text = messageText(event.messageType, event.content, mentionResolver(bot, event.mentions));
+  const files = messageFiles(event.messageId, event.messageType, event.content);
+  const text = messageText(event.messageType, event.content, mentionResolver(bot, event.mentions), {
+    filesFetched: files.length > 0,
+  });
   const thread = isDirect
     ? (event.threadId ?? mainThread)
     : (event.threadId ?? event.rootId ?? event.messageId);
@@ -98,6 +102,7 @@ export function normalizeMessageEvent(
       isDirect,
       sentAt: new Date(sentAt).toISOString(),
       ...(event.messageType === 'merge_forward' ? { forwardsHistory: true } : {}),
+      ...(files.length > 0 ? { files } : {}),
     },
   };
 }

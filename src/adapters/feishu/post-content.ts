@@ -1,7 +1,7 @@
 import { arrayField, asRecord, type JsonRecord, stringField } from './fields.js';
 
 /**
- * Rich-text (`post`) messages → text. Pure functions.
+ * Rich-text (`post`) messages → text, and the files they carry. Pure functions.
  *
  * Received posts are `{title, content: [[element…]…]}`, sometimes wrapped per locale (`{"zh_cn": {…}}`) and
  * sometimes with a flat `content: [element…]` (larksuite/node-sdk `channel/normalize/converters/post.ts`; the
@@ -29,7 +29,12 @@ export function fileNote(name: string | undefined, isFolder = false): string {
   return `[attached ${isFolder ? 'folder' : 'file'}: ${name ?? 'unnamed'}; Butler cannot open attachments]`;
 }
 
-function postElementText(element: JsonRecord, resolve: MentionResolver): string {
+/** Whether the message's own files reach the core (`InboundMessage.files`), so no note says Butler cannot open them. */
+export interface PostTextOptions {
+  filesFetched?: boolean;
+}
+
+function postElementText(element: JsonRecord, resolve: MentionResolver, options: PostTextOptions): string {
   const text = stringField(element, 'text') ?? '';
   switch (element.tag) {
     case 'text':
@@ -49,8 +54,12 @@ function postElementText(element: JsonRecord, resolve: MentionResolver): string 
       return '[image]';
     case 'media':
       return '[video]';
-    case 'file':
-      return fileNote(stringField(element, 'file_name'));
+    case 'file': {
+      const name = stringField(element, 'file_name');
+      return options.filesFetched && stringField(element, 'file_key')
+        ? `[file: ${name ?? 'unnamed'}]`
+        : fileNote(name);
+    }
     case 'emotion':
       return `:${stringField(element, 'emoji_type') ?? 'emoji'}:`;
     case 'hr':
@@ -87,21 +96,34 @@ function attachedFiles(parsed: JsonRecord, body: JsonRecord | undefined): JsonRe
   return files.map(asRecord).filter((file) => file !== undefined);
 }
 
-export function postText(parsed: JsonRecord, resolve: MentionResolver): string {
+/** A top-level attached file's key and name (received `{file_key, file_name}`, sent `{key, name}`). */
+function attachedKey(file: JsonRecord): string | undefined {
+  return stringField(file, 'file_key') ?? stringField(file, 'key');
+}
+
+function attachedName(file: JsonRecord): string | undefined {
+  return stringField(file, 'file_name') ?? stringField(file, 'name');
+}
+
+export function postText(
+  parsed: JsonRecord,
+  resolve: MentionResolver,
+  options: PostTextOptions = {},
+): string {
   const body = postBody(parsed);
   const rows = body ? paragraphs(body) : [];
-  const lines = rows.map((row) => row.map((element) => postElementText(element, resolve)).join(''));
+  const lines = rows.map((row) => row.map((element) => postElementText(element, resolve, options)).join(''));
   const inlineKeys = new Set(
     rows.flat().flatMap((element) => (element.tag === 'file' ? [stringField(element, 'file_key')] : [])),
   );
   const files = attachedFiles(parsed, body)
     .filter((file) => {
-      const key = stringField(file, 'file_key') ?? stringField(file, 'key');
-      return key === undefined || !inlineKeys.has(key);
+      const key = attachedKey(file);
+      if (key !== undefined && inlineKeys.has(key)) return false;
+      // A file Butler fetches is described by the core; folders and keyless entries keep their note.
+      return !(options.filesFetched && key !== undefined && file.is_folder !== true);
     })
-    .map((file) =>
-      fileNote(stringField(file, 'file_name') ?? stringField(file, 'name'), file.is_folder === true),
-    );
+    .map((file) => fileNote(attachedName(file), file.is_folder === true));
   const title = stringField(body, 'title');
   return [...(title ? [title] : []), ...lines, ...files].join('\n');
 }
@@ -115,4 +137,36 @@ export function postAtReferences(parsed: JsonRecord): string[] {
     .filter((element) => element.tag === 'at')
     .map((element) => stringField(element, 'user_id'))
     .filter((reference) => reference !== undefined);
+}
+
+/** A file in a post that the message-resource API serves: `img` and `media` elements, `file` elements, `files[]`. */
+export interface PostResource {
+  fileKey: string;
+  name: string | undefined;
+  kind: 'image' | 'video' | 'file';
+}
+
+export function postResources(parsed: JsonRecord): PostResource[] {
+  const body = postBody(parsed);
+  const inline = (body ? paragraphs(body) : []).flat().flatMap((element): PostResource[] => {
+    const name = stringField(element, 'file_name');
+    if (element.tag === 'img') {
+      const fileKey = stringField(element, 'image_key');
+      return fileKey ? [{ fileKey, name: undefined, kind: 'image' }] : [];
+    }
+    const fileKey = stringField(element, 'file_key');
+    if (!fileKey) return [];
+    if (element.tag === 'media') return [{ fileKey, name, kind: 'video' }];
+    return element.tag === 'file' ? [{ fileKey, name, kind: 'file' }] : [];
+  });
+  const attached = attachedFiles(parsed, body).flatMap((file): PostResource[] => {
+    const fileKey = attachedKey(file);
+    return fileKey && file.is_folder !== true ? [{ fileKey, name: attachedName(file), kind: 'file' }] : [];
+  });
+  const seen = new Set<string>();
+  return [...inline, ...attached].filter((resource) => {
+    if (seen.has(resource.fileKey)) return false;
+    seen.add(resource.fileKey);
+    return true;
+  });
 }

@@ -1,7 +1,8 @@
 import type { PreparedMessage } from '../../core/contracts/adapter.js';
 import type { InboundMessage } from '../../core/contracts/events.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import { type FeishuApi, FeishuApiError } from './feishu-api.js';
+import type { FeishuApi } from './feishu-api.js';
+import { FeishuApiError } from './feishu-api-error.js';
 
 /**
  * People's names for the model, from the contact API. Events carry only open_ids, so without this a group turn

@@ -2,6 +2,7 @@ import { graphemePrefix } from '../../core/text/index.js';
 import { cleanInboundText } from './inbound-text.js';
 import { isRecord } from './parse.js';
 import { blocksText } from './rich-text.js';
+import { describeFiles } from './shared-files.js';
 
 /**
  * A message's `attachments[]` → quoted context for the model. Pure functions.
@@ -46,16 +47,6 @@ function readable(value: string | undefined): string | undefined {
 function truncate(value: string, limit: number): string {
   if (value.length <= limit) return value;
   return `${graphemePrefix(value, Math.max(0, limit - 14)).trimEnd()} …(truncated)`;
-}
-
-/** Files cannot be read by the model; describe them so it can answer politely instead of guessing. */
-export function describeFiles(files: unknown): string[] {
-  return records(files).map((file) => {
-    const name = text(file, 'name') ?? text(file, 'title') ?? 'unnamed';
-    const type = text(file, 'mimetype') ?? text(file, 'filetype');
-    const kind = type?.startsWith('image/') ? 'image' : 'file';
-    return `[attached ${kind}: ${name}${type ? ` (${type})` : ''}; Butler cannot open attachments]`;
-  });
 }
 
 /** `is_reply_unfurl` marks a shared thread reply (NousResearch/hermes-agent#75481); same fields otherwise. */
@@ -103,7 +94,9 @@ function sharedMessage(attachment: Json): string {
     channel ? ` in ${channel}` : '',
     link ? ` (${link})` : '',
   ].join('');
-  const body = [sharedMessageBody(attachment), ...describeFiles(attachment.files)].filter(Boolean).join('\n');
+  const body = [sharedMessageBody(attachment), ...describeFiles(attachment.files, { all: true })]
+    .filter(Boolean)
+    .join('\n');
   return `[${header}]\n${quote(body || '(no text)')}`;
 }
 
@@ -131,7 +124,7 @@ function legacyAttachment(attachment: Json): string | undefined {
     readable(text(attachment, 'footer')),
   ].filter((line): line is string => line !== undefined);
   const body = lines.length > 0 ? lines : [readable(text(attachment, 'fallback'))].filter(Boolean);
-  const files = describeFiles(attachment.files);
+  const files = describeFiles(attachment.files, { all: true });
   if (body.length === 0 && files.length === 0) return undefined;
   const source = text(attachment, 'service_name');
   return `[Attachment${source ? ` from ${source}` : ''}]\n${quote([...body, ...files].join('\n'))}`;
@@ -159,17 +152,20 @@ export function writtenText(text: string, blocks: unknown): string {
 }
 
 /**
- * A message as the model reads it: what the person wrote, the files they shared (described), then any
- * forwarded messages, unfurls and bot attachments, quoted after it: the person's own words are the request.
- * For the event Butler answers and for the earlier thread messages it reads as context alike.
+ * A message as the model reads it: what the person wrote, notes on the files the core does not fetch, then
+ * any forwarded messages, unfurls and bot attachments, quoted after it: the person's own words are the
+ * request. For the event Butler answers and for the earlier thread messages it reads as context alike. The
+ * core describes the files it fetches (`sharedFiles`); with `allFiles` (Butler's own messages, whose files
+ * it does not fetch back) every file gets a note.
  */
 export function messageContent(
   message: { text: string; blocks?: unknown; files?: unknown; attachments?: unknown },
   botUserId: string | undefined,
+  options: { allFiles?: boolean } = {},
 ): string {
   const own = [
     cleanInboundText(writtenText(message.text, message.blocks), botUserId),
-    ...describeFiles(message.files),
+    ...describeFiles(message.files, { all: options.allFiles === true }),
   ]
     .filter(Boolean)
     .join('\n');

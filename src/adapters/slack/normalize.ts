@@ -3,6 +3,7 @@ import type { InboundMessage } from '../../core/contracts/events.js';
 import { messageContent, writtenText } from './attachments.js';
 import { mentionsUser } from './inbound-text.js';
 import { isRecord } from './parse.js';
+import { sharedFiles } from './shared-files.js';
 
 /** Who Butler is in this workspace (from auth.test): needed to recognise its own posts and mentions. */
 export interface BotIdentity {
@@ -26,7 +27,7 @@ export type NormalizeResult =
     }
   | { kind: 'ignored'; reason: string };
 
-/** Subtypes that are still a person (or, with answerBots, a bot) writing to Butler. */
+/** Subtypes that are still a person (or, with answerBots, a bot) writing to Butler; `file_share` may have no text. */
 const answerableSubtypes = new Set(['thread_broadcast', 'file_share']);
 
 function text(record: Record<string, unknown>, key: string): string | undefined {
@@ -122,6 +123,7 @@ export function normalizeMessageEvent(
   const rawText = writtenText(ownText, event.blocks);
   const cleaned = messageContent({ ...event, text: ownText }, identity.userId);
   const name = senderName(event);
+  const files = sharedFiles(event.files);
   const message: InboundMessage = {
     kind: 'message',
     address: { platform: 'slack', workspace, channel, thread },
@@ -129,10 +131,12 @@ export function normalizeMessageEvent(
     eventId: text(body, 'event_id') ?? `${channel}:${ts}`,
     dedupKey: `${channel}:${ts}`,
     user: name ? { id: senderId, name } : { id: senderId },
-    text: cleaned || '(empty message)',
+    // Files alone are a message: the core describes them to the model.
+    text: cleaned || (files.length > 0 ? '' : '(empty message)'),
     isMention: type === 'app_mention' || mentionsUser(rawText, identity.userId),
     isDirect,
     sentAt: timestampToIso(ts),
+    ...(files.length > 0 ? { files } : {}),
   };
   return { kind: 'message', message, requiresKnownConversation };
 }

@@ -6,6 +6,7 @@ import type {
 } from '../../core/contracts/adapter.js';
 import type { ApprovalCard } from '../../core/contracts/approval-card.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
+import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
@@ -43,7 +44,7 @@ function logFields(address: ConversationAddress): Record<string, unknown> {
   };
 }
 
-/** The core's outbound port for Slack: replies, notices, approval cards, working indicators. */
+/** The core's outbound port for Slack: replies, notices, approval cards, working indicators, files. */
 export function createSlackAdapter(dependencies: SlackAdapterDependencies): ChatAdapter {
   const { api, logger, capabilities, tuning } = dependencies;
   const names = new UserNames(api, logger, dependencies.now);
@@ -185,12 +186,38 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         ...(threadTs ? { threadTs } : {}),
         oldest,
       });
+      // Cards and shared files are not reply text to overwrite.
       return listed
         .filter((message) => Number(message.ts) > Number(oldest) && !known.includes(message.ts))
         .filter((message) => message.user === identity.userId || message.botId === identity.botId)
-        .filter((message) => !message.hasActions)
+        .filter((message) => !message.hasActions && message.files.length === 0)
         .sort((left, right) => Number(left.ts) - Number(right.ts))
         .map((message) => message.ts);
+    },
+
+    async fetchFile(file, { maxBytes, signal }) {
+      if (file.size !== undefined && file.size > maxBytes) throw new FileTooLargeError(maxBytes);
+      const { bytes, mediaType } = await api.downloadFile({
+        url: file.locator,
+        maxBytes,
+        htmlExpected: file.mimeType === 'text/html',
+        signal,
+      });
+      // Slack serves some files as octet-stream; the type it listed on the message is then the better one.
+      const served = mediaType === 'application/octet-stream' ? undefined : mediaType;
+      return { name: file.name, mimeType: served ?? file.mimeType ?? 'application/octet-stream', bytes };
+    },
+
+    // In the thread the reply goes to: in a DM, under the person's message (as notices and cards).
+    async sendFile(target, file) {
+      const threadTs = replyThreadTs(target);
+      return api.uploadFile({
+        channel: target.address.channel,
+        ...(threadTs ? { threadTs } : {}),
+        filename: file.name,
+        title: file.name,
+        bytes: file.bytes,
+      });
     },
 
     prepare: (message: InboundMessage, options: { newConversation: boolean }) =>

@@ -6,6 +6,7 @@ import { graphemePrefix } from '../../core/text/index.js';
 import { messageContent } from './attachments.js';
 import { mentionedUserIds, replaceMentions } from './inbound-text.js';
 import type { BotIdentity } from './normalize.js';
+import { sharedFiles } from './shared-files.js';
 import { errorFields, type SlackApi, type SlackThreadMessage } from './slack-api.js';
 
 /** How many earlier thread messages a conversation that starts inside a thread gets as context. */
@@ -68,6 +69,9 @@ export interface PrepareDependencies {
   logger: Logger;
 }
 
+/** Thread messages that are someone writing (the rest are joins, topic changes and the like). */
+const contextSubtypes = new Set(['thread_broadcast', 'bot_message', 'file_share']);
+
 async function fetchThread(
   dependencies: PrepareDependencies,
   message: InboundMessage,
@@ -86,9 +90,7 @@ async function fetchThread(
     if (!cursor) break;
   }
   const earlier = collected.filter((entry) => Number(entry.ts) < Number(message.messageId));
-  return earlier.filter(
-    (entry) => !entry.subtype || entry.subtype === 'thread_broadcast' || entry.subtype === 'bot_message',
-  );
+  return earlier.filter((entry) => !entry.subtype || contextSubtypes.has(entry.subtype));
 }
 
 async function threadContext(
@@ -107,8 +109,11 @@ async function threadContext(
       : entry.user
         ? ((await dependencies.names.get(entry.user)) ?? entry.user)
         : 'a bot';
-    const text = await dependencies.names.resolveText(messageContent(entry, identity?.userId));
-    context.push({ user: author, text: graphemePrefix(text, contextMessageChars), fromButler });
+    const content = messageContent(entry, identity?.userId, { allFiles: fromButler });
+    const text = graphemePrefix(await dependencies.names.resolveText(content), contextMessageChars);
+    // Butler's own files are not fetched back: the core stored them when it sent them.
+    const files = fromButler ? [] : sharedFiles(entry.files);
+    context.push({ user: author, text, fromButler, ...(files.length > 0 ? { files } : {}) });
   }
   return context;
 }

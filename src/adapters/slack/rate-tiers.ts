@@ -15,6 +15,9 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   'chat.stopStream': tier2,
   'chat.appendStream': tier4,
   'chat.update': tier3,
+  // Tier 4 on both method pages (api.slack.com/methods/files.getUploadURLExternal, …/files.completeUploadExternal).
+  'files.getUploadURLExternal': tier4,
+  'files.completeUploadExternal': tier4,
 };
 
 /**

@@ -3,6 +3,7 @@ import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { clientFetch } from '../../http/client-fetch.js';
 import { type CallObserver, Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
+import { downloadSlackFile, fileHosts, postUpload } from './file-access.js';
 import type { BotIdentity } from './normalize.js';
 import { isRecord } from './parse.js';
 import { type SharedSlackMethod, slackLane } from './rate-tiers.js';
@@ -79,6 +80,24 @@ export interface SlackApi {
   openView(args: { triggerId: string; view: Record<string, unknown> }): Promise<void>;
   /** Messages after `oldest` (exclusive): a thread's replies, or a channel's top level without `threadTs`. */
   messagesAfter(args: { channel: string; threadTs?: string; oldest: string }): Promise<SlackThreadMessage[]>;
+  /**
+   * A shared file's bytes from its `url_private…` URL: the bot token goes only to Slack's file host
+   * (file-access.ts). Throws FileTooLargeError past `maxBytes`.
+   */
+  downloadFile(args: {
+    url: string;
+    maxBytes: number;
+    htmlExpected: boolean;
+    signal?: AbortSignal | undefined;
+  }): Promise<{ bytes: Uint8Array; mediaType: string | undefined }>;
+  /** Shares a file in the channel (in `threadTs` when given) by Slack's external upload; returns its id. */
+  uploadFile(args: {
+    channel: string;
+    threadTs?: string;
+    filename: string;
+    title: string;
+    bytes: Uint8Array;
+  }): Promise<string>;
   /** A repeating caller's part of the workspace's budget for `method` (each live reply takes one). */
   share(method: SharedSlackMethod): Share;
 }
@@ -173,6 +192,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
   const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
   // One token is one installation: its budgets are the workspace's (auth.test names it before any other call).
   let workspace = 'workspace';
+  const hosts = fileHosts(options.apiUrl);
   const tiers = options.rateTiers ?? true;
   const laneOf = (method: string, args: Record<string, unknown>) => slackLane(workspace, method, args, tiers);
 
@@ -282,6 +302,23 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         ? await call('conversations.replies', { ...window, ts: threadTs })
         : await call('conversations.history', window);
       return listedMessages(result);
+    },
+    downloadFile: ({ url, maxBytes, htmlExpected, signal }) =>
+      downloadSlackFile(clientFetch, { url, token: options.token, hosts, maxBytes, htmlExpected, signal }),
+    // files.getUploadURLExternal → POST the bytes → files.completeUploadExternal (platforms.md "Slack files").
+    async uploadFile({ channel, threadTs, filename, title, bytes }) {
+      const method = 'files.getUploadURLExternal';
+      const upload = await call(method, { filename, length: bytes.byteLength });
+      const url = stringField(upload, 'upload_url');
+      const fileId = stringField(upload, 'file_id');
+      if (!url || !fileId) throw new SlackApiError(method, 'missing_upload_url');
+      await postUpload(clientFetch, { url, token: options.token, hosts, bytes, filename });
+      await call('files.completeUploadExternal', {
+        files: [{ id: fileId, title }],
+        channel_id: channel,
+        thread_ts: threadTs,
+      });
+      return fileId;
     },
     share: (method) => pacer.share(laneOf(method, {})),
   };

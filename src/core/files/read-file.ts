@@ -133,7 +133,7 @@ export async function readFileForModel(file: FileBytes, limits: ReadLimits): Pro
         text: null,
         tokens: 0,
         description: `${file.name} (image, ${size}; the model here cannot see images)`,
-        note: 'the model I use cannot see images, so I only know its name',
+        note: 'cannot see images with the model I use, so I know only its name',
       };
     const preview = await previewImage(file.bytes, limits.imageMaxSide);
     return {
@@ -151,7 +151,7 @@ export async function readFileForModel(file: FileBytes, limits: ReadLimits): Pro
     const notes = [
       ...(pdf.readPages < pdf.pages ? [`read the first ${pdf.readPages} of its ${pdf.pages} pages`] : []),
       ...(kept.note ? [kept.note] : []),
-      ...(pdf.text.length === 0 ? ['it has no text to read (a scan?)'] : []),
+      ...(pdf.text.length === 0 ? ['found no text in it (a scan?)'] : []),
     ];
     return {
       kind: 'text',

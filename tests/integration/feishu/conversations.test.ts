@@ -81,23 +81,23 @@ describe('Feishu conversations through the running Butler', () => {
     expect(suite.fake.visibleText(reply?.messageId as string)).toBe('ok');
   });
 
-  it('answers every direct message straight into the chat, and images politely', async () => {
+  it('answers every direct message straight into the chat, and stickers politely', async () => {
     const chatId = uniqueId('oc_dm_');
-    suite.model.enqueue({ text: 'Hello!' }, { text: 'I cannot view images, sorry.' });
+    suite.model.enqueue({ text: 'Hello!' }, { text: 'I cannot see stickers, sorry.' });
     await postToButler(suite.url, messageEvent({ chatType: 'p2p', chatId, text: 'hello there' }));
     await suite.app.settle();
     await postToButler(
       suite.url,
-      messageEvent({ chatType: 'p2p', chatId, messageType: 'image', content: { image_key: 'img_v3_x' } }),
+      messageEvent({ chatType: 'p2p', chatId, messageType: 'sticker', content: { file_key: 'v3_sticker' } }),
     );
     await suite.app.settle();
     const inChat = suite.fake.sentMessages().filter((message) => message.chatId === chatId);
     expect(inChat.map((message) => suite.fake.visibleText(message.messageId))).toEqual([
       'Hello!',
-      'I cannot view images, sorry.',
+      'I cannot see stickers, sorry.',
     ]);
     expect(inChat.every((message) => message.replyTo === undefined)).toBe(true);
-    expect(lastUserContent(suite.model, 1)).toContain('image');
+    expect(lastUserContent(suite.model, 1)).toBe('[sent a sticker]');
   });
 
   it('answers a redelivered message once, whether the event id is new or the same', async () => {

@@ -82,24 +82,6 @@ describe('Feishu: speakers, mentions and attachments through the running Butler'
     expect(repliesTo(suite.fake, messageId)).toHaveLength(1);
   });
 
-  it("notes a post's files the way Slack files are noted", async () => {
-    await postToButler(
-      suite.url,
-      messageEvent({
-        chatType: 'p2p',
-        chatId: uniqueId('oc_dm_'),
-        messageType: 'post',
-        content: postContent([[{ tag: 'text', text: 'fill in this table', style: [] }]], {
-          files: [{ file_key: 'file_v3_00ab', file_name: 'quota.xlsx', is_folder: false }],
-        }),
-      }),
-    );
-    await suite.app.settle();
-    expect(lastUserContent(suite.model, 0)).toBe(
-      'fill in this table\n[attached file: quota.xlsx; Butler cannot open attachments]',
-    );
-  });
-
   it('reads the messages a merged forward holds, nested forwards indented, in the order they were sent', async () => {
     const messageId = uniqueId('om_');
     const nestedId = uniqueId('om_');

@@ -13,6 +13,7 @@ import {
   testSettings,
   toolContext,
 } from '../../helpers/mcp-test-server.js';
+import { testImageBytes } from '../../helpers/mcp-test-tools.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 /** The same behaviour over both transports: the test server as a stdio child, and over Streamable HTTP. */
@@ -139,6 +140,15 @@ describe.each(['stdio', 'http'] as const)('McpServer over %s', (kind) => {
     await expect(run('structured', { city: 'Oslo' })).resolves.toBe('{"city":"Oslo","temperature":21.5}');
     await expect(run('structured_summary', {})).resolves.toBe('three items\n{"count":3}');
     await expect(run('image', {})).resolves.toBe('[image: image/png, 12 KB]');
+  });
+
+  it('hands an image result over as a file for the conversation, whole', async () => {
+    const output = await tool('image').execute({}, toolContext());
+    if (typeof output === 'string') throw new Error(`expected a file, got text: ${output}`);
+    expect(output.text).toBe('[image: image/png, 12 KB]');
+    expect(output.files.map((file) => [file.name, file.mimeType, file.bytes.byteLength])).toEqual([
+      ['image-1.png', 'image/png', testImageBytes],
+    ]);
   });
 
   it('turns isError results and thrown handlers into tool errors with the text', async () => {

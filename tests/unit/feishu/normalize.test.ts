@@ -103,7 +103,7 @@ describe('Feishu message normalization', () => {
     expect(normalize({ senderOpenId: testBotOpenId })).toEqual({ kind: 'skip', reason: 'not_from_user' });
   });
 
-  it('flattens rich text and answers images politely', () => {
+  it('flattens rich text, marking where its images are', () => {
     const post = normalize({
       messageType: 'post',
       content: {
@@ -122,8 +122,18 @@ describe('Feishu message normalization', () => {
     expect(post.kind === 'message' && post.message.text).toBe(
       'Incident\nsee [dashboard](https://grafana.example.com)\n[image]\n\n```bash\nkubectl get pods\n```',
     );
-    const image = normalize({ chatType: 'p2p', messageType: 'image', content: { image_key: 'img_v3_2' } });
-    expect(image.kind === 'message' && image.message.text).toBe('[sent an image, which Butler cannot view]');
+  });
+
+  it('still answers what Butler cannot fetch politely: stickers, voice messages', () => {
+    const sticker = normalize({
+      chatType: 'p2p',
+      messageType: 'sticker',
+      content: { file_key: 'v3_sticker' },
+    });
+    expect(sticker.kind === 'message' && sticker.message).toMatchObject({ text: '[sent a sticker]' });
+    expect(sticker.kind === 'message' && sticker.message.files).toBeUndefined();
+    const audio = normalize({ chatType: 'p2p', messageType: 'audio', content: { file_key: 'file_v3_a' } });
+    expect(audio.kind === 'message' && audio.message.text).toContain('cannot listen');
   });
 
   it('never throws on odd content', () => {

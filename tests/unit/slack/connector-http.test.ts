@@ -214,6 +214,25 @@ describe('Slack over HTTP: events', () => {
     expect((await core.storedMessages()).map((message) => message.messageId)).toEqual(['1700000000.000500']);
   });
 
+  it('stores a file shared without text (file_share) with the files the worker fetches', async () => {
+    const file = fake.files.add({
+      name: 'error.png',
+      mimetype: 'image/png',
+      bytes: Buffer.from('png bytes'),
+    });
+    const shared = {
+      ...directMessage({ ts: '1700000100.000050', text: '' }),
+      subtype: 'file_share',
+      files: [file],
+    };
+    expect((await postToSlack(url, asJson(envelope(shared)))).status).toBe(200);
+    const [stored] = await core.storedMessages();
+    expect(stored?.text).toBe('');
+    expect(stored?.files).toEqual([
+      { key: file.id, name: 'error.png', mimeType: 'image/png', size: 9, locator: file.url_private_download },
+    ]);
+  });
+
   it('answers DMs and ignores own messages and edits', async () => {
     await core.knowConversation(threadAddress);
     await postToSlack(url, asJson(envelope(directMessage({ ts: '1700000100.000100' }))));

@@ -138,23 +138,83 @@ describe('normalizeMessageEvent', () => {
     expect(result.message.text).toBe('deploy finished');
   });
 
-  it('describes attachments instead of dropping them', () => {
+  it('hands the core the files Butler can fetch, and notes the ones it cannot', () => {
+    const file = (id: string, name: string, mimetype: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      name,
+      title: name,
+      mimetype,
+      size: 2048,
+      mode: 'hosted',
+      is_external: false,
+      url_private: `https://files.slack.com/files-pri/${team}-${id}/${name}`,
+      url_private_download: `https://files.slack.com/files-pri/${team}-${id}/download/${name}`,
+      ...extra,
+    });
     const event = userMessage({
       channelType: 'im',
       channel: 'D0ALICE',
       ts: '1700000110.000100',
-      text: '',
+      text: 'what does this show?',
       extra: {
         subtype: 'file_share',
         files: [
-          { id: 'F1', name: 'diagram.png', mimetype: 'image/png' },
-          { id: 'F2', name: 'notes.pdf', mimetype: 'application/pdf' },
+          file('F1', 'diagram.png', 'image/png'),
+          file('F2', 'notes.pdf', 'application/pdf', { url_private_download: undefined }),
+          { id: 'F3', mode: 'tombstone' },
+          file('F4', 'old.log', 'text/plain', { mode: 'hidden_by_limit' }),
+          file('F5', 'plan.gdoc', 'application/vnd.google-apps.document', {
+            mode: 'external',
+            is_external: true,
+          }),
+          { id: 'F6', name: 'no-url.txt', mimetype: 'text/plain' },
         ],
       },
     });
     const { message } = accepted(normalize(event));
-    expect(message.text).toContain('[attached image: diagram.png (image/png)');
-    expect(message.text).toContain('[attached file: notes.pdf (application/pdf)');
+    expect(message.files).toEqual([
+      {
+        key: 'F1',
+        name: 'diagram.png',
+        mimeType: 'image/png',
+        size: 2048,
+        locator: `https://files.slack.com/files-pri/${team}-F1/download/diagram.png`,
+      },
+      {
+        key: 'F2',
+        name: 'notes.pdf',
+        mimeType: 'application/pdf',
+        size: 2048,
+        locator: `https://files.slack.com/files-pri/${team}-F2/notes.pdf`,
+      },
+    ]);
+    expect(message.text.split('\n')).toEqual([
+      'what does this show?',
+      '[attached file: unnamed; the file was deleted]',
+      "[attached file: old.log (text/plain); hidden by the workspace's plan limit]",
+      '[attached file: plan.gdoc (application/vnd.google-apps.document); stored outside Slack; Butler cannot open it]',
+      '[attached file: no-url.txt (text/plain); Butler cannot open attachments]',
+    ]);
+  });
+
+  it('accepts files without text (file_share), in DMs and with a mention alike', () => {
+    const files = [
+      {
+        id: 'F1',
+        name: 'screenshot.png',
+        mimetype: 'image/png',
+        url_private_download: 'https://files.slack.com/files-pri/T0BUTLER-F1/download/screenshot.png',
+      },
+    ];
+    const empty = accepted(normalize(directMessage({ ts: '1700000111.000100', text: '' })));
+    expect(empty.message).toMatchObject({ text: '(empty message)' });
+    expect(empty.message.files).toBeUndefined();
+    const shared = { ...directMessage({ ts: '1700000111.000200', text: '' }), subtype: 'file_share', files };
+    const { message } = accepted(normalize(shared));
+    expect(message.text).toBe('');
+    expect(message.files?.map((file) => file.key)).toEqual(['F1']);
+    const mention = accepted(normalize({ ...appMention({ ts: '1700000111.000300' }), files }));
+    expect(mention.message.files?.map((file) => file.name)).toEqual(['screenshot.png']);
   });
 
   it('never hands the model an empty message', () => {
