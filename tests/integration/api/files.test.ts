@@ -1,8 +1,8 @@
-import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { makePng, sampleCsv } from '../../helpers/sample-files.js';
 import { readEvents } from '../../helpers/sse-client.js';
 
 /** Files over the HTTP API: shared in a message (JSON or multipart), sent by Butler, downloaded. */
@@ -66,12 +66,6 @@ const sendJson = (id: string, body: unknown) =>
     body: JSON.stringify(body),
   });
 
-const sampleCsv = 'service,errors\napi,12\nworker,0\n';
-const makePng = () =>
-  sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } })
-    .png()
-    .toBuffer();
-
 const base64 = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('base64');
 
 /** The parts of the newest user message the model was sent. */
@@ -84,7 +78,7 @@ function lastUserParts(): Array<Record<string, unknown>> {
 describe(`files over the HTTP API on ${databaseKind}`, () => {
   it('shows the model a PNG sent as base64 JSON, as an image', async () => {
     model.enqueue({ text: 'A blue rectangle.' });
-    const png = await makePng();
+    const png = await makePng(64, 48);
     const response = await sendJson(newConversation(), {
       text: 'what is this?',
       files: [{ name: 'chart.png', mimeType: 'image/png', data: base64(png) }],

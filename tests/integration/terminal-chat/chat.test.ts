@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCard } from '../../../src/adapters/terminal-chat/console-adapter.js';
 import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from '../../helpers/database.js';
 import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { makePng } from '../../helpers/sample-files.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
 /** Runs `npm run chat`'s entry point as a user would, typing lines once the expected output shows. */
@@ -262,12 +262,7 @@ describe('npm run chat', () => {
     try {
       const csv = 'service,errors\napi,12\n';
       writeFileSync(join(chat.cwd, 'errors.csv'), csv);
-      writeFileSync(
-        join(chat.cwd, 'chart.png'),
-        await sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } })
-          .png()
-          .toBuffer(),
-      );
+      writeFileSync(join(chat.cwd, 'chart.png'), await makePng(64, 48));
       writeFileSync(join(chat.cwd, 'big.log'), 'x'.repeat(20 * 1024));
       await chat.waitFor('Butler chat with chat-model');
       const asked = model.requests.length;
