@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   output.on('data', (chunk) => {
     terminal += String(chunk);
   });
-  const adapter = new ConsoleAdapter(output);
+  const adapter = new ConsoleAdapter(output, join(directory, 'butler-files'));
   const butler = await createButler(config, {
     logger: silentLogger,
     listen: true,

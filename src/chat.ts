@@ -11,11 +11,14 @@ import {
   renderProgress,
   type TurnEnd,
 } from './adapters/terminal-chat/console-adapter.js';
+import { readAttachment } from './adapters/terminal-chat/files.js';
 import { createButler } from './app/index.js';
+import { fileOptions } from './app/turns.js';
 import { loadConfig } from './config/index.js';
 import { type ApprovalCard, pendingCalls } from './core/contracts/approval-card.js';
-import { ConfigError } from './core/contracts/errors.js';
+import { ConfigError, errorText } from './core/contracts/errors.js';
 import type { ChatUser, ConversationAddress } from './core/contracts/events.js';
+import type { InboundFile } from './core/contracts/files.js';
 import { createLogger } from './observability/logger.js';
 
 /**
@@ -25,8 +28,9 @@ import { createLogger } from './observability/logger.js';
  */
 
 const help =
-  'Commands: /approve [n|all]  /reject [n|all] <reason>  /approve-conversation [n] (approve that tool here for a while)  ' +
-  '/as <user> (act as another user)  /new (new conversation)  /quit';
+  'Commands: /attach <path> [message] (share a file)  /approve [n|all]  /reject [n|all] <reason>  ' +
+  '/approve-conversation [n] (approve that tool here for a while)  /as <user> (act as another user)  ' +
+  '/new (new conversation)  /quit';
 
 function load() {
   try {
@@ -57,7 +61,7 @@ async function main(): Promise<void> {
     serviceName: config.serviceName,
     destination: createWriteStream(logFile, { flags: 'a' }),
   });
-  const adapter = new ConsoleAdapter(process.stdout);
+  const adapter = new ConsoleAdapter(process.stdout, config.file.files.terminalDirectory);
   const butler = await createButler(config, { logger, adapters: [adapter] });
   await butler.start();
 
@@ -73,6 +77,26 @@ async function main(): Promise<void> {
     const result = await end;
     if (result.kind === 'card') waiting = result.card;
   };
+  const send = async (text: string, files: InboundFile[] = []) => {
+    const end = adapter.nextTurnEnd();
+    const id = randomUUID();
+    const accepted = await butler.service.accept({
+      kind: 'message',
+      address,
+      messageId: id,
+      eventId: id,
+      dedupKey: id,
+      user,
+      text,
+      ...(files.length > 0 ? { files } : {}),
+      isMention: true,
+      isDirect: true,
+      sentAt: new Date().toISOString(),
+    });
+    if (accepted.status === 'accepted') await settle(end);
+    else process.stdout.write(`(not accepted: ${accepted.status})\n`);
+  };
+  const { maxFileBytes } = fileOptions(config);
 
   process.stdout.write(
     `Butler chat with ${config.model.model}. You are "${user.id}". ${help}\n${dim(`Logs: ${logFile}`)}\n\n`,
@@ -98,6 +122,16 @@ async function main(): Promise<void> {
     } else if (command === '/as' && argument) {
       user = { id: argument, name: argument };
       process.stdout.write(`You are now "${argument}".\n`);
+    } else if (command === '/attach') {
+      const attached = await readAttachment(argument, maxFileBytes);
+      if (!attached.ok) process.stdout.write(`${attached.message}\n`);
+      else {
+        const shared = await butler.service
+          .shareFile({ address, user, file: attached.file })
+          .catch((error: unknown) => errorText(error));
+        if (typeof shared === 'string') process.stdout.write(`(not shared: ${shared})\n`);
+        else await send(attached.text, [shared]);
+      }
     } else if (command === '/new') {
       address = { ...address, thread: randomUUID() };
       process.stdout.write('Started a new conversation.\n');
@@ -131,22 +165,7 @@ async function main(): Promise<void> {
       waiting = undefined;
       await settle(end);
     } else {
-      const end = adapter.nextTurnEnd();
-      const id = randomUUID();
-      const accepted = await butler.service.accept({
-        kind: 'message',
-        address,
-        messageId: id,
-        eventId: id,
-        dedupKey: id,
-        user,
-        text: line,
-        isMention: true,
-        isDirect: true,
-        sentAt: new Date().toISOString(),
-      });
-      if (accepted.status === 'accepted') await settle(end);
-      else process.stdout.write(`(not accepted: ${accepted.status})\n`);
+      await send(line);
     }
     prompt();
   }

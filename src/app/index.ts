@@ -120,7 +120,8 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     answersOn: (platform) => adapters.has(platform),
     ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
-  const files = createFiles(store, fileOptions(config), logger);
+  const fileLimits = fileOptions(config);
+  const files = createFiles(store, fileLimits, logger);
   const service = new ButlerService(
     store,
     approvals,
@@ -134,7 +135,15 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
     config.apiKeys.length > 0
-      ? createApi({ keys: config.apiKeys, intake: service, store, bus, logger, streams: file.api.streams })
+      ? createApi({
+          keys: config.apiKeys,
+          intake: service,
+          store,
+          bus,
+          logger,
+          streams: file.api.streams,
+          uploads: fileLimits,
+        })
       : undefined;
   for (const adapter of [
     ...connectors.map((connector) => connector.adapter),

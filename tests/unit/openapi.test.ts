@@ -26,4 +26,17 @@ describe('the OpenAPI document', () => {
     for (const { operation } of operations)
       expect(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('4'))).toBe(true);
   });
+
+  it('describes messages with files, the file event and the download', () => {
+    const send = document.paths['/conversations/{id}/messages'].post;
+    expect(Object.keys(send.requestBody.content)).toEqual(['application/json', 'multipart/form-data']);
+    expect(JSON.stringify(send.requestBody.content['application/json'])).toContain(
+      '"contentEncoding":"base64"',
+    );
+    expect(send.responses).toHaveProperty('413');
+    expect(JSON.stringify(send.responses['200'])).toContain('"const":"file"');
+    const download = document.paths['/files/{id}'].get;
+    expect(download.operationId).toBe('downloadFile');
+    expect(download.responses).toHaveProperty('404');
+  });
 });

@@ -10,10 +10,11 @@ import type { ConversationEvent } from '../../core/contracts/conversation-events
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { ConversationFeed } from './conversation-feed.js';
+import { filePath } from './file-routes.js';
 
 /**
  * The core's outbound port for the HTTP API: what other channels show as messages and cards becomes
- * stored conversation events (`delta`, `message`, `confirm_required`, tool calls, `done`, `error`).
+ * stored conversation events (`delta`, `message`, `confirm_required`, `file`, tool calls, `done`, `error`).
  */
 
 const keyOf = (target: ReplyTarget) => encodeConversationKey(target.address);
@@ -73,7 +74,7 @@ class ApiReply implements ReplyStream {
   }
 }
 
-export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAdapter {
+export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPrefix: string): ChatAdapter {
   // Each conversation's reply being written: its buffered text is stored before any other event of the
   // turn (a tool call, an approval request), so the stream keeps the model's order.
   const openReplies = new Map<string, ApiReply>();
@@ -116,6 +117,21 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger): ChatAd
 
     async showWorking() {
       return async () => {};
+    },
+
+    // The bytes stay stored; the event links to them (`GET /api/v1/files/{id}`).
+    async sendFile(target, file) {
+      await appendInOrder(target, [
+        {
+          type: 'file',
+          id: file.id,
+          name: file.name,
+          mimeType: file.mimeType,
+          size: file.bytes.byteLength,
+          url: filePath(apiPrefix, file.id),
+        },
+      ]);
+      return file.id;
     },
 
     async onTurnEvent(target, event) {

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
-import type { ConversationAddress } from '../../core/contracts/events.js';
+import type { ChatUser, ConversationAddress } from '../../core/contracts/events.js';
+import type { FileBytes, InboundFile } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { Caller } from './auth.js';
 import type { ConversationFeed } from './conversation-feed.js';
-import { ApiError, readJson } from './http-json.js';
+import { ApiError } from './http-json.js';
+import { readMessageBody, type UploadLimits } from './message-body.js';
 import type { Route } from './routes.js';
-import { conversationId, describeIssues, sendMessageBody } from './schemas.js';
+import { conversationId } from './schemas.js';
 import { SseStream } from './sse.js';
 import type { StreamSlots } from './stream-slots.js';
 
@@ -25,6 +27,7 @@ export interface ConversationRouteDependencies {
   idleMs: number;
   streams: Set<SseStream>;
   slots: StreamSlots;
+  uploads: UploadLimits;
 }
 
 /** A key's conversations are its own: the key's name is the workspace, the id the channel. */
@@ -59,15 +62,16 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
       scope: 'chat',
       async handle({ request, response, caller, params }) {
         const id = checkedId(params[0]);
-        const parsed = sendMessageBody.safeParse(await readJson(request));
-        if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'body'));
+        const body = await readMessageBody(request, deps.uploads);
         const address = apiAddress(caller, id);
+        const user = { id: caller.name, name: caller.name };
         const key = encodeConversationKey(address);
         const idempotencyKey = request.headers['idempotency-key'];
         const messageId = randomUUID();
         // Over the stream cap the message is refused before Butler takes it: a retry sends it once.
         const release = deps.slots.take(caller.name);
         try {
+          const files = await share(intake, address, user, body.files);
           const after = await feed.lastId(key);
           const accepted = await intake.accept({
             kind: 'message',
@@ -78,8 +82,9 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
             // dedup key of that batch's continuation, which then could never be enqueued.
             dedupKey:
               typeof idempotencyKey === 'string' ? `idempotency:${caller.name}:${idempotencyKey}` : messageId,
-            user: { id: caller.name, name: caller.name },
-            text: parsed.data.text,
+            user,
+            text: body.text,
+            ...(files.length > 0 ? { files } : {}),
             isMention: true,
             isDirect: true,
             sentAt: new Date().toISOString(),
@@ -94,7 +99,7 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
             throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
           // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
           // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
-          await feed.append(key, [{ type: 'message', role: 'user', content: parsed.data.text }]);
+          await feed.append(key, [{ type: 'message', role: 'user', content: body.text }]);
           // A turn already running answers earlier messages: this stream ends with the turn that answers this one.
           response.setHeader('butler-message-id', messageId);
           const stream = new SseStream(response, deps.streams);
@@ -125,4 +130,16 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
       },
     },
   ];
+}
+
+/** Stores each file before the message that names them is accepted (a refused message leaves them unread). */
+async function share(
+  intake: ButlerIntake,
+  address: ConversationAddress,
+  user: ChatUser,
+  files: readonly FileBytes[],
+): Promise<InboundFile[]> {
+  const shared: InboundFile[] = [];
+  for (const file of files) shared.push(await intake.shareFile({ address, user, file }));
+  return shared;
 }

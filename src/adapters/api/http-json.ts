@@ -18,17 +18,29 @@ export class ApiError extends Error {
   }
 }
 
-const bodyLimitBytes = 64 * 1024;
+/** A JSON body without files: room for the longest message text and more. */
+export const jsonBodyLimitBytes = 64 * 1024;
 
-export async function readJson(request: IncomingMessage): Promise<unknown> {
-  let body: Buffer;
+/** The raw body, or 413 past `limitBytes` (`why` says where the limit comes from). */
+export async function readLimitedBody(
+  request: IncomingMessage,
+  limitBytes: number,
+  why = '',
+): Promise<Buffer> {
   try {
-    body = await readBody(request, bodyLimitBytes);
+    return await readBody(request, limitBytes);
   } catch (error) {
     if (error instanceof ButlerError && error.code === 'payload_too_large')
-      throw new ApiError(413, 'payload_too_large', `The body may be at most ${bodyLimitBytes} bytes.`);
+      throw new ApiError(413, 'payload_too_large', `The body may be at most ${limitBytes} bytes${why}.`);
     throw error;
   }
+}
+
+export async function readJson(request: IncomingMessage): Promise<unknown> {
+  return parseJson(await readLimitedBody(request, jsonBodyLimitBytes));
+}
+
+export function parseJson(body: Buffer): unknown {
   if (body.length === 0) return {};
   try {
     return JSON.parse(body.toString('utf8'));

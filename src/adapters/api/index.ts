@@ -11,6 +11,8 @@ import { keyChecker } from './auth.js';
 import { ConversationFeed } from './conversation-feed.js';
 import { conversationRoutes } from './conversation-routes.js';
 import type { WatchTiming } from './conversation-watch.js';
+import { fileRoutes } from './file-routes.js';
+import type { UploadLimits } from './message-body.js';
 import { openApiDocument } from './openapi.js';
 import { dispatcher } from './routes.js';
 import type { SseStream } from './sse.js';
@@ -31,6 +33,8 @@ export interface ApiOptions {
   logger: Logger;
   /** Open streams per key and in all, and how long a quiet one lasts (`api.streams` in the config file). */
   streams?: StreamLimits;
+  /** What the files of one message may be (`files:` in the config file). */
+  uploads: UploadLimits;
 }
 
 /**
@@ -63,7 +67,9 @@ export function createApi(options: ApiOptions) {
         idleMs: limits.idleSeconds * 1000,
         streams,
         slots,
+        uploads: options.uploads,
       }),
+      ...fileRoutes(store),
       ...adminRoutes({
         intake: options.intake,
         store,
@@ -75,7 +81,7 @@ export function createApi(options: ApiOptions) {
     ],
   });
   return {
-    adapter: createApiAdapter(feed, logger),
+    adapter: createApiAdapter(feed, logger, apiPrefix),
     prefixRoutes: new Map([[`${apiPrefix}/`, handler]]),
     /** Ends the open streams (clients reconnect with Last-Event-ID to another process or after the restart). */
     close() {

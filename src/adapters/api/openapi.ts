@@ -5,6 +5,7 @@ import {
   conversationEvent,
   decisionBody,
   errorBody,
+  messageText,
   pageQuery,
   sendMessageBody,
   usageQuery,
@@ -60,6 +61,27 @@ const tooManyStreams = {
     ...json(errorBody),
   },
 };
+const binary = { type: 'string', contentMediaType: 'application/octet-stream' };
+/** The same message as JSON (files in base64) or as a form with file parts. */
+const messageBody = {
+  required: true,
+  content: {
+    'application/json': { schema: schema(sendMessageBody) },
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        properties: {
+          text: schema(messageText),
+          files: {
+            type: 'array',
+            items: binary,
+            description: 'One part per file, under any field name; its filename and Content-Type are kept',
+          },
+        },
+      },
+    },
+  },
+};
 const eventStream = {
   description:
     'Server-sent events: `data` holds one JSON object per event (discriminated by `type`), `id` the event id for Last-Event-ID. A stream with nothing new for `api.streams.idleSeconds` (default 60) ends; resume with Last-Event-ID.',
@@ -107,7 +129,7 @@ export function openApiDocument(serverUrl: string) {
             idParameter('id', 'Your conversation id (letters, digits, . _ -)'),
             { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' } },
           ],
-          requestBody: { required: true, ...json(sendMessageBody) },
+          requestBody: messageBody,
           responses: {
             '200': {
               ...eventStream,
@@ -119,6 +141,11 @@ export function openApiDocument(serverUrl: string) {
               },
             },
             '409': { description: 'Duplicate Idempotency-Key', ...json(errorBody) },
+            '413': {
+              description:
+                '`file_too_large`, `files_too_large` or `payload_too_large`: past `files.maxFileMegabytes` or `files.maxTurnMegabytes`; nothing was accepted (more files than `files.maxFilesPerTurn`: 400 `too_many_files`)',
+              ...json(errorBody),
+            },
             ...tooManyStreams,
             ...errors,
           },
@@ -138,6 +165,28 @@ export function openApiDocument(serverUrl: string) {
             '200': eventStream,
             '404': { description: 'No conversation with this id for this key', ...json(errorBody) },
             ...tooManyStreams,
+            ...errors,
+          },
+        },
+      },
+      '/files/{id}': {
+        get: {
+          operationId: 'downloadFile',
+          summary: 'A stored file: one Butler sent (a `file` event links here) or one shared with it',
+          'x-scope': 'read (every conversation), or any key for files of its own API conversations',
+          parameters: [idParameter('id', 'The file id (`id` of a `file` event)')],
+          responses: {
+            '200': {
+              description: 'The bytes, as an attachment',
+              headers: {
+                'Content-Disposition': {
+                  description: "attachment; filename*=UTF-8''<the file's name>",
+                  schema: { type: 'string' },
+                },
+              },
+              content: { 'application/octet-stream': { schema: binary } },
+            },
+            '404': { description: 'No such file, or not one this key may read', ...json(errorBody) },
             ...errors,
           },
         },

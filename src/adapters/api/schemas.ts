@@ -6,9 +6,32 @@ export const conversationId = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, 'letters, digits, . _ and - only, at most 128');
 
-export const sendMessageBody = z.strictObject({
-  text: z.string().trim().min(1, 'text must not be empty').max(20_000),
+export const messageText = z.string().trim().max(20_000);
+
+/** A message needs words or files: the problem named when it has neither. */
+export const noContent = 'required unless files are sent';
+
+export const sharedFileBody = z.strictObject({
+  name: z.string().trim().min(1).max(200).describe('File name with its extension, e.g. "errors.csv"'),
+  mimeType: z
+    .string()
+    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type, e.g. image/png')
+    .optional()
+    .describe('Butler also looks at the bytes'),
+  data: z.base64().describe('The file content, base64-encoded (standard alphabet, padded)'),
 });
+
+export const sendMessageBody = z
+  .strictObject({
+    text: messageText.optional(),
+    files: z.array(sharedFileBody).optional(),
+  })
+  .refine((body) => (body.text ?? '') !== '' || (body.files?.length ?? 0) > 0, {
+    path: ['text'],
+    message: noContent,
+    // Said beside other problems too: `{"txt": "hi"}` is told that text is missing.
+    when: ({ value }) => typeof value === 'object' && value !== null,
+  });
 
 export const decisionBody = z.strictObject({
   decision: z.enum(['approve', 'reject']),
@@ -42,6 +65,14 @@ export const conversationEvent = z.discriminatedUnion('type', [
     answers,
   }),
   z.object({ type: z.literal('message'), role: z.enum(['user', 'assistant']), content: z.string() }),
+  z.object({
+    type: z.literal('file'),
+    id: z.string(),
+    name: z.string(),
+    mimeType: z.string(),
+    size: z.number().int(),
+    url: z.string().describe('Download it here, with the same key: GET /api/v1/files/{id}'),
+  }),
   z.object({ type: z.literal('done'), usage, answers }),
   z.object({ type: z.literal('error'), error: z.string(), answers }),
 ]);

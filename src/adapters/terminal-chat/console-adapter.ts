@@ -14,7 +14,9 @@ import {
   toolLabel,
 } from '../../core/contracts/approval-card.js';
 import type { ConversationAddress } from '../../core/contracts/events.js';
+import type { OutboundFile } from '../../core/contracts/files.js';
 import { joinNames, truncateText } from '../../core/text/index.js';
+import { saveFile } from './files.js';
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
@@ -96,7 +98,11 @@ export class ConsoleAdapter implements ChatAdapter {
   private waiters: Array<(end: TurnEnd) => void> = [];
   private sequence = 0;
 
-  constructor(private readonly output: NodeJS.WritableStream) {}
+  constructor(
+    private readonly output: NodeJS.WritableStream,
+    /** Where the files Butler sends are saved (`files.terminalDirectory`, relative to where the chat runs). */
+    private readonly fileDirectory: string,
+  ) {}
 
   /** Resolves at the next reply, notice or approval card. */
   nextTurnEnd(): Promise<TurnEnd> {
@@ -151,6 +157,13 @@ export class ConsoleAdapter implements ChatAdapter {
 
   async showWorking(): Promise<() => Promise<void>> {
     return async () => {};
+  }
+
+  /** Saves the file on disk and says where; its path is what it was sent as. */
+  async sendFile(_target: ReplyTarget, file: OutboundFile): Promise<string> {
+    const path = await saveFile(this.fileDirectory, file.name, file.bytes);
+    this.output.write(`\n  Butler sent a file: ${path}\n`);
+    return path;
   }
 
   /** A dim line per tool the turn runs, and whether it worked: the terminal's view of what happens. */

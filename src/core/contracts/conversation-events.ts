@@ -21,6 +21,8 @@ export type ConversationEvent =
       answers?: string[];
     }
   | { type: 'message'; role: 'user' | 'assistant'; content: string }
+  /** A file Butler sent into the conversation; `url` downloads it (`GET /api/v1/files/{id}`). */
+  | { type: 'file'; id: string; name: string; mimeType: string; size: number; url: string }
   | { type: 'done'; usage: TokenUsage; answers?: string[] }
   | { type: 'error'; error: string; answers?: string[] };
 

@@ -8,6 +8,7 @@ import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts
 import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from '../../helpers/database.js';
 import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { makePng } from '../../helpers/sample-files.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
 /** Runs `npm run chat`'s entry point as a user would, typing lines once the expected output shows. */
@@ -38,6 +39,8 @@ function startChat(env: Record<string, string>) {
   };
   return {
     child,
+    /** Where the chat runs: `/attach` paths and saved files are relative to it. */
+    cwd,
     exited,
     waitFor,
     output: () => output,
@@ -92,7 +95,7 @@ describe('npm run chat', () => {
   }, 60_000);
 
   /** `npm run chat` with olga as the approver and a high-risk `restart_service` HTTP tool. */
-  async function startChatWithTool() {
+  async function startChatWithTool(config: Record<string, unknown> = {}) {
     const directory = mkdtempSync(join(tmpdir(), 'butler-chat-'));
     const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
     writeFileSync(
@@ -108,6 +111,7 @@ describe('npm run chat', () => {
             http: { url: `${tools.url}/restart` },
           },
         ],
+        ...config,
       }),
     );
     const chat = startChat({
@@ -245,6 +249,58 @@ describe('npm run chat', () => {
       await chat.waitFor('cache restarted.');
       expect(chat.output().split('⚠').length).toBe(cardsSoFar);
       expect(restartedServices()).toEqual(['api', 'api', 'web', 'db', 'cache']);
+
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+    } finally {
+      await cleanUp();
+    }
+  }, 60_000);
+  it('shares files with /attach and saves the files Butler sends, never over another', async () => {
+    // 10 KB a file at most.
+    const { chat, cleanUp } = await startChatWithTool({ files: { maxFileMegabytes: 10 / 1024 } });
+    try {
+      const csv = 'service,errors\napi,12\n';
+      writeFileSync(join(chat.cwd, 'errors.csv'), csv);
+      writeFileSync(join(chat.cwd, 'chart.png'), await makePng(64, 48));
+      writeFileSync(join(chat.cwd, 'big.log'), 'x'.repeat(20 * 1024));
+      await chat.waitFor('Butler chat with chat-model');
+      const asked = model.requests.length;
+
+      chat.type('/attach missing.txt');
+      await chat.waitFor(`No file at ${join(chat.cwd, 'missing.txt')}.`);
+      chat.type('/attach big.log');
+      await chat.waitFor('big.log is 20 KB; Butler takes files up to 10 KB (files.maxFileMegabytes).');
+      expect(model.requests).toHaveLength(asked);
+
+      model.enqueue({ text: 'api has 12 errors.' });
+      chat.type('/attach errors.csv which service has errors?');
+      await chat.waitFor('api has 12 errors.');
+      const sent = JSON.stringify(model.requests.at(-1)?.messages.at(-1));
+      expect(sent).toContain('which service has errors?');
+      expect(sent).toContain('service,errors\\napi,12');
+
+      model.enqueue({ text: 'A blue rectangle.' });
+      chat.type('/attach chart.png');
+      await chat.waitFor('A blue rectangle.');
+      expect(JSON.stringify(model.requests.at(-1)?.messages.at(-1))).toMatch(
+        /"type":"image_url","image_url":\{[^}]*"url":"data:image\/jpeg;base64,/,
+      );
+
+      const attach = (id: string, content: string) => ({
+        toolCalls: [
+          { id, name: 'attach_file', arguments: JSON.stringify({ filename: 'errors.csv', content }) },
+        ],
+      });
+      model.enqueue(attach('attach_1', 'a,b\n1,2\n'), { text: 'Here it is.' });
+      chat.type('send me the errors as a file');
+      await chat.waitFor(`Butler sent a file: ${join('butler-files', 'errors.csv')}`);
+      model.enqueue(attach('attach_2', 'a,b\n3,4\n'), { text: 'And again.' });
+      chat.type('once more');
+      await chat.waitFor(`Butler sent a file: ${join('butler-files', 'errors-1.csv')}`);
+      await chat.waitFor('And again.');
+      expect(readFileSync(join(chat.cwd, 'butler-files', 'errors.csv'), 'utf8')).toBe('a,b\n1,2\n');
+      expect(readFileSync(join(chat.cwd, 'butler-files', 'errors-1.csv'), 'utf8')).toBe('a,b\n3,4\n');
 
       chat.type('/quit');
       expect(await chat.exited).toBe(0);
