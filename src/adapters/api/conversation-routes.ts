@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
+import { NotAllowedError } from '../../core/contracts/errors.js';
 import type { ChatUser, ConversationAddress } from '../../core/contracts/events.js';
 import type { FileBytes, InboundFile } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
@@ -140,6 +141,13 @@ async function share(
   files: readonly FileBytes[],
 ): Promise<InboundFile[]> {
   const shared: InboundFile[] = [];
-  for (const file of files) shared.push(await intake.shareFile({ address, user, file }));
+  for (const file of files) {
+    try {
+      shared.push(await intake.shareFile({ address, user, file }));
+    } catch (error) {
+      if (error instanceof NotAllowedError) throw new ApiError(403, 'not_allowed', error.message);
+      throw error;
+    }
+  }
   return shared;
 }

@@ -38,6 +38,13 @@ export class VerificationError extends ButlerError {
   }
 }
 
+/** Someone the access allowlists leave out asked for something (e.g. to share a file). */
+export class NotAllowedError extends ButlerError {
+  constructor(message: string) {
+    super('not_allowed', message);
+  }
+}
+
 /** An inbound request that is not what the protocol promises (bad JSON, missing fields). */
 export class PayloadError extends ButlerError {
   constructor(message: string) {

@@ -3,6 +3,7 @@ import type { DecisionResult } from '../approvals/decision.js';
 import type { ButlerIntake } from '../contracts/adapter.js';
 import type { ApprovalDetails, ApprovalDetailsRequest } from '../contracts/approval-card.js';
 import { encodeConversationKey } from '../contracts/conversation-key.js';
+import { NotAllowedError } from '../contracts/errors.js';
 import type {
   AcceptResult,
   ApprovalDecisionInput,
@@ -116,7 +117,7 @@ export class ButlerService implements ButlerIntake {
     const address = cleanJson(input.address);
     if (!this.files) throw new Error('Butler does not take files here');
     if (!this.isAllowed({ address, user: input.user, isDirect: false }))
-      throw new Error('This person may not talk to Butler here');
+      throw new NotAllowedError('The access rules do not let this person talk to Butler here.');
     return this.files.share({
       conversationKey: encodeConversationKey(address),
       platform: address.platform,

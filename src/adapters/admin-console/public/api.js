@@ -54,6 +54,10 @@ export function createApi(key) {
   }
 
   return {
+    /** A file Butler sent (`/api/v1/files/{id}`), as a Blob: the key goes in a header, so no plain link. */
+    async blob(path, options) {
+      return (await send(path, options)).blob();
+    },
     /** JSON from the API; throws ApiFailure. */
     async json(path, options) {
       return (await send(path, options)).json();

@@ -101,6 +101,10 @@ export function createChatPanel(context) {
           h('pre', { class: 'arguments' }, data.error ? `Error: ${data.error}` : pretty(data.output)),
         );
         return;
+      case 'file':
+        reply = undefined;
+        entry('tool', 'Butler sent a file', fileButton(data));
+        return;
       case 'confirm_required':
         reply = undefined;
         showConfirm(data);
@@ -119,6 +123,26 @@ export function createChatPanel(context) {
         say(statusLine, `The turn failed: ${data.error}`, 'error');
         return;
     }
+  }
+
+  /** Downloads a file Butler sent with this key, and saves it under its name. */
+  function fileButton(file) {
+    const button = h(
+      'button',
+      { type: 'button' },
+      `Download ${file.name} (${formatNumber(file.size)} bytes)`,
+    );
+    button.addEventListener('click', async () => {
+      try {
+        const blob = await api.blob(file.url.replace(/^\/api\/v1/, ''));
+        const link = h('a', { href: URL.createObjectURL(blob), download: file.name });
+        link.click();
+        setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+      } catch (error) {
+        sayFailure(statusLine, error, context);
+      }
+    });
+    return button;
   }
 
   function startReply() {
