@@ -305,6 +305,33 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await page.context().close();
   }, 30_000);
 
+  it('downloads a file Butler sent in the chat, with the key and the bytes it was sent with', async () => {
+    const csv = 'service,errors\napi,12\n';
+    model.enqueue(
+      {
+        toolCalls: [
+          { name: 'attach_file', arguments: JSON.stringify({ filename: 'errors.csv', content: csv }) },
+        ],
+      },
+      { text: 'Attached.' },
+    );
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.ci);
+    await page.locator('#tab-chat').click();
+    await page.getByLabel('Message').fill('send me the errors as a CSV');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const button = page.getByRole('button', { name: /^Download errors\.csv/ });
+    await button.waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    expect(download.suggestedFilename()).toBe('errors.csv');
+    const stream = await download.createReadStream();
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(csv);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+
   // Last: its request stays pending (no key here may decide it), which the tests above would see.
   it('offers no Approve to a key that may not decide, and says why', async () => {
     // oncall asks itself: a high-risk call needs an approver other than the one who asked.
