@@ -13,6 +13,7 @@ import type { Store } from '../core/contracts/store.js';
 import { createFiles } from '../core/files/index.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
+import { TurnStops } from '../core/stop/turn-stops.js';
 import { ApprovalPolicy } from '../core/tools/policy.js';
 import { TurnRunner } from '../core/turn/turn-runner.js';
 import { createMetrics } from '../observability/metrics.js';
@@ -122,15 +123,12 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   });
   const fileLimits = fileOptions(config);
   const files = createFiles(store, fileLimits, logger);
-  const service = new ButlerService(
-    store,
-    approvals,
-    file.access,
-    logger,
-    wake,
-    file.maxMessageChars,
-    files.intake,
-  );
+  const stops = new TurnStops(store, logger);
+  const service = new ButlerService(store, approvals, file.access, logger, wake, {
+    maxMessageChars: file.maxMessageChars,
+    files: files.intake,
+    stops,
+  });
 
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
@@ -165,6 +163,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     ...(delegator ? { delegator } : {}),
     ...(router ? { router } : {}),
     files,
+    stops,
     options: turnOptions(config),
   });
   worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger);
@@ -223,6 +222,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         ),
       );
       await worker?.stop(deadlineMs);
+      stops.close();
       await mcp.stop();
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
       await bus?.close();

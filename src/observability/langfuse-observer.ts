@@ -177,7 +177,7 @@ class LangfuseTurn implements TurnObserver {
     span.end(record.endTime);
   }
 
-  end(outcome: { status: 'replied' | 'parked' | 'failed'; error?: string }): void {
+  end(outcome: { status: 'replied' | 'parked' | 'failed' | 'stopped'; error?: string }): void {
     this.root.update({
       output: { status: outcome.status },
       ...(outcome.error ? { level: 'ERROR' as const, statusMessage: outcome.error } : {}),

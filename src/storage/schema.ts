@@ -399,3 +399,10 @@ export const files = pgTable(
     index('files_conversation_idx').on(table.conversationKey, table.createdAt),
   ],
 );
+
+/** A person's request to stop the turn running in a conversation; the process running it polls for these. */
+export const turnStops = pgTable('turn_stops', {
+  conversationKey: text('conversation_key').primaryKey(),
+  requestedBy: jsonb('requested_by').$type<Person>().notNull(),
+  requestedAt: timestamp('requested_at', { withTimezone: true }).notNull().defaultNow(),
+});

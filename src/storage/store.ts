@@ -10,6 +10,7 @@ import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
 import { readRepository } from './repositories/reads.js';
+import { stopRepository } from './repositories/stops.js';
 import { turnRepository } from './repositories/turns.js';
 import { usageRepository } from './repositories/usage.js';
 import { guardRepository, toStorageError } from './storage-errors.js';
@@ -33,6 +34,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     usage: guardRepository('usage', usageRepository(db)),
     conversationEvents: guardRepository('conversationEvents', conversationEventRepository(db)),
     files: guardRepository('files', fileRepository(db)),
+    stops: guardRepository('stops', stopRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
     async transaction(work) {
       try {

@@ -141,6 +141,16 @@ export interface ButlerIntake {
    * `FileTooLargeError` past the per-file limit, and refuses people the allowlists leave out.
    */
   shareFile(input: { address: ConversationAddress; user: ChatUser; file: FileBytes }): Promise<InboundFile>;
+  /**
+   * Stops the turn running in the conversation, whichever process runs it: within a second its model call
+   * is aborted, calls not yet started never start, and the reply keeps what was written, marked with who
+   * stopped it. `idle` when nothing was running. Anyone the allowlists let talk to Butler there may stop it.
+   */
+  stop(input: {
+    address: ConversationAddress;
+    user: ChatUser;
+    isDirect?: boolean;
+  }): Promise<'stopping' | 'idle'>;
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
 }

@@ -19,7 +19,7 @@ export type ButlerEvent =
       at: string;
       conversationKey: string;
       turnId: string;
-      status: 'replied' | 'parked' | 'failed';
+      status: 'replied' | 'parked' | 'failed' | 'stopped';
     }
   | {
       type: 'approval_requested';

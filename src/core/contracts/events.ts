@@ -104,5 +104,7 @@ export type ApprovalDecisionInput = {
 
 export type AcceptResult =
   | { status: 'accepted'; eventId: number }
+  /** The message asked to stop the turn running in its conversation ("stop"), and one was: it is not a turn. */
+  | { status: 'stopping' }
   | { status: 'duplicate' }
   | { status: 'ignored'; reason: 'not_allowed' };

@@ -96,7 +96,7 @@ export interface TurnObserver extends StepObserver {
   compaction(record: CompactionRecord): void;
   /** Starts a sub-agent's span under the turn. */
   agent(info: AgentInfo): AgentObserver;
-  end(outcome: { status: 'replied' | 'parked' | 'failed'; error?: string }): void;
+  end(outcome: { status: 'replied' | 'parked' | 'failed' | 'stopped'; error?: string }): void;
 }
 
 export interface Observer {

@@ -9,6 +9,7 @@ import type {
   InboxRepository,
   MemoryRepository,
 } from './repositories.js';
+import type { StopRepository } from './stop-records.js';
 import type {
   AgentRunRepository,
   RoutingRepository,
@@ -47,6 +48,7 @@ export type {
   NewInboxEvent,
   ResumeState,
 } from './repositories.js';
+export type { StopRepository, StopRequest } from './stop-records.js';
 export type {
   AgentRun,
   AgentRunRepository,
@@ -77,6 +79,7 @@ export interface Store {
   usage: UsageRepository;
   conversationEvents: ConversationEventRepository;
   files: FileRepository;
+  stops: StopRepository;
   reads: ReadRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;

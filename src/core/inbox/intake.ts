@@ -17,10 +17,14 @@ import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
 import type { FileIntake } from '../files/file-intake.js';
+import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;
+
+/** What a person writes to stop Butler mid-answer ("stop", "/stop", "停止"), and nothing else. */
+const stopWords = /^(?:\/?stop|停止|停)[.!。！]*$/i;
 
 /** Per-platform allowlists; an omitted list allows everyone. */
 export interface AccessRules {
@@ -44,10 +48,14 @@ export class ButlerService implements ButlerIntake {
     private readonly access: Readonly<Partial<Record<Platform, AccessRules | undefined>>>,
     private readonly logger: Logger,
     private readonly onWork: () => void,
-    /** Longest message text kept, for every platform alike; the reply says when a message was cut. */
-    private readonly maxMessageChars = defaultMaxMessageChars,
-    /** Where files handed over with their bytes are stored; absent: `shareFile` refuses them. */
-    private readonly files?: FileIntake,
+    private readonly options: {
+      /** Longest message text kept, for every platform alike; the reply says when a message was cut. */
+      maxMessageChars?: number;
+      /** Where files handed over with their bytes are stored; absent: `shareFile` refuses them. */
+      files?: FileIntake;
+      /** Stop requests for running turns; absent: `stop` finds nothing to stop. */
+      stops?: TurnStops;
+    } = {},
   ) {}
 
   isAllowed(message: Pick<InboundMessage, 'address' | 'user' | 'isDirect'>): boolean {
@@ -70,6 +78,11 @@ export class ButlerService implements ButlerIntake {
       );
       return { status: 'ignored', reason: 'not_allowed' };
     }
+    // "stop" while Butler answers in the conversation stops that turn; with nothing running it is a message.
+    if (stopWords.test(message.text.trim()) && (await this.stop(message)) === 'stopping') {
+      log.info({ user: message.user.id }, 'stop asked by message');
+      return { status: 'stopping' };
+    }
     const eventId = await this.store.inbox.insert({
       platform: message.address.platform,
       dedupKey: message.dedupKey,
@@ -87,10 +100,11 @@ export class ButlerService implements ButlerIntake {
 
   /** The message with its text cut to the limit (on a grapheme boundary), noting how long it was. */
   private withinLength(message: InboundMessage): InboundMessage {
-    if (message.text.length <= this.maxMessageChars) return message;
+    const maxMessageChars = this.options.maxMessageChars ?? defaultMaxMessageChars;
+    if (message.text.length <= maxMessageChars) return message;
     return {
       ...message,
-      text: graphemePrefix(message.text, this.maxMessageChars),
+      text: graphemePrefix(message.text, maxMessageChars),
       cutFrom: message.text.length,
     };
   }
@@ -109,16 +123,33 @@ export class ButlerService implements ButlerIntake {
     return this.approvals.permission(approval, user);
   }
 
+  async stop(input: {
+    address: ConversationAddress;
+    user: ChatUser;
+    isDirect?: boolean;
+  }): Promise<'stopping' | 'idle'> {
+    const address = cleanJson(input.address);
+    const { stops } = this.options;
+    if (!stops || !this.isAllowed({ address, user: input.user, isDirect: input.isDirect ?? false }))
+      return 'idle';
+    const asked = await stops.request(
+      encodeConversationKey(address),
+      onPlatform(cleanJson(input.user), address.platform),
+    );
+    return asked ? 'stopping' : 'idle';
+  }
+
   async shareFile(input: {
     address: ConversationAddress;
     user: ChatUser;
     file: FileBytes;
   }): Promise<InboundFile> {
     const address = cleanJson(input.address);
-    if (!this.files) throw new Error('Butler does not take files here');
+    const { files } = this.options;
+    if (!files) throw new Error('Butler does not take files here');
     if (!this.isAllowed({ address, user: input.user, isDirect: false }))
       throw new NotAllowedError('The access rules do not let this person talk to Butler here.');
-    return this.files.share({
+    return files.share({
       conversationKey: encodeConversationKey(address),
       platform: address.platform,
       uploader: onPlatform(cleanJson(input.user), address.platform),

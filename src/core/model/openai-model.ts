@@ -203,6 +203,8 @@ export class OpenAIModel implements ModelClient {
     };
     const abortFromCaller = () => controller.abort();
     request.signal?.addEventListener('abort', abortFromCaller, { once: true });
+    // A signal aborted before the call (a turn stopped while a tool ran) fires no event: no request at all.
+    if (request.signal?.aborted) controller.abort();
 
     let lastFailure: unknown;
     try {

@@ -124,6 +124,24 @@ export async function runTool(
   },
 ): Promise<{ content: string; ok: boolean }> {
   const { tool, call } = input;
+  if (scope.signal.aborted) {
+    // Stopped (or shutting down) before this call started: it never starts.
+    const reason = 'the turn was stopped before this call ran';
+    await audit(scope, {
+      approvalId: input.approvalId,
+      grantId: input.grantId ?? null,
+      toolName: tool.name,
+      toolCallId: call.id,
+      arguments: input.arguments,
+      risk: tool.risk,
+      decision: input.decision,
+      outcome: 'not_run',
+      decidedBy: input.decidedBy,
+      error: reason,
+      durationMs: 0,
+    });
+    return { content: `Error: ${reason}`, ok: false };
+  }
   await scope.report?.({ type: 'tool_call', id: call.id, name: tool.name, args: input.arguments });
   const startTime = new Date();
   let content: string;

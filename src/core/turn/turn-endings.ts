@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
 import { ModelError } from '../contracts/errors.js';
+import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ConversationMessage } from '../contracts/messages.js';
 import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../contracts/store.js';
@@ -83,6 +84,40 @@ const usageOf = (turn: Turn) => ({
   promptTokens: turn.usage.promptTokens,
   completionTokens: turn.usage.completionTokens,
 });
+
+/**
+ * Ends a turn someone stopped: the reply keeps what was written, marked with who stopped it; the history
+ * and the audit log say so too. The next message is answered as usual.
+ */
+export async function stopTurn(deps: TurnRunnerDeps, turn: Turn, pending: ConversationMessage[], by: Person) {
+  const mark = `_Stopped by ${by.name ?? by.id}._`;
+  const text = turn.reply.shown.trim() ? `${turn.reply.shown}\n\n${mark}` : mark;
+  const messages: ConversationMessage[] = [...pending, { role: 'assistant', content: text }];
+  turn.inflight.deliver({ text, messages });
+  await turn.inflight.save();
+  await deliverReply(deps, turn, text);
+  await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
+  await deps.store.audit
+    .record({
+      conversationKey: turn.conversation.key,
+      approvalId: null,
+      toolName: 'stop',
+      toolCallId: turn.id,
+      arguments: { platform: by.platform, user: by.id },
+      risk: 'unknown',
+      decision: 'auto',
+      outcome: 'not_run',
+      actor: turn.requester.id,
+      requesters: turn.requesters.map((person) => person.id),
+      decidedBy: by.id,
+      error: `turn stopped by ${by.name ?? by.id}`,
+      durationMs: 0,
+    })
+    .catch((error: unknown) => turn.log.error({ err: error }, 'audit write failed'));
+  turn.log.info({ stoppedBy: by.id }, 'turn stopped');
+  turn.observer.end({ status: 'stopped' });
+  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
+}
 
 /** A restarted turn whose reply was complete: make sure it is fully shown, then commit it. */
 export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {

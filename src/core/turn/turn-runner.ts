@@ -24,7 +24,14 @@ import {
   TurnInterruptedError,
   type TurnRunnerDeps,
 } from './turn.js';
-import { completeTurn, failTurn, parkTurn, postApprovalCard, redeliverTurn } from './turn-endings.js';
+import {
+  completeTurn,
+  failTurn,
+  parkTurn,
+  postApprovalCard,
+  redeliverTurn,
+  stopTurn,
+} from './turn-endings.js';
 
 /**
  * Runs turns: a batch of new messages, or the continuation after an approval decision. A turn's
@@ -85,7 +92,7 @@ export class TurnRunner {
       // The interrupted reply came after the earliest message it answered.
       retriedAfter: retried ? first.messageId : undefined,
     });
-    if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
+    if (turn.inflight.delivered) return this.released(turn, redeliverTurn(this.deps, turn));
     turn.working.start();
     try {
       const { window } = turn.opening;
@@ -100,6 +107,7 @@ export class TurnRunner {
       await this.converse(turn, pending, { route: true });
     } finally {
       await turn.working.clear();
+      await turn.stop?.release();
     }
   }
 
@@ -125,7 +133,7 @@ export class TurnRunner {
       retriedAfter: retried ? (first.cardMessageId ?? resume.replyTo) : undefined,
       shownBefore: resume.replyMessageIds ?? [],
     });
-    if (turn.inflight.delivered) return redeliverTurn(this.deps, turn);
+    if (turn.inflight.delivered) return this.released(turn, redeliverTurn(this.deps, turn));
     if (first.cardMessageId) {
       // Expiry has no click to redraw the card, and a click's own redraw is lost if Butler dies right
       // after storing the decision: the continuation makes sure the card shows the outcome.
@@ -159,6 +167,16 @@ export class TurnRunner {
       ]);
     } finally {
       await turn.working.clear();
+      await turn.stop?.release();
+    }
+  }
+
+  /** Waits for `work` on a turn that began; then the turn is no longer watched for stop requests. */
+  private async released(turn: Turn, work: Promise<void>): Promise<void> {
+    try {
+      await work;
+    } finally {
+      await turn.stop?.release();
     }
   }
 
@@ -338,6 +356,8 @@ export class TurnRunner {
       );
       await completeTurn(this.deps, turn, pending, undefined);
     } catch (error) {
+      const stoppedBy = turn.stop?.stoppedBy;
+      if (stoppedBy) return await stopTurn(this.deps, turn, pending, stoppedBy);
       if (turn.signal.aborted)
         throw new TurnInterruptedError('turn interrupted by shutdown', { cause: error });
       await failTurn(this.deps, turn, pending, error);

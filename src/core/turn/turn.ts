@@ -10,6 +10,7 @@ import type { Observer, TurnObserver } from '../contracts/observer.js';
 import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../contracts/store.js';
 import type { Files } from '../files/index.js';
 import type { ModelClient } from '../model/model-client.js';
+import type { TurnStop, TurnStops } from '../stop/turn-stops.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelTokens, PriceTable } from '../usage/pricing.js';
@@ -49,6 +50,8 @@ export interface TurnRunnerDeps {
   router?: Router;
   /** Shared files in, their content in prompts, produced files out; absent: files are not read. */
   files?: Files;
+  /** Stop requests from any process; absent: turns cannot be stopped. */
+  stops?: TurnStops;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */
@@ -73,7 +76,9 @@ export interface Turn {
   working: WorkingIndicator;
   observer: TurnObserver;
   log: Logger;
+  /** Aborts at shutdown, and when someone stops the turn (then `stop.stoppedBy` says who). */
   signal: AbortSignal;
+  stop: TurnStop | undefined;
   usage: {
     promptTokens: number;
     completionTokens: number;
@@ -188,6 +193,7 @@ export async function beginTurn(
     inflight.replyMessageIds.push(...unrecorded);
   }
   const record = new InflightRecord(store, conversation.id, inflight);
+  const stop = deps.stops?.track(conversation.key);
   const reply = new TurnReply(
     adapter,
     input.target,
@@ -223,7 +229,8 @@ export async function beginTurn(
       trigger: input.trigger,
     }),
     log,
-    signal: input.signal,
+    signal: stop ? AbortSignal.any([input.signal, stop.signal]) : input.signal,
+    stop,
     usage: { promptTokens: 0, completionTokens: 0, tokenScale: conversation.tokenScale, compaction: null },
   };
   // Nothing is written yet: until the reply creates a message there is nothing a restart must not repeat.

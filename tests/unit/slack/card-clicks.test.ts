@@ -28,6 +28,10 @@ class RecordingIntake implements ButlerIntake {
     return false;
   }
 
+  async stop(): Promise<'idle'> {
+    return 'idle';
+  }
+
   async shareFile(): Promise<never> {
     throw new Error('card clicks share no files');
   }
