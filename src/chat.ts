@@ -30,7 +30,7 @@ import { createLogger } from './observability/logger.js';
 const help =
   'Commands: /attach <path> [message] (share a file)  /approve [n|all]  /reject [n|all] <reason>  ' +
   '/approve-conversation [n] (approve that tool here for a while)  /as <user> (act as another user)  ' +
-  '/new (new conversation)  /quit';
+  '/stop (stop the answer; Ctrl+C too)  /new (new conversation)  /quit';
 
 function load() {
   try {
@@ -73,9 +73,21 @@ async function main(): Promise<void> {
     thread: 'main',
   };
   let waiting: ApprovalCard | undefined;
+  /** While Butler answers, `/stop` (or Ctrl+C) stops the turn; the line is read again afterwards. */
+  let answering = false;
+  let stopsTaken = 0;
   const settle = async (end: Promise<TurnEnd>) => {
-    const result = await end;
-    if (result.kind === 'card') waiting = result.card;
+    answering = true;
+    try {
+      const result = await end;
+      if (result.kind === 'card') waiting = result.card;
+    } finally {
+      answering = false;
+    }
+  };
+  const stopTurn = async () => {
+    const status = await butler.service.stop({ address, user, isDirect: true });
+    process.stdout.write(status === 'stopping' ? '\n(stopping…)\n' : 'Nothing is running.\n');
   };
   const send = async (text: string, files: InboundFile[] = []) => {
     const end = adapter.nextTurnEnd();
@@ -103,6 +115,15 @@ async function main(): Promise<void> {
   );
   // The line iterator queues what is typed while Butler answers; nothing typed ahead is lost.
   const terminal = createInterface({ input: process.stdin, output: process.stdout });
+  terminal.on('line', (typed) => {
+    if (!answering || typed.trim() !== '/stop') return;
+    stopsTaken += 1;
+    void stopTurn();
+  });
+  terminal.on('SIGINT', () => {
+    if (answering) void stopTurn();
+    else terminal.close();
+  });
   const prompt = () => {
     terminal.setPrompt(`${user.id} › `);
     terminal.prompt();
@@ -117,7 +138,11 @@ async function main(): Promise<void> {
     const [command, ...rest] = line.split(/\s+/);
     const argument = rest.join(' ');
     if (command === '/quit' || command === '/exit') break;
-    if (command === '/help') {
+    if (command === '/stop') {
+      // A /stop typed while Butler answered was taken then; only one typed at the prompt is new.
+      if (stopsTaken > 0) stopsTaken -= 1;
+      else await stopTurn();
+    } else if (command === '/help') {
       process.stdout.write(`${help}\n`);
     } else if (command === '/as' && argument) {
       user = { id: argument, name: argument };

@@ -7,7 +7,7 @@ import type { FileBytes, InboundFile } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { Caller } from './auth.js';
 import type { ConversationFeed } from './conversation-feed.js';
-import { ApiError } from './http-json.js';
+import { ApiError, sendJson } from './http-json.js';
 import { readMessageBody, type UploadLimits } from './message-body.js';
 import type { Route } from './routes.js';
 import { conversationId } from './schemas.js';
@@ -98,6 +98,8 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
             );
           if (accepted.status === 'ignored')
             throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
+          // "stop" while a turn runs stops it: no turn of its own to stream.
+          if (accepted.status === 'stopping') return sendJson(response, 202, { status: 'stopping' });
           // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
           // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
           await feed.append(key, [{ type: 'message', role: 'user', content: body.text }]);
@@ -109,6 +111,20 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         } finally {
           release();
         }
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/conversations\/([^/]+)\/stop$/,
+      scope: 'chat',
+      async handle({ response, caller, params }) {
+        const address = apiAddress(caller, checkedId(params[0]));
+        const status = await intake.stop({
+          address,
+          user: { id: caller.name, name: caller.name },
+          isDirect: true,
+        });
+        sendJson(response, status === 'stopping' ? 202 : 200, { status });
       },
     },
     {

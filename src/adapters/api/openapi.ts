@@ -151,6 +151,26 @@ export function openApiDocument(serverUrl: string) {
           },
         },
       },
+      '/conversations/{id}/stop': {
+        post: {
+          operationId: 'stopConversation',
+          summary:
+            'Stop the turn running in a conversation, within a second: the reply keeps what was written, marked "Stopped by"; a message `stop` does the same',
+          'x-scope': 'chat',
+          parameters: [idParameter('id', 'Your conversation id')],
+          responses: {
+            '202': {
+              description: 'A turn was running and is stopping; its stream ends with `done`',
+              ...json(z.object({ status: z.literal('stopping') })),
+            },
+            '200': {
+              description: 'Nothing was running',
+              ...json(z.object({ status: z.literal('idle') })),
+            },
+            ...errors,
+          },
+        },
+      },
       '/conversations/{id}/events': {
         get: {
           operationId: 'followConversation',

@@ -174,6 +174,33 @@ describe('npm run chat', () => {
     }
   }, 60_000);
 
+  it('stops an answer with /stop typed while it streams, then answers the next message', async () => {
+    const { chat, cleanUp } = await startChatWithTool();
+    try {
+      await chat.waitFor('Butler chat with chat-model');
+      model.enqueue({
+        text: 'x',
+        chunks: Array.from({ length: 200 }, (_, index) => `line${index} `),
+        chunkDelayMs: 50,
+      });
+      chat.type('tell me everything');
+      await chat.waitFor('line3 ');
+      chat.type('/stop');
+      await chat.waitFor('Stopped by ');
+      expect(chat.output()).not.toContain('line199');
+      expect(chat.output()).not.toContain('Nothing is running.');
+      model.enqueue({ text: 'Briefly, then.' });
+      chat.type('briefly');
+      await chat.waitFor('Briefly, then.');
+      chat.type('/stop');
+      await chat.waitFor('Nothing is running.');
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+    } finally {
+      await cleanUp();
+    }
+  }, 60_000);
+
   it('decides a card of two calls one by one, all at once, and for the conversation', async () => {
     tools.requests.length = 0;
     const { chat, cleanUp } = await startChatWithTool();
