@@ -22,6 +22,8 @@ interface Running {
   startedAt: Date;
   controller: AbortController;
   stoppedBy?: Person;
+  /** A request for the conversation was seen while the turn ran (acted on, or older than the turn). */
+  seenRequest?: boolean;
 }
 
 export class TurnStops {
@@ -58,7 +60,8 @@ export class TurnStops {
         entries.delete(entry);
         if (entries.size === 0) this.running.delete(conversationKey);
         if (this.running.size === 0) this.close();
-        if (entry.stoppedBy) await this.store.stops.clear(conversationKey, new Date()).catch(() => {});
+        // A request the turn saw is spent: it must not stop the conversation's next turn.
+        if (entry.seenRequest) await this.store.stops.clear(conversationKey, new Date()).catch(() => {});
       },
     };
   }
@@ -74,6 +77,7 @@ export class TurnStops {
     try {
       for (const request of await this.store.stops.pending([...this.running.keys()])) {
         for (const entry of this.running.get(request.conversationKey) ?? []) {
+          entry.seenRequest = true;
           if (entry.stoppedBy || request.requestedAt < entry.startedAt) continue;
           entry.stoppedBy = request.requestedBy;
           entry.controller.abort(

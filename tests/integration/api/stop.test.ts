@@ -57,6 +57,7 @@ describe(`stopping over the API (${databaseKind})`, () => {
     expect(String(reply?.data.content)).toMatch(/^part0 [\s\S]*\n\n_Stopped by ci-bot\._$/);
     expect(events.at(-1)?.data.type).toBe('done');
 
+    await app.settle();
     const idle = await call('/conversations/stop-route/stop');
     expect([idle.status, await idle.json()]).toEqual([200, { status: 'idle' }]);
   });
