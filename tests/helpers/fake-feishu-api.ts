@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Json, refuseCardkit, refuseMessage } from './fake-feishu-card-rules.js';
+import { buttonValue, type Json, refuseCardkit, refuseMessage } from './fake-feishu-card-rules.js';
 import { answerContactUser, type FakeContactUser } from './fake-feishu-contact.js';
 import { type FakeAnswer, FakeFeishuFiles, type FakeUpload } from './fake-feishu-files.js';
 
@@ -214,6 +214,14 @@ export class FakeFeishuApi {
       .join('\n');
   }
 
+  /** The callback value of the button `elementId` that a message shows now, if it shows that button. */
+  buttonValue(messageId: string, elementId: string): Json | undefined {
+    const content = this.messages.get(messageId)?.content;
+    const reference = content?.type === 'card' ? (content.data as Json | undefined) : undefined;
+    const card = reference ? this.cards.get(String(reference.card_id))?.card : content;
+    return buttonValue(card, elementId);
+  }
+
   private nextId(prefix: string): string {
     this.counter += 1;
     return `${prefix}${this.counter.toString(16).padStart(6, '0')}${randomUUID().slice(0, 8)}`;
@@ -380,7 +388,10 @@ export class FakeFeishuApi {
       const cardId = this.nextId('7');
       const elements = new Map<string, string>();
       for (const element of elementsOf(card)) {
-        if (typeof element.element_id === 'string')
+        if (
+          typeof element.element_id === 'string' &&
+          ['markdown', 'plain_text'].includes(String(element.tag))
+        )
           elements.set(element.element_id, String(element.content ?? ''));
       }
       const streaming = (card.config as Json | undefined)?.streaming_mode === true;
@@ -405,6 +416,8 @@ export class FakeFeishuApi {
       card.elements.set(match[2] as string, content);
       return this.ok();
     }
+    match = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)$/.exec(path);
+    if (method === 'DELETE' && match) return this.deleteElement(match[1] as string, match[2] as string, body);
     match = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/settings$/.exec(path);
     if (method === 'PATCH' && match) {
       const card = this.cards.get(match[1] as string);
@@ -419,6 +432,19 @@ export class FakeFeishuApi {
       return this.ok();
     }
     return undefined;
+  }
+
+  /** CardKit "delete element" (cardkit-v1/card-element/delete): allowed whether or not the card streams. */
+  private deleteElement(cardId: string, elementId: string, body: Json | undefined) {
+    const card = this.cards.get(cardId);
+    const elements = card ? elementsOf(card.card) : [];
+    const index = elements.findIndex((element) => element.element_id === elementId);
+    if (!card || index < 0) return this.error(200850, 'card or element not found');
+    const failed = this.checkSequence(card, body?.sequence);
+    if (failed) return failed;
+    elements.splice(index, 1);
+    card.elements.delete(elementId);
+    return this.ok();
   }
 
   private checkSequence(card: FakeCard, sequence: unknown): { status: number; body: Json } | undefined {

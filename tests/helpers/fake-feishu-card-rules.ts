@@ -101,7 +101,7 @@ export function refuseMessage(
     };
   }
   if (msgType === 'interactive' && cardTableCount(content) > maxTablesPerCard) return tablesRefused;
-  return undefined;
+  return msgType === 'interactive' ? refuseCardShape(content) : undefined;
 }
 
 /** Why CardKit would refuse to create, update or set this card, if it would. */
@@ -117,5 +117,67 @@ export function refuseCardkit(
     };
   }
   if (card && cardTableCount(card, contents) > maxTablesPerCard) return tablesRefused;
+  return refuseCardShape(card);
+}
+
+/**
+ * Card JSON 2.0 shape rules Butler's buttons must meet (platforms.md §12; open.feishu.cn card-json-v2 breaking
+ * changes and the button component): an `element_id` is at most 20 characters, starts with a letter, holds
+ * letters, digits and underscores, and is unique in the card; a button has a plain_text `text` and its
+ * `behaviors` are `callback` (with an object `value`) or `open_url`. Feishu answers 200861 for a card it
+ * cannot parse (the code is the fake's stand-in for its several "invalid card" codes).
+ */
+export const invalidCardCode = 200861;
+const elementIdPattern = /^[A-Za-z][A-Za-z0-9_]{0,19}$/;
+
+function* componentsOf(node: unknown): Generator<Json> {
+  if (Array.isArray(node)) {
+    for (const item of node) yield* componentsOf(item);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const record = node as Json;
+  if (typeof record.tag === 'string') yield record;
+  for (const value of Object.values(record)) yield* componentsOf(value);
+}
+
+function buttonProblem(button: Json): string | undefined {
+  const text = button.text as Json | undefined;
+  if (text?.tag !== 'plain_text' || typeof text.content !== 'string') return 'button text';
+  const behaviors = button.behaviors;
+  if (!Array.isArray(behaviors) || behaviors.length === 0) return 'button behaviors';
+  for (const behavior of behaviors as Json[]) {
+    if (behavior.type === 'callback') {
+      if (typeof behavior.value !== 'object' || behavior.value === null) return 'callback value';
+    } else if (behavior.type !== 'open_url' || typeof behavior.default_url !== 'string') {
+      return 'behavior type';
+    }
+  }
+  return undefined;
+}
+
+/** Why Feishu would refuse this card's components (element ids, buttons), if it would. */
+export function refuseCardShape(card: Json | undefined): Refusal | undefined {
+  if (!card) return undefined;
+  const seen = new Set<string>();
+  for (const component of componentsOf(card.body)) {
+    const id = component.element_id;
+    let problem: string | undefined;
+    if (id !== undefined && (typeof id !== 'string' || !elementIdPattern.test(id))) problem = 'element_id';
+    else if (typeof id === 'string' && seen.has(id)) problem = 'duplicate element_id';
+    else if (component.tag === 'button') problem = buttonProblem(component);
+    if (problem) return { status: 400, body: { code: invalidCardCode, msg: `invalid card: ${problem}` } };
+    if (typeof id === 'string') seen.add(id);
+  }
+  return undefined;
+}
+
+/** The callback value of the button `elementId` in a card, if the card shows that button. */
+export function buttonValue(card: Json | undefined, elementId: string): Json | undefined {
+  for (const component of componentsOf(card?.body)) {
+    if (component.tag !== 'button' || component.element_id !== elementId) continue;
+    const behaviors = (component.behaviors ?? []) as Json[];
+    return behaviors.find((behavior) => behavior.type === 'callback')?.value as Json | undefined;
+  }
   return undefined;
 }

@@ -165,10 +165,10 @@ function targetFields(value: CardButtonValue): Record<string, unknown> {
   };
 }
 
-const pending = Symbol('pending');
+export const pending = Symbol('pending');
 
 /** `work`'s result, or `pending` once `milliseconds` passed (the work goes on). */
-async function within<T>(work: Promise<T>, milliseconds: number): Promise<T | typeof pending> {
+export async function within<T>(work: Promise<T>, milliseconds: number): Promise<T | typeof pending> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<typeof pending>((resolve) => {
     timer = setTimeout(() => resolve(pending), milliseconds);
@@ -229,6 +229,24 @@ async function showArguments(
   return { toast: { type: 'info', content: 'Butler is reading the arguments; they follow below the card.' } };
 }
 
+/**
+ * Feishu never re-pushes a callback, so an old one is a replay (the signature, when there is one, is checked
+ * for freshness too; the long connection has none): the answer that refuses it, or undefined.
+ */
+export function refuseReplay(
+  event: CardActionEvent,
+  dependencies: Pick<CardActionDependencies, 'logger' | 'now'>,
+  fields: Record<string, unknown>,
+): CardActionResponse | undefined {
+  const age = dependencies.now() - event.createTime;
+  if (Math.abs(age) <= maxTimestampSkewSeconds * 1000) return undefined;
+  dependencies.logger.warn(
+    { ...fields, ageMilliseconds: age },
+    'Feishu card action outside the replay window refused',
+  );
+  return { toast: { type: 'error', content: 'This click is too old to count. Please click again.' } };
+}
+
 export async function handleCardAction(
   event: CardActionEvent,
   dependencies: CardActionDependencies,
@@ -247,13 +265,8 @@ export async function handleCardAction(
     eventId: event.eventId,
     user: event.operatorOpenId,
   };
-  // Feishu never re-pushes a callback, so an old one is a replay (the signature, when there is one, is
-  // checked for freshness too; the long connection has none).
-  const age = dependencies.now() - event.createTime;
-  if (!(Math.abs(age) <= maxTimestampSkewSeconds * 1000)) {
-    logger.warn({ ...fields, ageMilliseconds: age }, 'Feishu card action outside the replay window refused');
-    return { toast: { type: 'error', content: 'This click is too old to count. Please click again.' } };
-  }
+  const replayed = refuseReplay(event, dependencies, fields);
+  if (replayed) return replayed;
   if (isShowArguments(value)) return showArguments(value, event, dependencies, fields);
   const decision = intake.decide(decisionInput(value, event));
   try {

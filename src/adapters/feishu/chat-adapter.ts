@@ -19,8 +19,9 @@ import { parseFileLocator } from './message-files.js';
 import { isThreadId } from './normalize.js';
 import { sendFeishuFile } from './outbound-files.js';
 import { FeishuReplyStream } from './reply-stream.js';
+import { stopValueFor } from './stop-button.js';
 import type { StreamSettings } from './stream-settings.js';
-import { FeishuUserNames, prepareFeishuMessage } from './user-names.js';
+import { type FeishuUserNames, prepareFeishuMessage } from './user-names.js';
 
 export interface FeishuChatAdapterOptions {
   api: FeishuApi;
@@ -28,6 +29,8 @@ export interface FeishuChatAdapterOptions {
   now: () => number;
   settings: StreamSettings;
   cardkit: CardkitHealth;
+  /** People's names, shared with the card clicks (who stopped a reply). */
+  names: FeishuUserNames;
 }
 
 /** Feishu's "typing" emoji: shown on the user's message while Butler works. */
@@ -51,8 +54,7 @@ export function destinationFor(target: ReplyTarget): MessageDestination {
 }
 
 export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): ChatAdapter {
-  const { api, logger } = options;
-  const names = new FeishuUserNames(api, logger, options.now);
+  const { api, logger, names } = options;
   const conversationLogger = (address: ConversationAddress) =>
     logger.child({ conversation: encodeConversationKey(address) });
 
@@ -69,6 +71,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
         cardkit: options.cardkit,
         resume: replyOptions?.resume ?? [],
         onMessageCreated: replyOptions?.onMessageCreated,
+        stop: stopValueFor(target.address),
       });
     },
 

@@ -81,6 +81,8 @@ export interface FeishuApi {
   /** CardKit: replaces an element's content; `sequence` must grow per card. */
   updateCardElement(cardId: string, elementId: string, content: string, sequence: number): Promise<void>;
   updateCardSettings(cardId: string, settings: JsonRecord, sequence: number): Promise<void>;
+  /** CardKit: removes an element (streaming or not), e.g. the Stop button once the reply is done. */
+  deleteCardElement(cardId: string, elementId: string, sequence: number): Promise<void>;
   /** Returns the new message's id. */
   sendMessage(destination: MessageDestination, message: OutgoingMessage): Promise<string>;
   /** Replaces an interactive message's card. */
@@ -263,6 +265,17 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           client.cardkit.v1.card.settings({
             path: { card_id: cardId },
             data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
+          }),
+        ),
+        () => undefined,
+      ),
+    deleteCardElement: (cardId, elementId, sequence) =>
+      call(
+        'card element delete',
+        paced(cardLanes('cardElement.delete', cardId), () =>
+          client.cardkit.v1.cardElement.delete({
+            path: { card_id: cardId, element_id: elementId },
+            data: { sequence, uuid: `d_${cardId}_${sequence}` },
           }),
         ),
         () => undefined,

@@ -8,6 +8,8 @@ import { type CardActionResponse, handleCardAction } from './card-action.js';
 import { parseCardActionEvent, parseMessageReceiveEvent } from './event-payloads.js';
 import { asRecord, type JsonRecord, stringField } from './fields.js';
 import { normalizeMessageEvent } from './normalize.js';
+import { parseStopValue } from './stop-button.js';
+import { handleStopClick } from './stop-click.js';
 
 export interface InboundOptions {
   intake: ButlerIntake;
@@ -20,6 +22,8 @@ export interface InboundOptions {
   updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
   /** Posts a request's whole arguments below its card; returns how many messages it took. */
   sendArguments: (details: ApprovalDetails, cardMessageId: string) => Promise<number>;
+  /** A person's name (contact API, cached), for who stopped a reply; undefined when unknown. Never throws. */
+  userName: (tenantKey: string, openId: string) => Promise<string | undefined>;
 }
 
 export interface InboundHandlers {
@@ -72,7 +76,18 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
     },
 
     async onCardAction(data) {
-      return handleCardAction(parseCardActionEvent(data), {
+      const event = parseCardActionEvent(data);
+      const stop = parseStopValue(event.value);
+      if (stop) {
+        return handleStopClick(event, stop, {
+          intake,
+          logger,
+          now: options.now,
+          answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
+          userName: options.userName,
+        });
+      }
+      return handleCardAction(event, {
         intake,
         logger,
         now: options.now,

@@ -16,6 +16,7 @@ import { createFeishuApi } from './feishu-api.js';
 import { createInboundHandlers } from './inbound.js';
 import { createLongConnection } from './long-connection.js';
 import { defaultStreamSettings, type StreamSettings } from './stream-settings.js';
+import { FeishuUserNames } from './user-names.js';
 import { createWebhookHandler } from './webhook.js';
 
 export interface FeishuConnectorOptions {
@@ -47,6 +48,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
   const now = options.now ?? Date.now;
   const sdk = createFeishuApi({ config, logger, onCall: options.onApiCall });
   let bot: FeishuBotIdentity | undefined;
+  const names = new FeishuUserNames(sdk.api, logger, now);
 
   const adapter = createFeishuChatAdapter({
     api: sdk.api,
@@ -54,6 +56,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     now,
     settings: { ...defaultStreamSettings, ...options.streamSettings },
     cardkit: createCardkitHealth(),
+    names,
   });
   const handlers = createInboundHandlers({
     intake,
@@ -64,6 +67,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     cardAnswerWithinMilliseconds,
     updateCardLater: (messageId, card) => sdk.api.patchMessage(messageId, renderApprovalCard(card)),
     sendArguments: (details, cardMessageId) => sendArgumentsCards(sdk.api, details, cardMessageId),
+    userName: (tenantKey, openId) => names.get(tenantKey, openId),
   });
   const dispatcher = createFeishuDispatcher(handlers, sdk.larkLogger);
 

@@ -2,6 +2,7 @@ import { markdownToPlainText, truncateText } from '../../core/text/index.js';
 import { cardBodyBytes } from './card-limits.js';
 import type { JsonRecord } from './fields.js';
 import { tableCount } from './markdown-tables.js';
+import { largestStopValue, withStopButton } from './stop-button.js';
 
 /** Card JSON 2.0 for replies: the CardKit streaming card and the plain card the fallback patches. */
 
@@ -48,9 +49,10 @@ export function markdownCard(content: string): JsonRecord {
   };
 }
 
-/** The largest request body of a card showing `content`, whichever way the reply shows it. */
+/** The largest request body of a card showing `content`, whichever way the reply shows it, Stop button included. */
 export function replyCardBodyBytes(content: string): number {
-  return Math.max(cardBodyBytes(streamingCard(content)), cardBodyBytes(markdownCard(content)));
+  const cards = [streamingCard(content), markdownCard(content)];
+  return Math.max(...cards.map((card) => cardBodyBytes(withStopButton(card, largestStopValue))));
 }
 
 /**

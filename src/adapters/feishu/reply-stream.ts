@@ -4,6 +4,7 @@ import type { Logger } from '../../core/contracts/logger.js';
 import { type CardkitHealth, pointsAtPlatform } from './cardkit-health.js';
 import type { FeishuApi, MessageDestination, OutgoingMessage } from './feishu-api.js';
 import { isRateLimited } from './feishu-api-error.js';
+import type { JsonRecord } from './fields.js';
 import {
   closedStreamingSettings,
   markdownCard,
@@ -11,6 +12,8 @@ import {
   replyElementId,
   streamingCard,
 } from './reply-cards.js';
+import { openSegment, type Segment } from './reply-segment.js';
+import { type StopButtonValue, stopElementId, withStopButton } from './stop-button.js';
 import type { StreamSettings } from './stream-settings.js';
 import { chooseCut, renderSlice } from './text-layout.js';
 
@@ -24,23 +27,8 @@ export interface FeishuReplyStreamOptions {
   /** Messages of an interrupted earlier attempt, overwritten in order before anything new is posted. */
   resume: readonly string[];
   onMessageCreated: ((messageId: string) => void | Promise<void>) | undefined;
-}
-
-/** One platform message of the reply: a slice of the text, shown in a CardKit card or a patched card. */
-interface Segment {
-  start: number;
-  /** Fixed once the reply rolled over into the next card; open (to the end of the text) before. */
-  end: number | undefined;
-  mode: 'cardkit' | 'patch';
-  messageId: string | undefined;
-  cardId: string | undefined;
-  sequence: number;
-  openedAt: number;
-  shown: string | undefined;
-  /** Text offset up to which `shown` reflects the reply. */
-  shownEnd: number;
-  failures: number;
-  closed: boolean;
+  /** What the Stop button the open card shows while Butler writes sends back when clicked. */
+  stop: StopButtonValue;
 }
 
 const cardkitFailuresBeforeFallback = 3;
@@ -162,19 +150,7 @@ export class FeishuReplyStream implements ReplyStream {
 
   private newSegment(start: number): Segment {
     const cardkit = this.cardkitAllowed && this.options.cardkit.usable(this.options.now());
-    const segment: Segment = {
-      start,
-      end: undefined,
-      mode: cardkit ? 'cardkit' : 'patch',
-      messageId: undefined,
-      cardId: undefined,
-      sequence: 0,
-      openedAt: this.options.now(),
-      shown: undefined,
-      shownEnd: start,
-      failures: 0,
-      closed: false,
-    };
+    const segment = openSegment(start, cardkit ? 'cardkit' : 'patch', this.options.now());
     this.segments.push(segment);
     return segment;
   }
@@ -184,6 +160,15 @@ export class FeishuReplyStream implements ReplyStream {
   }
 
   private readonly fits = (content: string): boolean => replyCardFits(content, this.options.settings);
+
+  /** Only the card still being written offers Stop; a finished or rolled-over one does not. */
+  private offersStop(segment: Segment): boolean {
+    return !this.finished && segment.end === undefined;
+  }
+
+  private patchCard(content: string, stoppable: boolean): JsonRecord {
+    return stoppable ? withStopButton(markdownCard(content), this.options.stop) : markdownCard(content);
+  }
 
   /**
    * Brings every card up to date with the text as it is now (text that arrives meanwhile waits for the next
@@ -222,12 +207,14 @@ export class FeishuReplyStream implements ReplyStream {
       if (!this.finished) return;
     }
     const content = this.render(segment, text);
-    if (content === segment.shown) {
+    // A CardKit card loses its Stop button when it is closed (closeStreaming).
+    const stoppable = segment.mode === 'patch' ? this.offersStop(segment) : segment.stoppable;
+    if (content === segment.shown && stoppable === segment.stoppable) {
       segment.shownEnd = end;
       return;
     }
     if (segment.mode === 'patch') {
-      await this.options.api.patchMessage(segment.messageId as string, markdownCard(content));
+      await this.options.api.patchMessage(segment.messageId as string, this.patchCard(content, stoppable));
     } else {
       try {
         segment.sequence += 1;
@@ -246,6 +233,7 @@ export class FeishuReplyStream implements ReplyStream {
     }
     segment.shown = content;
     segment.shownEnd = end;
+    segment.stoppable = stoppable;
   }
 
   /** After repeated CardKit failures the rest of this reply (only) continues in a patched card: true then. */
@@ -266,17 +254,19 @@ export class FeishuReplyStream implements ReplyStream {
   private async createMessage(segment: Segment, text: string): Promise<void> {
     const content = this.render(segment, text);
     const end = segment.end ?? text.length;
+    const stoppable = this.offersStop(segment);
     const { api, logger } = this.options;
     while (this.resumePool.length > 0) {
       const resumed = this.resumePool.shift() as string;
       try {
-        await api.patchMessage(resumed, markdownCard(content));
+        await api.patchMessage(resumed, this.patchCard(content, stoppable));
         Object.assign(segment, {
           messageId: resumed,
           shownEnd: end,
           mode: 'patch',
           shown: content,
           openedAt: this.options.now(),
+          stoppable,
         });
         logger.info(
           { messageId: resumed },
@@ -294,13 +284,15 @@ export class FeishuReplyStream implements ReplyStream {
         );
       }
     }
-    let message: OutgoingMessage = { msgType: 'interactive', content: markdownCard(content) };
+    let message: OutgoingMessage = { msgType: 'interactive', content: this.patchCard(content, stoppable) };
     if (segment.mode === 'cardkit') {
       try {
         if (segment.cardId === undefined) {
-          segment.cardId = await api.createCard(streamingCard(content));
+          const card = streamingCard(content);
+          segment.cardId = await api.createCard(stoppable ? withStopButton(card, this.options.stop) : card);
           segment.shown = content;
           segment.shownEnd = end;
+          segment.stoppable = stoppable;
         }
         message = { msgType: 'interactive', content: { type: 'card', data: { card_id: segment.cardId } } };
       } catch (error) {
@@ -316,6 +308,7 @@ export class FeishuReplyStream implements ReplyStream {
     if (segment.mode === 'patch') {
       segment.shown = content;
       segment.shownEnd = end;
+      segment.stoppable = stoppable;
     }
     logger.debug({ messageId, mode: segment.mode }, 'Feishu reply: message created');
     await this.options.onMessageCreated?.(messageId);
@@ -326,6 +319,7 @@ export class FeishuReplyStream implements ReplyStream {
     segment.closed = true;
     // Closing is a CardKit operation too: keep the pace after the final update.
     await sleep(this.untilNextUpdate());
+    if (segment.stoppable) await this.removeStopButton(segment, segment.cardId);
     try {
       segment.sequence += 1;
       const text = this.text.slice(segment.start, segment.end ?? this.text.length);
@@ -340,6 +334,18 @@ export class FeishuReplyStream implements ReplyStream {
         { cardId: segment.cardId, err: error },
         'Feishu reply: could not close streaming mode',
       );
+    }
+  }
+
+  /** CardKit removes an element whether or not the card still streams (its "Stop generating" example). */
+  private async removeStopButton(segment: Segment, cardId: string): Promise<void> {
+    try {
+      segment.sequence += 1;
+      await this.options.api.deleteCardElement(cardId, stopElementId, segment.sequence);
+      segment.stoppable = false;
+    } catch (error) {
+      // A click on a leftover button only hears that nothing is running.
+      this.options.logger.warn({ cardId, err: error }, 'Feishu reply: could not remove the Stop button');
     }
   }
 

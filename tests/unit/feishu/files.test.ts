@@ -4,6 +4,7 @@ import { createCardkitHealth } from '../../../src/adapters/feishu/cardkit-health
 import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapter.js';
 import { explainRefusal, readWithin } from '../../../src/adapters/feishu/resource-download.js';
 import { defaultStreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
+import { FeishuUserNames } from '../../../src/adapters/feishu/user-names.js';
 import type { ChatAdapter, ReplyTarget } from '../../../src/core/contracts/adapter.js';
 import { FileTooLargeError, type InboundFile, type OutboundFile } from '../../../src/core/contracts/files.js';
 import { silentLogger } from '../../../src/core/contracts/logger.js';
@@ -25,12 +26,14 @@ let adapter: ChatAdapter;
 
 beforeAll(async () => {
   fake = await FakeFeishuApi.start();
+  const api = feishuClientFor(fake);
   adapter = createFeishuChatAdapter({
-    api: feishuClientFor(fake),
+    api,
     logger: silentLogger,
     now: Date.now,
     settings: defaultStreamSettings,
     cardkit: createCardkitHealth(),
+    names: new FeishuUserNames(api, silentLogger),
   });
 });
 afterAll(() => fake.close());

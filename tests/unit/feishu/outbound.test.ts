@@ -5,6 +5,7 @@ import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapt
 import { toCardMarkdown } from '../../../src/adapters/feishu/markdown.js';
 import { replyCardBodyBytes } from '../../../src/adapters/feishu/reply-cards.js';
 import { defaultStreamSettings, type StreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
+import { FeishuUserNames } from '../../../src/adapters/feishu/user-names.js';
 import type { ReplyStream, ReplyTarget } from '../../../src/core/contracts/adapter.js';
 import type { ApprovalCard } from '../../../src/core/contracts/approval-card.js';
 import { silentLogger } from '../../../src/core/contracts/logger.js';
@@ -28,6 +29,7 @@ function adapterWith(settings: Partial<StreamSettings> = {}) {
     now: Date.now,
     settings: { ...defaultStreamSettings, patchIntervalMilliseconds: 300, finishAttempts: 3, ...settings },
     cardkit: createCardkitHealth(),
+    names: new FeishuUserNames(api, silentLogger),
   });
 }
 

@@ -1,0 +1,36 @@
+/** One platform message of the reply: a slice of the text, shown in a CardKit card or a patched card. */
+export interface Segment {
+  start: number;
+  /** Fixed once the reply rolled over into the next card; open (to the end of the text) before. */
+  end: number | undefined;
+  mode: 'cardkit' | 'patch';
+  messageId: string | undefined;
+  cardId: string | undefined;
+  sequence: number;
+  openedAt: number;
+  shown: string | undefined;
+  /** Text offset up to which `shown` reflects the reply. */
+  shownEnd: number;
+  failures: number;
+  closed: boolean;
+  /** The card shows the Stop button. */
+  stoppable: boolean;
+}
+
+/** A segment that has shown nothing yet, from text offset `start` on. */
+export function openSegment(start: number, mode: Segment['mode'], now: number): Segment {
+  return {
+    start,
+    end: undefined,
+    mode,
+    messageId: undefined,
+    cardId: undefined,
+    sequence: 0,
+    openedAt: now,
+    shown: undefined,
+    shownEnd: start,
+    failures: 0,
+    closed: false,
+    stoppable: false,
+  };
+}
