@@ -57,6 +57,20 @@ describe('Feishu Stop button through the running Butler', () => {
     expect(reply.content).toMatchObject({ type: 'card' });
     expect(suite.fake.buttonValue(reply.messageId, 'stop')).toEqual({ butler: 'stop', thread: threadId });
 
+    // A replayed click (older than Feishu's callbacks can be) stops nothing.
+    const replayed = await postToButler(
+      suite.url.replace('/events', '/card'),
+      cardActionEvent({
+        operatorOpenId: aliceOpenId,
+        messageId: reply.messageId,
+        chatId: groupChat,
+        value: { butler: 'stop', thread: threadId },
+        createTime: Date.now() - 10 * 60_000,
+      }),
+      { timestamp: Math.floor(Date.now() / 1000) },
+    );
+    expect(replayed.body).toMatchObject({ toast: { type: 'error' } });
+
     const clicked = Date.now();
     const answer = await clickStop(reply, bobOpenId);
     expect(answer).toEqual({ status: 200, body: { toast: { type: 'info', content: 'Stopping…' } } });
