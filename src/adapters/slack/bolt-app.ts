@@ -49,6 +49,7 @@ export function createBoltApp(options: BoltAppOptions): App {
   });
   app.event('app_mention', async ({ body, event }) => handlers.message(body, event));
   app.event('message', async ({ body, event }) => handlers.message(body, event));
+  app.event('agent_session_stopped', async ({ body, event }) => handlers.sessionStopped(body, event));
   for (const actionId of cardActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
   }
