@@ -10,6 +10,7 @@ import type {
   Platform,
   ThreadContextMessage,
 } from './events.js';
+import type { FeedbackInput, FeedbackResult } from './feedback-records.js';
 import type { FileBytes, InboundFile, OutboundFile } from './files.js';
 import type { ApprovalListItem } from './read-models.js';
 
@@ -141,6 +142,11 @@ export interface ButlerIntake {
    * `FileTooLargeError` past the per-file limit, and refuses people the allowlists leave out.
    */
   shareFile(input: { address: ConversationAddress; user: ChatUser; file: FileBytes }): Promise<InboundFile>;
+  /**
+   * Stores a person's rating of a Butler reply (a feedback button, the API), or changes the one they gave it;
+   * a message that is not a Butler reply is `not_a_reply`. The result's message is for the rater alone.
+   */
+  recordFeedback(input: FeedbackInput): Promise<FeedbackResult>;
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
 }

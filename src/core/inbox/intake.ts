@@ -15,7 +15,9 @@ import type {
 import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
-import type { Store } from '../contracts/store.js';
+import { noopObserver } from '../contracts/observer.js';
+import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
+import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
 
@@ -48,6 +50,8 @@ export class ButlerService implements ButlerIntake {
     private readonly maxMessageChars = defaultMaxMessageChars,
     /** Where files handed over with their bytes are stored; absent: `shareFile` refuses them. */
     private readonly files?: FileIntake,
+    /** Ratings of replies; the default reports them to no tracer. */
+    private readonly feedback = new FeedbackRecorder(store, noopObserver, logger),
   ) {}
 
   isAllowed(message: Pick<InboundMessage, 'address' | 'user' | 'isDirect'>): boolean {
@@ -124,6 +128,10 @@ export class ButlerService implements ButlerIntake {
       uploader: onPlatform(cleanJson(input.user), address.platform),
       file: input.file,
     });
+  }
+
+  recordFeedback(input: FeedbackInput): Promise<FeedbackResult> {
+    return this.feedback.record(input);
   }
 
   async isKnownConversation(address: ConversationAddress): Promise<boolean> {
