@@ -13,7 +13,7 @@ import {
   withMarkdownFallback,
 } from './reply-format.js';
 import type { Segment } from './reply-segment.js';
-import { type SlackApi, SlackApiError } from './slack-api.js';
+import { type SlackApi, SlackApiError, type SlackBlocks } from './slack-api.js';
 
 export interface ReplySenderOptions {
   api: SlackApi;
@@ -107,27 +107,33 @@ export class ReplySender {
     return this.options.api.appendStream({ channel: this.channel, ts, markdownText });
   }
 
-  stop(ts: string, markdownText?: string): Promise<void> {
+  /** `blocks` go below the streamed text (the feedback buttons of the reply's last message). */
+  stop(ts: string, markdownText?: string, blocks?: SlackBlocks): Promise<void> {
     return this.options.api.stopStream({
       channel: this.channel,
       ts,
       ...(markdownText ? { markdownText } : {}),
+      ...(blocks ? { blocks } : {}),
     });
   }
 
-  post(segment: Segment, markdown: string): Promise<string> {
+  post(segment: Segment, markdown: string, extra?: SlackBlocks): Promise<string> {
     const thread = this.threadTs ? { threadTs: this.threadTs } : {};
     return withMarkdownFallback(segment, (blocks) =>
-      this.options.api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, blocks) }),
+      this.options.api.postMessage({
+        channel: this.channel,
+        ...thread,
+        ...staticMessage(markdown, blocks, extra),
+      }),
     );
   }
 
-  update(segment: Segment, markdown: string): Promise<void> {
+  update(segment: Segment, markdown: string, extra?: SlackBlocks): Promise<void> {
     return withMarkdownFallback(segment, (blocks) =>
       this.options.api.updateMessage({
         channel: this.channel,
         ts: segment.ts,
-        ...staticMessage(markdown, blocks),
+        ...staticMessage(markdown, blocks, extra),
       }),
     );
   }

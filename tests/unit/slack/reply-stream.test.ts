@@ -11,6 +11,7 @@ import type { ChatAdapter, ReplyTarget } from '../../../src/core/contracts/adapt
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { botId, botUserId, team } from './payloads.js';
+import { feedbackBlocks } from '../../../src/adapters/slack/feedback-blocks.js';
 
 let fake: FakeSlackApi;
 
@@ -137,7 +138,8 @@ describe('Slack replies', () => {
     expect(fake.callsTo('chat.postMessage')[0]?.args).toMatchObject({ thread_ts: threadTs });
     expect(shownReply(reply.messageIds)).toEqual([text]);
     const last = updates.at(-1)?.args;
-    expect(last?.blocks).toEqual([{ type: 'markdown', text }]);
+    // The message that ends the reply carries the feedback buttons below its text.
+    expect(last?.blocks).toEqual([{ type: 'markdown', text }, ...feedbackBlocks()]);
     expect(typeof last?.text).toBe('string');
 
     // Learnt once per channel: the next reply posts straight away.
