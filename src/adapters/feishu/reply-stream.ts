@@ -116,6 +116,8 @@ export class FeishuReplyStream implements ReplyStream {
     const last = this.segments.at(-1);
     // The reply's last card takes the feedback buttons (none when the text ended up in extra messages).
     if (last?.messageId !== undefined && this.extraMessageIds.length === 0) {
+      // The buttons are one more update of the card: they keep its pace too.
+      await sleep(this.untilNextUpdate());
       if (last.mode === 'cardkit') last.sequence += 1;
       const cardId = last.mode === 'cardkit' ? last.cardId : undefined;
       const card = { messageId: last.messageId, cardId, sequence: last.sequence, content: this.render(last) };

@@ -57,7 +57,8 @@ export interface ReplyStream {
 export type TurnEvent =
   | { type: 'tool_call'; id: string; name: string; args: unknown }
   | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
-  | { type: 'done'; usage: { promptTokens: number; completionTokens: number } }
+  /** `turnId` names the turn whose reply this ends (what feedback on it names). */
+  | { type: 'done'; turnId: string; usage: { promptTokens: number; completionTokens: number } }
   | { type: 'error'; error: string };
 
 /** What the core needs from a platform to answer. Implemented by each adapter. */

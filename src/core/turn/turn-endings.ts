@@ -76,7 +76,7 @@ export async function completeTurn(
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
   turn.observer.end({ status: 'replied' });
-  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
+  await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
 
 const usageOf = (turn: Turn) => ({
@@ -91,7 +91,7 @@ export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
   await deliverReply(deps, turn, delivered.text);
   await commitTurn(deps, turn, await withReplyMessages(turn, delivered.messages), 'done');
   turn.observer.end({ status: 'replied' });
-  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
+  await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
 
 /** Stops the turn at the calls that need a person's decision: persist them as one batch, then show its card. */
