@@ -42,36 +42,41 @@ export function createScoreSender(options: {
     username: options.publicKey,
     password: options.secretKey,
   });
-  const pending = new Set<Promise<void>>();
+  // Per rating, one score at a time: a changed rating's score must arrive after the one it replaces.
+  const pending = new Map<string, Promise<void>>();
+  const create = (feedback: FeedbackInfo) =>
+    client.scores
+      .create(
+        {
+          id: feedback.id,
+          traceId: turnTraceId(feedback.turnId),
+          name: feedbackScoreName,
+          value: feedback.rating === 'positive' ? 1 : 0,
+          dataType: 'BOOLEAN',
+          ...(feedback.comment ? { comment: feedback.comment } : {}),
+          environment: 'production',
+          metadata: { rater: feedback.rater, conversationKey: feedback.conversationKey },
+        },
+        { maxRetries: 1, timeoutInSeconds: 10 },
+      )
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          options.logger.warn(
+            { err: error, turn: feedback.turnId },
+            'could not send the feedback score to Langfuse',
+          ),
+      );
   return {
     send(feedback: FeedbackInfo): void {
-      const sending = client.scores
-        .create(
-          {
-            id: feedback.id,
-            traceId: turnTraceId(feedback.turnId),
-            name: feedbackScoreName,
-            value: feedback.rating === 'positive' ? 1 : 0,
-            dataType: 'BOOLEAN',
-            ...(feedback.comment ? { comment: feedback.comment } : {}),
-            environment: 'production',
-            metadata: { rater: feedback.rater, conversationKey: feedback.conversationKey },
-          },
-          { maxRetries: 1, timeoutInSeconds: 10 },
-        )
-        .then(
-          () => undefined,
-          (error: unknown) =>
-            options.logger.warn(
-              { err: error, turn: feedback.turnId },
-              'could not send the feedback score to Langfuse',
-            ),
-        )
-        .finally(() => pending.delete(sending));
-      pending.add(sending);
+      const sending = (pending.get(feedback.id) ?? Promise.resolve()).then(() => create(feedback));
+      pending.set(feedback.id, sending);
+      void sending.then(() => {
+        if (pending.get(feedback.id) === sending) pending.delete(feedback.id);
+      });
     },
     async flush(): Promise<void> {
-      await Promise.all([...pending]);
+      await Promise.all([...pending.values()]);
     },
   };
 }

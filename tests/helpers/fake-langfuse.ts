@@ -61,7 +61,9 @@ export async function startFakeLangfuse(): Promise<FakeLangfuse> {
     for await (const chunk of request) chunks.push(chunk as Buffer);
     if (request.method === 'POST' && request.url === '/api/public/scores') {
       const answer = receiveScore(fake, String(request.headers.authorization), Buffer.concat(chunks));
-      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+      response
+        .writeHead(answer.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify(answer.body));
       return;
     }
     if (request.url !== '/api/public/otel/v1/traces') {

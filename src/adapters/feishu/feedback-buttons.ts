@@ -50,6 +50,9 @@ export async function addFeedbackButtons(
     if (card.cardId) await api.appendCardElements(card.cardId, feedbackElements(), card.sequence);
     else await api.patchMessage(card.messageId, markdownCard(card.content, feedbackElements()));
   } catch (error) {
-    logger.warn({ messageId: card.messageId, err: error }, 'Feishu reply: could not add the feedback buttons');
+    logger.warn(
+      { messageId: card.messageId, err: error },
+      'Feishu reply: could not add the feedback buttons',
+    );
   }
 }

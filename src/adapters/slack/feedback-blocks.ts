@@ -79,7 +79,9 @@ export function parseFeedbackClick(body: unknown): FeedbackClick | undefined {
   if (!isRecord(body) || body.type !== 'block_actions' || !Array.isArray(body.actions)) return undefined;
   const action = body.actions.find(
     (candidate) =>
-      isRecord(candidate) && candidate.type === 'feedback_buttons' && candidate.action_id === feedbackActionId,
+      isRecord(candidate) &&
+      candidate.type === 'feedback_buttons' &&
+      candidate.action_id === feedbackActionId,
   );
   const rating = field(action, 'value');
   const user = userOf(body);

@@ -39,7 +39,12 @@ export function createFeedbackHandlers(dependencies: FeedbackHandlerDependencies
     rating: FeedbackRating,
     comment?: string,
   ): Promise<FeedbackResult | undefined> {
-    const fields = { platform: 'slack', channel: message.channel, messageTs: message.messageTs, user: user.id };
+    const fields = {
+      platform: 'slack',
+      channel: message.channel,
+      messageTs: message.messageTs,
+      user: user.id,
+    };
     try {
       const result = await intake.recordFeedback({
         platform: 'slack',

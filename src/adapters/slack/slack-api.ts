@@ -67,7 +67,12 @@ export interface SlackApi {
   }): Promise<string | undefined>;
   appendStream(args: { channel: string; ts: string; markdownText: string }): Promise<void>;
   /** `blocks` are appended below the streamed text (the reply's feedback buttons). */
-  stopStream(args: { channel: string; ts: string; markdownText?: string; blocks?: SlackBlocks }): Promise<void>;
+  stopStream(args: {
+    channel: string;
+    ts: string;
+    markdownText?: string;
+    blocks?: SlackBlocks;
+  }): Promise<void>;
   addReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
   removeReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
   setAssistantStatus(args: { channel: string; threadTs: string; status: string }): Promise<void>;

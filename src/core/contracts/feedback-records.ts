@@ -38,7 +38,11 @@ export interface FeedbackRepository {
    * The reply a platform message showed, found by its id among the final answers of the conversations in
    * `channel` on `platform` (message ids are unique there). Undefined for any other message.
    */
-  findReply(where: { platform: Platform; channel: string; messageId: string }): Promise<RatedReply | undefined>;
+  findReply(where: {
+    platform: Platform;
+    channel: string;
+    messageId: string;
+  }): Promise<RatedReply | undefined>;
   /** The reply a turn ended with, when it wrote one. */
   findTurn(turnId: string): Promise<RatedReply | undefined>;
   /** Stores the rating, or changes the one this person gave the same turn; returns it as stored. */

@@ -63,8 +63,7 @@ export class FeedbackRecorder {
 
   private async find(input: FeedbackInput): Promise<RatedReply | undefined> {
     const { reply } = input;
-    if ('messageId' in reply)
-      return this.store.feedback.findReply({ platform: input.platform, ...reply });
+    if ('messageId' in reply) return this.store.feedback.findReply({ platform: input.platform, ...reply });
     const found = await this.store.feedback.findTurn(reply.turnId);
     if (!found || reply.workspace === undefined) return found;
     return decodeConversationKey(found.conversationKey).workspace === reply.workspace ? found : undefined;

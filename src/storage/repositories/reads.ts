@@ -21,7 +21,12 @@ export function before(cursor: string | undefined, time: PgColumn, id: PgColumn)
 }
 
 /** Fetches one row more than asked to know whether there is a next page. */
-export function paged<T, R>(rows: T[], limit: number, cursorOf: (row: T) => string, map: (row: T) => R): Page<R> {
+export function paged<T, R>(
+  rows: T[],
+  limit: number,
+  cursorOf: (row: T) => string,
+  map: (row: T) => R,
+): Page<R> {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return { items: items.map(map), nextCursor: rows.length > limit && last ? cursorOf(last) : null };

@@ -115,7 +115,10 @@ describe('Slack feedback', () => {
       conversationKey: `slack:${team}:C0GENERAL:${threadTs}`,
     });
     await expect.poll(() => fake.callsTo('chat.postEphemeral').length).toBe(1);
-    expect(fake.callsTo('chat.postEphemeral')[0]?.args).toMatchObject({ user: 'U0ALICE', thread_ts: threadTs });
+    expect(fake.callsTo('chat.postEphemeral')[0]?.args).toMatchObject({
+      user: 'U0ALICE',
+      thread_ts: threadTs,
+    });
     expect(fake.callsTo('chat.postMessage')).toHaveLength(0);
   });
 

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { feedbackBlocks } from '../../../src/adapters/slack/feedback-blocks.js';
 import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
 import {
   createCapabilities,
@@ -11,7 +12,6 @@ import type { ChatAdapter, ReplyTarget } from '../../../src/core/contracts/adapt
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { botId, botUserId, team } from './payloads.js';
-import { feedbackBlocks } from '../../../src/adapters/slack/feedback-blocks.js';
 
 let fake: FakeSlackApi;
 
