@@ -107,14 +107,25 @@ export class ReplySender {
     return this.options.api.appendStream({ channel: this.channel, ts, markdownText });
   }
 
-  /** `blocks` go below the streamed text (the feedback buttons of the reply's last message). */
-  stop(ts: string, markdownText?: string, blocks?: SlackBlocks): Promise<void> {
-    return this.options.api.stopStream({
-      channel: this.channel,
-      ts,
-      ...(markdownText ? { markdownText } : {}),
-      ...(blocks ? { blocks } : {}),
-    });
+  /**
+   * `blocks` go below the streamed text (the feedback buttons of the reply's last message). Blocks Slack
+   * refuses must not leave the stream open: it is then stopped without them.
+   */
+  async stop(ts: string, markdownText?: string, blocks?: SlackBlocks): Promise<void> {
+    const stop = (extra: SlackBlocks | undefined) =>
+      this.options.api.stopStream({
+        channel: this.channel,
+        ts,
+        ...(markdownText ? { markdownText } : {}),
+        ...(extra ? { blocks: extra } : {}),
+      });
+    try {
+      await stop(blocks);
+    } catch (error) {
+      if (!blocks || slackError(error) !== 'invalid_blocks') throw error;
+      this.options.logger.info('Slack refused the feedback buttons; stopping the stream without them');
+      await stop(undefined);
+    }
   }
 
   post(segment: Segment, markdown: string, extra?: SlackBlocks): Promise<string> {

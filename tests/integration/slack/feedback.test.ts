@@ -142,6 +142,15 @@ describe('Slack feedback', () => {
     expect(String(fake.callsTo('chat.postEphemeral')[2]?.args.text)).toContain('comment');
   });
 
+  it('stops the stream without the buttons when Slack refuses them', async () => {
+    fake.failNext('chat.stopStream', { error: 'invalid_blocks' });
+    const { replyTs } = await askAndAnswer();
+    const stops = fake.callsTo('chat.stopStream');
+    expect(stops).toHaveLength(2);
+    expect(stops[1]?.args.blocks).toBeUndefined();
+    expect([...fake.messages.values()].find((message) => message.ts === replyTs)?.streaming).toBe(false);
+  });
+
   it('a click on a message that is not a Butler reply stores nothing', async () => {
     const before = (await ratings()).length;
     const threadTs = freshTs();
