@@ -81,6 +81,8 @@ export interface FeishuApi {
   /** CardKit: replaces an element's content; `sequence` must grow per card. */
   updateCardElement(cardId: string, elementId: string, content: string, sequence: number): Promise<void>;
   updateCardSettings(cardId: string, settings: JsonRecord, sequence: number): Promise<void>;
+  /** CardKit: adds elements at the end of a card's body; `sequence` must grow per card. */
+  appendCardElements(cardId: string, elements: JsonRecord[], sequence: number): Promise<void>;
   /** Returns the new message's id. */
   sendMessage(destination: MessageDestination, message: OutgoingMessage): Promise<string>;
   /** Replaces an interactive message's card. */
@@ -263,6 +265,22 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           client.cardkit.v1.card.settings({
             path: { card_id: cardId },
             data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
+          }),
+        ),
+        () => undefined,
+      ),
+    appendCardElements: (cardId, elements, sequence) =>
+      call(
+        'card elements',
+        paced(cardLanes('cardElement.create', cardId), () =>
+          client.cardkit.v1.cardElement.create({
+            path: { card_id: cardId },
+            data: {
+              type: 'append',
+              elements: JSON.stringify(elements),
+              sequence,
+              uuid: `e_${cardId}_${sequence}`,
+            },
           }),
         ),
         () => undefined,
