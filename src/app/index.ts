@@ -10,6 +10,7 @@ import { ConfigError } from '../core/contracts/errors.js';
 import type { Platform } from '../core/contracts/events.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { Store } from '../core/contracts/store.js';
+import { FeedbackRecorder } from '../core/feedback/index.js';
 import { createFiles } from '../core/files/index.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
@@ -128,6 +129,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     maxMessageChars: file.maxMessageChars,
     files: files.intake,
     stops,
+    feedback: new FeedbackRecorder(store, observer, logger),
   });
 
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];

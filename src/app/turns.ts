@@ -33,6 +33,7 @@ export function fileOptions(config: AppConfig): FilesOptions {
     imageMaxSide: files.imageMaxPixels,
     vision: model.vision,
     promptTokens: files.promptTokens,
+    imagePromptTokens: files.imagePromptTokens,
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
   };
 }

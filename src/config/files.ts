@@ -23,6 +23,12 @@ export const defaultFileLimits = {
    * window first; older ones, and everything compacted, are named by their one-line description only.
    */
   promptTokens: 30_000,
+  /**
+   * Of `promptTokens`, what images of earlier turns may take (a 1920×1080 screenshot is 1,445 tokens as
+   * shown): the newest two are shown again on later turns, older ones are named only. The images of the
+   * messages a turn answers are always shown.
+   */
+  imagePromptTokens: 3_000,
   /** Where the terminal chat saves the files Butler sends (relative to where it runs). */
   terminalDirectory: 'butler-files',
 };
@@ -47,6 +53,7 @@ export const filesSchema = z
       .default(defaultFileLimits.maxTurnCharacters),
     imageMaxPixels: z.number().int().min(64).max(8192).default(defaultFileLimits.imageMaxPixels),
     promptTokens: z.number().int().min(0).max(2_000_000).default(defaultFileLimits.promptTokens),
+    imagePromptTokens: z.number().int().min(0).max(2_000_000).default(defaultFileLimits.imagePromptTokens),
     terminalDirectory: z.string().min(1).default(defaultFileLimits.terminalDirectory),
   })
   .strict()

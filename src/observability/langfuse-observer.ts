@@ -21,12 +21,14 @@ import type {
   TurnInfo,
   TurnObserver,
 } from '../core/contracts/observer.js';
+import { createScoreSender, turnTraceParent } from './langfuse-scores.js';
 
 /**
  * Langfuse over OpenTelemetry: one trace per turn (session = conversation key, user = platform user),
  * generations with token usage, spans for tools, approvals and compaction, and an `agent` observation
  * per delegated sub-agent run with its own generations and tools beneath it. The provider is private to
- * Butler (no global registration); children attach to the turn through explicit parent contexts.
+ * Butler (no global registration); children attach to the turn through explicit parent contexts. A turn's
+ * trace id comes from its id, so a rating of its reply becomes a score on it.
  */
 
 export interface LangfuseObserverOptions {
@@ -128,10 +130,14 @@ class LangfuseTurn implements TurnObserver {
   private readonly root: LangfuseSpan;
 
   constructor(turn: TurnInfo, serviceName: string) {
-    this.root = startObservation(`butler.turn`, {
-      input: { trigger: turn.trigger },
-      metadata: { turnId: turn.turnId, platform: turn.platform, service: serviceName },
-    });
+    this.root = startObservation(
+      `butler.turn`,
+      {
+        input: { trigger: turn.trigger },
+        metadata: { turnId: turn.turnId, platform: turn.platform, service: serviceName },
+      },
+      { parentSpanContext: turnTraceParent(turn.turnId) },
+    );
     traceAttributes(this.root, turn.conversationKey, turn.userId);
     this.root.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_NAME, `butler.turn.${turn.trigger}`);
   }
@@ -197,6 +203,7 @@ export function createLangfuseObserver(options: LangfuseObserverOptions): Observ
   const provider = new NodeTracerProvider({ spanProcessors: [processor] });
   setLangfuseTracerProvider(provider);
   options.logger.info({ baseUrl: options.baseUrl }, 'Langfuse tracing on');
+  const scores = createScoreSender(options);
 
   const approvalEvent = (name: string, approval: ApprovalRecordInfo, extra: Record<string, string> = {}) => {
     const event = startObservation(name, { metadata: { ...approval, ...extra } }, { asType: 'event' });
@@ -211,8 +218,12 @@ export function createLangfuseObserver(options: LangfuseObserverOptions): Observ
         decidedBy: approval.decidedBy,
       }),
     approvalExpired: (approval) => approvalEvent('approval.expired', approval),
-    flush: () => processor.forceFlush(),
+    feedbackGiven: (feedback) => scores.send(feedback),
+    flush: async () => {
+      await Promise.all([processor.forceFlush(), scores.flush()]);
+    },
     shutdown: async () => {
+      await scores.flush();
       await provider.shutdown();
       setLangfuseTracerProvider(null);
     },

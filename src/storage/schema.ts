@@ -35,6 +35,8 @@ import type { ToolOrigin } from '../core/tools/tool.js';
  * generated SQL stays schema-agnostic. Compacted messages are kept (flagged), never deleted.
  */
 
+export { feedback } from './feedback-schema.js';
+
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
 export const conversations = pgTable('conversations', {
@@ -69,15 +71,22 @@ export const messages = pgTable(
     author: text('author'),
     toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
     toolCallId: text('tool_call_id'),
-    /** Platform messages that showed an assistant reply (crash recovery). */
+    /** Platform messages that showed an assistant reply (crash recovery, the reply a rating is about). */
     platformMessageIds: jsonb('platform_message_ids').$type<string[]>(),
+    /** The turn that wrote it (null for rows older than the column, and for messages no turn wrote). */
+    turnId: text('turn_id'),
     /** Files a user message shared, or an assistant step sent, by reference (never the bytes). */
     files: jsonb('files').$type<FileMention[]>(),
     tokens: integer('tokens').notNull(),
     compacted: boolean('compacted').notNull().default(false),
     createdAt: createdAt(),
   },
-  (table) => [index('messages_window_idx').on(table.conversationId, table.compacted, table.id)],
+  (table) => [
+    index('messages_window_idx').on(table.conversationId, table.compacted, table.id),
+    // A click names a platform message: `platform_message_ids @> '["ts"]'` finds its reply.
+    index('messages_platform_ids_idx').using('gin', table.platformMessageIds),
+    index('messages_turn_idx').on(table.turnId),
+  ],
 );
 
 export const compactions = pgTable(

@@ -5,6 +5,7 @@ import { approvalRepository } from './repositories/approvals.js';
 import { auditRepository } from './repositories/audit.js';
 import { conversationEventRepository } from './repositories/conversation-events.js';
 import { conversationRepository } from './repositories/conversations.js';
+import { feedbackRepository } from './repositories/feedback.js';
 import { fileRepository } from './repositories/files.js';
 import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
@@ -35,6 +36,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     conversationEvents: guardRepository('conversationEvents', conversationEventRepository(db)),
     files: guardRepository('files', fileRepository(db)),
     stops: guardRepository('stops', stopRepository(db)),
+    feedback: guardRepository('feedback', feedbackRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
     async transaction(work) {
       try {

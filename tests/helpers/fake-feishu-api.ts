@@ -431,6 +431,8 @@ export class FakeFeishuApi {
       if (typeof config?.streaming_mode === 'boolean') card.streaming = config.streaming_mode;
       return this.ok();
     }
+    match = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements$/.exec(path);
+    if (method === 'POST' && match) return this.addElements(this.cards.get(match[1] as string), call);
     return undefined;
   }
 
@@ -444,6 +446,26 @@ export class FakeFeishuApi {
     if (failed) return failed;
     elements.splice(index, 1);
     card.elements.delete(elementId);
+    return this.ok();
+  }
+
+  /** CardKit "add elements": `append` at the end of the body (what Butler uses); ids unique per card. */
+  private addElements(card: FakeCard | undefined, call: RecordedCall): { status: number; body: Json } {
+    const elements: unknown = JSON.parse(String(call.body?.elements ?? 'null'));
+    if (!card || call.body?.type !== 'append' || !Array.isArray(elements) || elements.length === 0)
+      return this.error(200850, 'card not found or elements invalid');
+    const idsIn = (value: unknown): string[] => JSON.stringify(value).match(/"element_id":"[^"]*"/g) ?? [];
+    const ids = idsIn(card.card);
+    const added = idsIn(elements);
+    const valid = /^"element_id":"[A-Za-z][A-Za-z0-9_]{0,19}"$/;
+    if (added.some((id) => !valid.test(id) || ids.includes(id)) || new Set(added).size !== added.length)
+      return this.error(200861, 'element_id invalid or not unique');
+    const grown = { ...card.card, body: { elements: [...elementsOf(card.card), ...(elements as Json[])] } };
+    const refused = refuseCardkit(call.bytes, grown, card.elements);
+    if (refused) return refused;
+    const failed = this.checkSequence(card, call.body?.sequence);
+    if (failed) return failed;
+    card.card = grown;
     return this.ok();
   }
 

@@ -1,7 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Langfuse's OTLP ingestion endpoint, recording each span it receives (OTLP/HTTP JSON). */
+/**
+ * Langfuse's OTLP ingestion endpoint, recording each span it receives (OTLP/HTTP JSON), and its public scores
+ * API (`POST /api/public/scores`), recording each score it accepts.
+ */
 
 export interface ReceivedSpan {
   name: string;
@@ -11,9 +14,22 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
 }
 
+/** A score as `POST /api/public/scores` takes it (the fields Butler sends). */
+export interface ReceivedScore {
+  id?: string;
+  traceId?: string;
+  name: string;
+  value: number | string;
+  dataType?: string;
+  comment?: string;
+  metadata?: Record<string, unknown>;
+  authorization: string;
+}
+
 export interface FakeLangfuse {
   baseUrl: string;
   spans: ReceivedSpan[];
+  scores: ReceivedScore[];
   authorizations: string[];
   /** Answer every export with this status (500 simulates an outage). */
   status: number;
@@ -35,6 +51,7 @@ export async function startFakeLangfuse(): Promise<FakeLangfuse> {
   const fake: FakeLangfuse = {
     baseUrl: '',
     spans: [],
+    scores: [],
     authorizations: [],
     status: 200,
     close: async () => {},
@@ -42,6 +59,13 @@ export async function startFakeLangfuse(): Promise<FakeLangfuse> {
   const server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (request.method === 'POST' && request.url === '/api/public/scores') {
+      const answer = receiveScore(fake, String(request.headers.authorization), Buffer.concat(chunks));
+      response
+        .writeHead(answer.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify(answer.body));
+      return;
+    }
     if (request.url !== '/api/public/otel/v1/traces') {
       response.writeHead(404).end();
       return;
@@ -85,4 +109,35 @@ export async function startFakeLangfuse(): Promise<FakeLangfuse> {
       server.close(() => resolve());
     });
   return fake;
+}
+
+/**
+ * Like Langfuse: Basic auth with the project's keys, a name, a value (boolean scores 0 or 1) and what it
+ * scores; answers `{id}`. A score sent again with the same id replaces the first (Langfuse upserts on id).
+ */
+function receiveScore(
+  fake: FakeLangfuse,
+  authorization: string,
+  raw: Buffer,
+): { status: number; body: unknown } {
+  if (!authorization.startsWith('Basic ')) return { status: 401, body: { message: 'unauthorized' } };
+  let score: Omit<ReceivedScore, 'authorization'>;
+  try {
+    score = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return { status: 400, body: { message: 'invalid JSON' } };
+  }
+  const boolean = score.dataType === 'BOOLEAN';
+  if (
+    typeof score.name !== 'string' ||
+    !score.traceId ||
+    (typeof score.value !== 'number' && typeof score.value !== 'string') ||
+    (boolean && score.value !== 0 && score.value !== 1)
+  )
+    return { status: 400, body: { message: 'invalid score' } };
+  if (fake.status !== 200) return { status: fake.status, body: {} };
+  const id = score.id ?? `score-${fake.scores.length + 1}`;
+  fake.scores = fake.scores.filter((earlier) => earlier.id !== id);
+  fake.scores.push({ ...score, id, authorization });
+  return { status: 200, body: { id } };
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { contextActionsViolations } from './fake-slack-context-actions.js';
 import { createFakeSlackFiles, type FakeSlackFiles } from './fake-slack-files.js';
 import { FakeRateTiers } from './fake-slack-rate-tiers.js';
 
@@ -136,6 +137,7 @@ export function blockKitViolations(blocks: unknown, maxBlocks = 50): string[] {
   const textOf = (value: unknown) => (value as { text?: unknown } | undefined)?.text;
   for (const block of blocks as Array<Record<string, unknown>>) {
     if (block.type === 'markdown') markdownTotal += String(block.text ?? '').length;
+    if (block.type === 'context_actions') problems.push(...contextActionsViolations(block));
     if (block.type === 'section') {
       const text = textOf(block.text);
       if (typeof text === 'string' && text.length > 3000) problems.push('section text over 3000');
@@ -362,8 +364,11 @@ export async function startFakeSlackApi(
       const message = findMessage(args);
       if (!message) return fail('message_not_found');
       if (!message.streaming || endedStreams.has(message.ts)) return fail('message_not_in_streaming_state');
+      // Blocks are appended below the streamed text (the method's `blocks`).
+      if (blockKitViolations(args.blocks).length > 0) return fail('invalid_blocks');
       const problem = appendMarkdown(message, str(args, 'markdown_text'));
       if (problem) return problem;
+      if (Array.isArray(args.blocks)) message.blocks = args.blocks;
       message.streaming = false;
       return { ok: true, channel: message.channel, ts: message.ts };
     },

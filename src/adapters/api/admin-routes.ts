@@ -31,7 +31,7 @@ export interface AdminRouteDependencies {
 }
 
 /** The query, or a 400 naming each bad parameter. */
-function query<T>(schema: z.ZodType<T>, params: URLSearchParams): T {
+export function query<T>(schema: z.ZodType<T>, params: URLSearchParams): T {
   const parsed = parseQuery(schema, params);
   if (!parsed.ok) throw new ApiError(400, 'invalid_query', parsed.issues.join('; '));
   return parsed.value;

@@ -11,6 +11,7 @@ import { keyChecker } from './auth.js';
 import { ConversationFeed } from './conversation-feed.js';
 import { conversationRoutes } from './conversation-routes.js';
 import type { WatchTiming } from './conversation-watch.js';
+import { feedbackRoutes } from './feedback-routes.js';
 import { fileRoutes } from './file-routes.js';
 import type { UploadLimits } from './message-body.js';
 import { openApiDocument } from './openapi.js';
@@ -70,6 +71,7 @@ export function createApi(options: ApiOptions) {
         uploads: options.uploads,
       }),
       ...fileRoutes(store),
+      ...feedbackRoutes({ intake: options.intake, store }),
       ...adminRoutes({
         intake: options.intake,
         store,

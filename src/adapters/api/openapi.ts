@@ -5,6 +5,7 @@ import {
   conversationEvent,
   decisionBody,
   errorBody,
+  feedbackBody,
   messageText,
   pageQuery,
   sendMessageBody,
@@ -254,6 +255,21 @@ export function openApiDocument(serverUrl: string) {
         'Every call of one approval card, in card order, with its arguments whole',
         'The batch id of the card',
       ),
+      '/turns/{id}/feedback': {
+        post: {
+          operationId: 'rateTurn',
+          summary: "Rate a turn's reply (again: the new rating replaces yours)",
+          'x-scope': 'chat',
+          parameters: [idParameter('id', "The turn id (from the turn's done event)")],
+          requestBody: { required: true, ...json(feedbackBody) },
+          responses: {
+            '200': anyJson('Stored: the turn, the rating and its comment as kept'),
+            '404': { description: "`not_a_reply`: no reply of this key's conversations", ...json(errorBody) },
+            ...errors,
+          },
+        },
+      },
+      '/feedback': read('listFeedback', 'Ratings of replies, most recently given first', pageQuery),
       '/audit': read('listAudit', 'Audit log of tool calls, newest first', auditQuery),
       '/usage': read('getUsage', 'Token usage and cost, rolled up', usageQuery),
       '/events': {

@@ -73,9 +73,22 @@ export const conversationEvent = z.discriminatedUnion('type', [
     size: z.number().int(),
     url: z.string().describe('Download it here, with the same key: GET /api/v1/files/{id}'),
   }),
-  z.object({ type: z.literal('done'), usage, answers }),
+  z.object({
+    type: z.literal('done'),
+    turnId: z
+      .string()
+      .optional()
+      .describe('The turn this ends: rate its reply with POST /api/v1/turns/{turnId}/feedback'),
+    usage,
+    answers,
+  }),
   z.object({ type: z.literal('error'), error: z.string(), answers }),
 ]);
+
+export const feedbackBody = z.strictObject({
+  rating: z.enum(['positive', 'negative']),
+  comment: z.string().max(2000).optional(),
+});
 
 export const errorBody = z.object({ error: z.string(), message: z.string() });
 

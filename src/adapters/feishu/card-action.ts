@@ -16,6 +16,7 @@ import {
   type ShowArgumentsValue,
 } from './approval-card.js';
 import type { CardActionEvent } from './event-payloads.js';
+import { type FeedbackButtonValue, parseFeedbackValue } from './feedback-buttons.js';
 import { asRecord, type JsonRecord, stringField } from './fields.js';
 import { maxTimestampSkewSeconds } from './verify.js';
 
@@ -247,11 +248,37 @@ export function refuseReplay(
   return { toast: { type: 'error', content: 'This click is too old to count. Please click again.' } };
 }
 
+/** 👍 / 👎 under a reply: stored (or changed) for the clicker, who alone sees the toast. */
+async function recordFeedback(
+  value: FeedbackButtonValue,
+  event: CardActionEvent,
+  dependencies: CardActionDependencies,
+): Promise<CardActionResponse> {
+  const fields = { eventId: event.eventId, user: event.operatorOpenId, rating: value.feedback };
+  if (!event.openMessageId || !event.openChatId)
+    return { toast: { type: 'error', content: 'This button is not one Butler understands.' } };
+  try {
+    const result = await dependencies.intake.recordFeedback({
+      platform: 'feishu',
+      user: { id: event.operatorOpenId },
+      reply: { channel: event.openChatId, messageId: event.openMessageId },
+      rating: value.feedback,
+    });
+    dependencies.logger.info({ ...fields, ok: result.ok }, 'Feishu feedback click');
+    return { toast: { type: result.ok ? 'success' : 'info', content: result.message } };
+  } catch (error) {
+    dependencies.logger.error({ ...fields, err: error }, 'Feishu feedback could not be recorded');
+    return { toast: { type: 'error', content: 'Butler could not record your feedback. Please try again.' } };
+  }
+}
+
 export async function handleCardAction(
   event: CardActionEvent,
   dependencies: CardActionDependencies,
 ): Promise<CardActionResponse> {
   const { intake, logger } = dependencies;
+  const feedback = parseFeedbackValue(event.value);
+  if (feedback) return recordFeedback(feedback, event, dependencies);
   const value = parseButtonValue(event.value);
   if (!value) {
     logger.warn(

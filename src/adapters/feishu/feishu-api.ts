@@ -83,6 +83,8 @@ export interface FeishuApi {
   updateCardSettings(cardId: string, settings: JsonRecord, sequence: number): Promise<void>;
   /** CardKit: removes an element (streaming or not), e.g. the Stop button once the reply is done. */
   deleteCardElement(cardId: string, elementId: string, sequence: number): Promise<void>;
+  /** CardKit: adds elements at the end of a card's body; `sequence` must grow per card. */
+  appendCardElements(cardId: string, elements: JsonRecord[], sequence: number): Promise<void>;
   /** Returns the new message's id. */
   sendMessage(destination: MessageDestination, message: OutgoingMessage): Promise<string>;
   /** Replaces an interactive message's card. */
@@ -190,10 +192,16 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       },
       noRetries,
     );
-  const cardLanes = (endpoint: string, cardId: string) => [
-    endpointLane(config.appId, endpoint),
-    perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10),
-  ];
+  /** A CardKit operation on one card: paced per endpoint and per card; its answer has nothing to read. */
+  const cardCall = (operation: string, endpoint: string, cardId: string, request: Request) =>
+    call(
+      operation,
+      paced(
+        [endpointLane(config.appId, endpoint), perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10)],
+        request,
+      ),
+      () => undefined,
+    );
 
   const api: FeishuApi = {
     botInfo: () =>
@@ -248,37 +256,37 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         (body) => requireString('card create', stringField(data(body), 'card_id')),
       ),
     updateCardElement: (cardId, elementId, content, sequence) =>
-      call(
-        'card element update',
-        paced(cardLanes('cardElement.content', cardId), () =>
-          client.cardkit.v1.cardElement.content({
-            path: { card_id: cardId, element_id: elementId },
-            data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
-          }),
-        ),
-        () => undefined,
+      cardCall('card element update', 'cardElement.content', cardId, () =>
+        client.cardkit.v1.cardElement.content({
+          path: { card_id: cardId, element_id: elementId },
+          data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
+        }),
       ),
     updateCardSettings: (cardId, settings, sequence) =>
-      call(
-        'card settings',
-        paced(cardLanes('card.settings', cardId), () =>
-          client.cardkit.v1.card.settings({
-            path: { card_id: cardId },
-            data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
-          }),
-        ),
-        () => undefined,
+      cardCall('card settings', 'card.settings', cardId, () =>
+        client.cardkit.v1.card.settings({
+          path: { card_id: cardId },
+          data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
+        }),
       ),
     deleteCardElement: (cardId, elementId, sequence) =>
-      call(
-        'card element delete',
-        paced(cardLanes('cardElement.delete', cardId), () =>
-          client.cardkit.v1.cardElement.delete({
-            path: { card_id: cardId, element_id: elementId },
-            data: { sequence, uuid: `d_${cardId}_${sequence}` },
-          }),
-        ),
-        () => undefined,
+      cardCall('card element delete', 'cardElement.delete', cardId, () =>
+        client.cardkit.v1.cardElement.delete({
+          path: { card_id: cardId, element_id: elementId },
+          data: { sequence, uuid: `d_${cardId}_${sequence}` },
+        }),
+      ),
+    appendCardElements: (cardId, elements, sequence) =>
+      cardCall('card elements', 'cardElement.create', cardId, () =>
+        client.cardkit.v1.cardElement.create({
+          path: { card_id: cardId },
+          data: {
+            type: 'append',
+            elements: JSON.stringify(elements),
+            sequence,
+            uuid: `e_${cardId}_${sequence}`,
+          },
+        }),
       ),
     sendMessage: (destination, message) => {
       const content = JSON.stringify(message.content);

@@ -40,12 +40,15 @@ export function closedStreamingSettings(text: string): JsonRecord {
   return { config: { streaming_mode: false, summary: { content: cardSummary(text) } } };
 }
 
-/** A whole card sent as message content and replaced with PATCH when CardKit is unavailable. */
-export function markdownCard(content: string): JsonRecord {
+/**
+ * A whole card sent as message content and replaced with PATCH when CardKit is unavailable; `extra` elements
+ * go below the text (the feedback buttons of a finished reply).
+ */
+export function markdownCard(content: string, extra: JsonRecord[] = []): JsonRecord {
   return {
     schema: '2.0',
     config: { update_multi: true, summary: { content: cardSummary(content) } },
-    body: { elements: [markdownElement(content)] },
+    body: { elements: [markdownElement(content), ...extra] },
   };
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ReplyStream } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { type CardkitHealth, pointsAtPlatform } from './cardkit-health.js';
+import { addFeedbackButtons } from './feedback-buttons.js';
 import type { FeishuApi, MessageDestination, OutgoingMessage } from './feishu-api.js';
 import { isRateLimited } from './feishu-api-error.js';
 import type { JsonRecord } from './fields.js';
@@ -41,7 +42,8 @@ function sleep(milliseconds: number): Promise<void> {
 
 /**
  * A streaming reply: CardKit streaming cards (typewriter updates with increasing `sequence`), or, when CardKit
- * fails, an interactive card patched at a slower pace. Long or long-running replies roll over into new cards.
+ * fails, an interactive card patched at a slower pace. Long or long-running replies roll over into new cards;
+ * the last one ends with the feedback buttons.
  * Updates run one at a time; `append` never waits for the network and never throws.
  */
 export class FeishuReplyStream implements ReplyStream {
@@ -99,6 +101,16 @@ export class FeishuReplyStream implements ReplyStream {
     if (lastError !== undefined) await this.deliverRemainder();
     for (const segment of this.segments) await this.closeStreaming(segment);
     await this.releaseResumed();
+    const last = this.segments.at(-1);
+    // The reply's last card takes the feedback buttons (none when the text ended up in extra messages).
+    if (last?.messageId !== undefined && this.extraMessageIds.length === 0) {
+      // The buttons are one more update of the card: they keep its pace too.
+      await sleep(this.untilNextUpdate());
+      if (last.mode === 'cardkit') last.sequence += 1;
+      const cardId = last.mode === 'cardkit' ? last.cardId : undefined;
+      const card = { messageId: last.messageId, cardId, sequence: last.sequence, content: this.render(last) };
+      await addFeedbackButtons(this.options.api, card, this.options.logger);
+    }
   }
 
   private interval(): number {

@@ -2,6 +2,8 @@ import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
 import type { Logger } from '../../core/contracts/logger.js';
 import { rejectReasonCallbackId } from './approval-blocks.js';
 import { openConsoleActionId } from './approval-parts.js';
+import { feedbackActionId, feedbackCommentCallbackId } from './feedback-blocks.js';
+import type { FeedbackHandlers } from './feedback-handlers.js';
 import type { InboundHandlers } from './inbound.js';
 import { cardActionIds, showArgumentsActionIds } from './interactions.js';
 import type { BotIdentity } from './normalize.js';
@@ -17,6 +19,7 @@ export interface BoltAppOptions {
   /** From our own auth.test at start: Bolt then needs no auth.test of its own. */
   identity: () => BotIdentity | undefined;
   handlers: InboundHandlers;
+  feedback: FeedbackHandlers;
 }
 
 /**
@@ -49,12 +52,17 @@ export function createBoltApp(options: BoltAppOptions): App {
   });
   app.event('app_mention', async ({ body, event }) => handlers.message(body, event));
   app.event('message', async ({ body, event }) => handlers.message(body, event));
+  app.event('agent_session_stopped', async ({ body, event }) => handlers.sessionStopped(body, event));
   for (const actionId of cardActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
   }
   for (const actionId of showArgumentsActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.showArguments(body, () => ack()));
   }
+  app.action(feedbackActionId, async ({ body, ack }) => options.feedback.feedbackClick(body, () => ack()));
+  app.view(feedbackCommentCallbackId, async ({ body, ack }) =>
+    options.feedback.commentSubmission(body, () => ack()),
+  );
   // A URL button opens its link in the browser; Slack still expects the click acknowledged.
   app.action(openConsoleActionId, async ({ ack }) => ack());
   app.view(rejectReasonCallbackId, async ({ body, ack }) =>

@@ -19,6 +19,7 @@ import {
 import { escapeMrkdwn } from './mrkdwn.js';
 import { type BotIdentity, normalizeMessageEvent } from './normalize.js';
 import { isRecord } from './parse.js';
+import { sessionStopOf } from './session-stop.js';
 import { errorFields, type SlackApi } from './slack-api.js';
 
 export interface InboundDependencies {
@@ -264,7 +265,21 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     }
   }
 
-  return { message, cardClick, rejectSubmission, showArguments };
+  /** Slack's stop button on an agent session: stop the turn answering in that thread. */
+  async function sessionStopped(body: unknown, event: unknown): Promise<void> {
+    const stop = sessionStopOf(body, event);
+    if (!stop) return;
+    // The reply says who stopped it: by name where Slack tells it.
+    const name = await api.userName(stop.userId).catch(() => undefined);
+    const user = name ? { id: stop.userId, name } : { id: stop.userId };
+    const status = await intake.stop({ address: stop.address, user, isDirect: stop.isDirect });
+    logger.info(
+      { platform: 'slack', channel: stop.address.channel, user: stop.userId, status },
+      'agent session stopped',
+    );
+  }
+
+  return { message, cardClick, rejectSubmission, showArguments, sessionStopped };
 }
 
 export type InboundHandlers = ReturnType<typeof createInboundHandlers>;

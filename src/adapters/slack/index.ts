@@ -7,6 +7,7 @@ import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import type { CallObserver } from '../pacing/index.js';
 import { createBoltApp } from './bolt-app.js';
+import { createFeedbackHandlers } from './feedback-handlers.js';
 import { SlackHttpReceiver } from './http-receiver.js';
 import { createInboundHandlers } from './inbound.js';
 import type { BotIdentity } from './normalize.js';
@@ -116,6 +117,12 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     logger,
     identity: currentIdentity,
     handlers,
+    feedback: createFeedbackHandlers({
+      intake,
+      api,
+      logger,
+      acknowledgeWithinMs: tuning.acknowledgeWithinMs,
+    }),
   });
 
   return {

@@ -47,7 +47,10 @@ export function timestampToIso(ts: string): string {
 export const slackbotUserId = 'USLACKBOT';
 
 /** The workspace is the team the app is installed in (envelope), stable even for Slack Connect senders. */
-function workspaceOf(body: Record<string, unknown>, event: Record<string, unknown>): string | undefined {
+export function workspaceOf(
+  body: Record<string, unknown>,
+  event: Record<string, unknown>,
+): string | undefined {
   const authorization = Array.isArray(body.authorizations) ? body.authorizations.find(isRecord) : undefined;
   return text(body, 'team_id') ?? (authorization && text(authorization, 'team_id')) ?? text(event, 'team');
 }

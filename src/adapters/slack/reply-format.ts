@@ -91,14 +91,18 @@ export function streamingAvailable(capabilities: SlackCapabilities, place: strin
   return !capabilities.streamingUnavailable.has('*') && !capabilities.streamingUnavailable.has(place);
 }
 
-/** A posted (not streamed) reply: a markdown block Slack renders, with mrkdwn as the notification text. */
+/**
+ * A posted (not streamed) reply: a markdown block Slack renders, with mrkdwn as the notification text, and
+ * `extra` blocks below it (the feedback buttons of a reply's last message). Plain mrkdwn text has no blocks.
+ */
 export function staticMessage(
   markdown: string,
   markdownBlocks: boolean,
+  extra: SlackBlocks = [],
 ): { text: string; blocks?: SlackBlocks } {
   const mrkdwn = markdownToMrkdwn(markdown);
   if (!markdownBlocks) return { text: mrkdwn };
-  return { text: truncateText(mrkdwn, 3000), blocks: [{ type: 'markdown', text: markdown }] };
+  return { text: truncateText(mrkdwn, 3000), blocks: [{ type: 'markdown', text: markdown }, ...extra] };
 }
 
 /**

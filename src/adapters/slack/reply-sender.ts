@@ -13,7 +13,7 @@ import {
   withMarkdownFallback,
 } from './reply-format.js';
 import type { Segment } from './reply-segment.js';
-import { type SlackApi, SlackApiError } from './slack-api.js';
+import { type SlackApi, SlackApiError, type SlackBlocks } from './slack-api.js';
 
 export interface ReplySenderOptions {
   api: SlackApi;
@@ -107,27 +107,44 @@ export class ReplySender {
     return this.options.api.appendStream({ channel: this.channel, ts, markdownText });
   }
 
-  stop(ts: string, markdownText?: string): Promise<void> {
-    return this.options.api.stopStream({
-      channel: this.channel,
-      ts,
-      ...(markdownText ? { markdownText } : {}),
-    });
+  /**
+   * `blocks` go below the streamed text (the feedback buttons of the reply's last message). Blocks Slack
+   * refuses must not leave the stream open: it is then stopped without them.
+   */
+  async stop(ts: string, markdownText?: string, blocks?: SlackBlocks): Promise<void> {
+    const stop = (extra: SlackBlocks | undefined) =>
+      this.options.api.stopStream({
+        channel: this.channel,
+        ts,
+        ...(markdownText ? { markdownText } : {}),
+        ...(extra ? { blocks: extra } : {}),
+      });
+    try {
+      await stop(blocks);
+    } catch (error) {
+      if (!blocks || slackError(error) !== 'invalid_blocks') throw error;
+      this.options.logger.info('Slack refused the feedback buttons; stopping the stream without them');
+      await stop(undefined);
+    }
   }
 
-  post(segment: Segment, markdown: string): Promise<string> {
+  post(segment: Segment, markdown: string, extra?: SlackBlocks): Promise<string> {
     const thread = this.threadTs ? { threadTs: this.threadTs } : {};
     return withMarkdownFallback(segment, (blocks) =>
-      this.options.api.postMessage({ channel: this.channel, ...thread, ...staticMessage(markdown, blocks) }),
+      this.options.api.postMessage({
+        channel: this.channel,
+        ...thread,
+        ...staticMessage(markdown, blocks, extra),
+      }),
     );
   }
 
-  update(segment: Segment, markdown: string): Promise<void> {
+  update(segment: Segment, markdown: string, extra?: SlackBlocks): Promise<void> {
     return withMarkdownFallback(segment, (blocks) =>
       this.options.api.updateMessage({
         channel: this.channel,
         ts: segment.ts,
-        ...staticMessage(markdown, blocks),
+        ...staticMessage(markdown, blocks, extra),
       }),
     );
   }

@@ -1,5 +1,6 @@
 import type { ReplyStream, ReplyTarget } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import { feedbackBlocks } from './feedback-blocks.js';
 import { openFence, splitPoint } from './markdown-split.js';
 import { defuseMarkdown, StreamingMarkdownDefuser } from './mentions.js';
 import { isTransientSlackError, type ReplyTuning, type SlackCapabilities } from './reply-format.js';
@@ -12,7 +13,7 @@ import {
   segmentRoom,
 } from './reply-segment.js';
 import { ReplySender, slackError } from './reply-sender.js';
-import type { SlackApi } from './slack-api.js';
+import type { SlackApi, SlackBlocks } from './slack-api.js';
 
 export interface SlackReplyOptions {
   api: SlackApi;
@@ -37,7 +38,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * show exactly the final text. Appends never wait for Slack: a single background pump sends
  * whatever has accumulated. All live replies of the workspace share each method's budget: the more
  * stream at once, the further apart each one's calls; with no stream budget left, a message waits
- * (deferred) and streams once there is, or is posted once at the end.
+ * (deferred) and streams once there is, or is posted once at the end. The message that ends the reply
+ * carries the feedback buttons.
  */
 export class SlackReply implements ReplyStream {
   private readonly options: SlackReplyOptions;
@@ -51,6 +53,10 @@ export class SlackReply implements ReplyStream {
   private nextPrefix = '';
   private userStopped = false;
   private finishing = false;
+  /** The final pump is running: the message that ends the reply gets the feedback buttons. */
+  private closing = false;
+  /** The message showing the feedback buttons, once one does. */
+  private feedbackOn: string | undefined;
   private failure: unknown;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
@@ -83,6 +89,7 @@ export class SlackReply implements ReplyStream {
       if (this.userStopped) return;
       this.reconcile(defuseMarkdown(text));
       this.failure = undefined;
+      this.closing = true;
       await this.pump(true);
       await this.discardUnusedMessages();
     } finally {
@@ -177,9 +184,12 @@ export class SlackReply implements ReplyStream {
       const stopWithPiece =
         final && !fillsUp && openFence(segmentContent(segment, this.text) + piece) === undefined;
       const sent = await this.streamCall(segment, () =>
-        stopWithPiece ? this.sender.stop(segment.ts, piece) : this.sender.append(segment.ts, piece),
+        stopWithPiece
+          ? this.sender.stop(segment.ts, piece, this.feedbackFor(segment, take))
+          : this.sender.append(segment.ts, piece),
       );
       if (!sent) continue;
+      if (stopWithPiece) this.feedbackShown(segment, take);
       segment.end += take;
       segment.full = fillsUp;
       if (stopWithPiece) {
@@ -239,7 +249,8 @@ export class SlackReply implements ReplyStream {
   /** The cheaper delivery: a deferred message posted in one call, with all its text. */
   private async postDeferred(segment: Segment): Promise<void> {
     const markdown = segmentContent(segment, this.text);
-    segment.ts = await this.sender.post(segment, markdown);
+    segment.ts = await this.sender.post(segment, markdown, this.feedbackFor(segment));
+    this.feedbackShown(segment);
     Object.assign(segment, {
       mode: 'static',
       shown: markdown,
@@ -302,7 +313,8 @@ export class SlackReply implements ReplyStream {
     if (segment.mode === 'stream') {
       if (segment.open) {
         try {
-          await this.sender.stop(segment.ts, closure);
+          await this.sender.stop(segment.ts, closure, this.feedbackFor(segment));
+          this.feedbackShown(segment);
           segment.closure = closure;
         } catch (error) {
           this.log().info({ slackError: slackError(error) }, 'could not stop the stream; it ends on its own');
@@ -319,14 +331,25 @@ export class SlackReply implements ReplyStream {
     segment.sealed = true;
   }
 
-  /** chat.update with the segment's Markdown, no more often than its interval. */
+  /** The feedback buttons, for the message that ends the reply (`more` characters still to be added to it). */
+  private feedbackFor(segment: Segment, more = 0): SlackBlocks | undefined {
+    return this.closing && segment.end + more >= this.text.length ? feedbackBlocks() : undefined;
+  }
+
+  private feedbackShown(segment: Segment, more = 0): void {
+    if (this.feedbackFor(segment, more)) this.feedbackOn = segment.ts;
+  }
+
+  /** chat.update with the segment's Markdown (and the feedback buttons at the end), no more often than its interval. */
   private async pushStatic(segment: Segment): Promise<void> {
     const markdown = segmentContent(segment, this.text);
-    if (segment.shown === markdown) return;
+    const feedback = this.feedbackFor(segment);
+    if (segment.shown === markdown && (!feedback || this.feedbackOn === segment.ts)) return;
     const wait = segment.lastCallAt + this.sender.interval(segment) - this.now();
     if (wait > 0) await sleep(wait);
     try {
-      await this.sender.update(segment, markdown);
+      await this.sender.update(segment, markdown, feedback);
+      this.feedbackShown(segment);
     } catch (error) {
       if (isTransientSlackError(slackError(error))) throw error;
       this.abandon(segment, slackError(error));

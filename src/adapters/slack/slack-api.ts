@@ -66,7 +66,13 @@ export interface SlackApi {
     recipientTeamId?: string;
   }): Promise<string | undefined>;
   appendStream(args: { channel: string; ts: string; markdownText: string }): Promise<void>;
-  stopStream(args: { channel: string; ts: string; markdownText?: string }): Promise<void>;
+  /** `blocks` are appended below the streamed text (the reply's feedback buttons). */
+  stopStream(args: {
+    channel: string;
+    ts: string;
+    markdownText?: string;
+    blocks?: SlackBlocks;
+  }): Promise<void>;
   addReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
   removeReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
   setAssistantStatus(args: { channel: string; threadTs: string; status: string }): Promise<void>;
@@ -258,8 +264,8 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     async appendStream({ channel, ts, markdownText }) {
       await call('chat.appendStream', { channel, ts, markdown_text: markdownText });
     },
-    async stopStream({ channel, ts, markdownText }) {
-      await call('chat.stopStream', { channel, ts, markdown_text: markdownText });
+    async stopStream({ channel, ts, markdownText, blocks }) {
+      await call('chat.stopStream', { channel, ts, markdown_text: markdownText, blocks });
     },
     async addReaction({ channel, ts, name }) {
       await call('reactions.add', { channel, timestamp: ts, name });

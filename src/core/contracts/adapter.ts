@@ -10,6 +10,7 @@ import type {
   Platform,
   ThreadContextMessage,
 } from './events.js';
+import type { FeedbackInput, FeedbackResult } from './feedback-records.js';
 import type { FileBytes, InboundFile, OutboundFile } from './files.js';
 import type { ApprovalListItem } from './read-models.js';
 
@@ -56,7 +57,8 @@ export interface ReplyStream {
 export type TurnEvent =
   | { type: 'tool_call'; id: string; name: string; args: unknown }
   | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
-  | { type: 'done'; usage: { promptTokens: number; completionTokens: number } }
+  /** `turnId` names the turn whose reply this ends (what feedback on it names). */
+  | { type: 'done'; turnId: string; usage: { promptTokens: number; completionTokens: number } }
   | { type: 'error'; error: string };
 
 /** What the core needs from a platform to answer. Implemented by each adapter. */
@@ -151,6 +153,11 @@ export interface ButlerIntake {
     user: ChatUser;
     isDirect?: boolean;
   }): Promise<'stopping' | 'idle'>;
+  /**
+   * Stores a person's rating of a Butler reply (a feedback button, the API), or changes the one they gave it;
+   * a message that is not a Butler reply is `not_a_reply`. The result's message is for the rater alone.
+   */
+  recordFeedback(input: FeedbackInput): Promise<FeedbackResult>;
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
 }

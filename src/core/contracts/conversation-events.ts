@@ -23,7 +23,8 @@ export type ConversationEvent =
   | { type: 'message'; role: 'user' | 'assistant'; content: string }
   /** A file Butler sent into the conversation; `url` downloads it (`GET /api/v1/files/{id}`). */
   | { type: 'file'; id: string; name: string; mimeType: string; size: number; url: string }
-  | { type: 'done'; usage: TokenUsage; answers?: string[] }
+  /** `turnId`: the turn whose reply this ends (events stored before it was added have none). */
+  | { type: 'done'; usage: TokenUsage; answers?: string[]; turnId?: string }
   | { type: 'error'; error: string; answers?: string[] };
 
 export interface StoredConversationEvent {

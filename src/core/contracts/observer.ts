@@ -61,6 +61,18 @@ export interface ApprovalRecordInfo {
   risk: string;
 }
 
+/** A person's rating of a turn's reply: a tracer scores the turn's trace with it. */
+export interface FeedbackInfo {
+  /** Stable per person and turn: a changed rating replaces the score given before. */
+  id: string;
+  turnId: string;
+  conversationKey: string;
+  rating: 'positive' | 'negative';
+  comment: string | null;
+  /** `platform:user id` of who rated. */
+  rater: string;
+}
+
 /** A sub-agent Butler delegated to within a turn. */
 export interface AgentInfo {
   agent: string;
@@ -103,6 +115,8 @@ export interface Observer {
   startTurn(turn: TurnInfo): TurnObserver;
   approvalDecided(approval: ApprovalRecordInfo & { decision: Decision; decidedBy: string }): void;
   approvalExpired(approval: ApprovalRecordInfo): void;
+  /** Optional: a rating was given or changed (after it is stored). */
+  feedbackGiven?(feedback: FeedbackInfo): void;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }

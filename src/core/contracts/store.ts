@@ -1,4 +1,5 @@
 import type { ConversationEventRepository } from './conversation-events.js';
+import type { FeedbackRepository } from './feedback-records.js';
 import type { FileRepository } from './file-records.js';
 import type { ReadRepository } from './read-models.js';
 import type {
@@ -22,6 +23,15 @@ import type {
  * the core never sees SQL. `Store.transaction` gives the same repositories bound to one transaction.
  */
 
+export type {
+  FeedbackInput,
+  FeedbackRating,
+  FeedbackRecord,
+  FeedbackRepository,
+  FeedbackResult,
+  NewFeedback,
+  RatedReply,
+} from './feedback-records.js';
 export type { FileOrigin, FileRepository, NewStoredFile, StoredFile } from './file-records.js';
 export type {
   AgentFrame,
@@ -80,6 +90,7 @@ export interface Store {
   conversationEvents: ConversationEventRepository;
   files: FileRepository;
   stops: StopRepository;
+  feedback: FeedbackRepository;
   reads: ReadRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;

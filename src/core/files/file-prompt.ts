@@ -4,13 +4,13 @@ import type { FileContent, PromptMessage } from '../model/model-client.js';
 
 /**
  * Puts the content of shared files into a prompt: on the user messages of the recent window that shared
- * them, newest first, while their tokens fit `promptTokens`. Older files, and files of compacted history,
+ * them, newest first, while their tokens fit `promptTokens` (images: `imagePromptTokens` of it). Older files, and files of compacted history,
  * stay what the message text says of them (a one-line description), so an image is not sent on every turn.
  */
 export class FilePrompt {
   constructor(
     private readonly store: Store,
-    private readonly options: { promptTokens: number; vision: boolean },
+    private readonly options: { promptTokens: number; imagePromptTokens: number; vision: boolean },
   ) {}
 
   async expand(messages: readonly PromptMessage[]): Promise<PromptMessage[]> {
@@ -46,11 +46,18 @@ export class FilePrompt {
   private choose(messages: readonly PromptMessage[]): Set<string> {
     const chosen = new Set<string>();
     let room = this.options.promptTokens;
-    for (const message of [...messages].reverse()) {
+    let imageRoom = this.options.imagePromptTokens;
+    // The messages this turn answers (after Butler's last answer) show their images whatever the image budget.
+    const answered = messages.findLastIndex((message) => message.role === 'assistant');
+    for (const [index, message] of [...messages.entries()].reverse()) {
       if (message.role !== 'user') continue;
+      const current = index > answered;
       for (const file of message.files ?? []) {
+        const isImage = file.kind === 'image';
         if (!readable(file, this.options.vision) || file.tokens > room) continue;
+        if (isImage && !current && file.tokens > imageRoom) continue;
         room -= file.tokens;
+        if (isImage) imageRoom -= file.tokens;
         chosen.add(file.id);
       }
     }

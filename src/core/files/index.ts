@@ -18,6 +18,7 @@ export interface Files {
 
 export interface FilesOptions extends FileLimits {
   promptTokens: number;
+  imagePromptTokens: number;
   publicUrl?: string;
 }
 
@@ -25,7 +26,11 @@ export function createFiles(store: Store, options: FilesOptions, logger: Logger)
   const intake = new FileIntake(store, options, logger);
   return {
     intake,
-    prompt: new FilePrompt(store, { promptTokens: options.promptTokens, vision: options.vision }),
+    prompt: new FilePrompt(store, {
+      promptTokens: options.promptTokens,
+      imagePromptTokens: options.imagePromptTokens,
+      vision: options.vision,
+    }),
     delivery: new FileDelivery(intake, store),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   };

@@ -15,7 +15,9 @@ import type {
 import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
-import type { Store } from '../contracts/store.js';
+import { noopObserver } from '../contracts/observer.js';
+import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
+import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';
 import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
@@ -55,8 +57,14 @@ export class ButlerService implements ButlerIntake {
       files?: FileIntake;
       /** Stop requests for running turns; absent: `stop` finds nothing to stop. */
       stops?: TurnStops;
+      /** Ratings of replies; absent: they are stored and reported to no tracer. */
+      feedback?: FeedbackRecorder;
     } = {},
-  ) {}
+  ) {
+    this.feedback = options.feedback ?? new FeedbackRecorder(store, noopObserver, logger);
+  }
+
+  private readonly feedback: FeedbackRecorder;
 
   isAllowed(message: Pick<InboundMessage, 'address' | 'user' | 'isDirect'>): boolean {
     const rules = this.access[message.address.platform];
@@ -155,6 +163,10 @@ export class ButlerService implements ButlerIntake {
       uploader: onPlatform(cleanJson(input.user), address.platform),
       file: input.file,
     });
+  }
+
+  recordFeedback(input: FeedbackInput): Promise<FeedbackResult> {
+    return this.feedback.record(input);
   }
 
   async isKnownConversation(address: ConversationAddress): Promise<boolean> {

@@ -65,6 +65,9 @@ export function combineObservers(...observers: Observer[]): Observer {
     approvalExpired: (approval) => {
       for (const observer of active) observer.approvalExpired(approval);
     },
+    feedbackGiven: (feedback) => {
+      for (const observer of active) observer.feedbackGiven?.(feedback);
+    },
     flush: () => settleAll(active.map((observer) => observer.flush())),
     shutdown: () => settleAll(active.map((observer) => observer.shutdown())),
   };

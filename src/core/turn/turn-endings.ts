@@ -77,7 +77,7 @@ export async function completeTurn(
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
   turn.observer.end({ status: 'replied' });
-  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
+  await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
 
 const usageOf = (turn: Turn) => ({
@@ -116,7 +116,7 @@ export async function stopTurn(deps: TurnRunnerDeps, turn: Turn, pending: Conver
     .catch((error: unknown) => turn.log.error({ err: error }, 'audit write failed'));
   turn.log.info({ stoppedBy: by.id }, 'turn stopped');
   turn.observer.end({ status: 'stopped' });
-  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
+  await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
 
 /** A restarted turn whose reply was complete: make sure it is fully shown, then commit it. */
@@ -126,7 +126,7 @@ export async function redeliverTurn(deps: TurnRunnerDeps, turn: Turn) {
   await deliverReply(deps, turn, delivered.text);
   await commitTurn(deps, turn, await withReplyMessages(turn, delivered.messages), 'done');
   turn.observer.end({ status: 'replied' });
-  await reportTurnEvent(turn, { type: 'done', usage: usageOf(turn) });
+  await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
 
 /** Stops the turn at the calls that need a person's decision: persist them as one batch, then show its card. */

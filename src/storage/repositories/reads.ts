@@ -14,14 +14,19 @@ import { toApproval } from './approvals.js';
 /** Newest-first pages for the API's read endpoints: keyset pagination on (time, id), never OFFSET. */
 
 /** Rows strictly older than the cursor's row. */
-function before(cursor: string | undefined, time: PgColumn, id: PgColumn): SQL | undefined {
+export function before(cursor: string | undefined, time: PgColumn, id: PgColumn): SQL | undefined {
   const position = decodeCursor(cursor);
   if (!position) return undefined;
   return or(lt(time, position.at), and(eq(time, position.at), lt(id, position.id as never)));
 }
 
 /** Fetches one row more than asked to know whether there is a next page. */
-function paged<T, R>(rows: T[], limit: number, cursorOf: (row: T) => string, map: (row: T) => R): Page<R> {
+export function paged<T, R>(
+  rows: T[],
+  limit: number,
+  cursorOf: (row: T) => string,
+  map: (row: T) => R,
+): Page<R> {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return { items: items.map(map), nextCursor: rows.length > limit && last ? cursorOf(last) : null };

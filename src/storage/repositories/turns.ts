@@ -72,17 +72,18 @@ function openQuery(db: Database) {
 /**
  * The turn's writes as data-modifying CTEs of one prepared statement: atomic without a transaction, one
  * round trip. Its one parameter is the commit as JSON; messages keep their order (`with ordinality`),
- * since the window is read back by id. The updates read the commit through scalar subqueries, which
- * Postgres evaluates once and then looks rows up by key (joining `turn` instead made it scan the inbox).
+ * since the window is read back by id, and carry the turn's id (what a rating of the reply names). The
+ * updates read the commit through scalar subqueries, which Postgres evaluates once and then looks rows up
+ * by key (joining `turn` instead made it scan the inbox).
  */
 function commitQuery(db: Database) {
   const written = { written: sql<number>`written` };
   const turn = db.$with('turn', { t: sql`t` }).as(sql`select ${sql.placeholder('commit')}::jsonb as t`);
   const appended = db.$with('appended', written).as(sql`
     insert into ${messages} (conversation_id, role, content, author, tool_calls, tool_call_id,
-      platform_message_ids, files, tokens)
+      platform_message_ids, files, tokens, turn_id)
     select (turn.t->>'conversationId')::uuid, m->>'role', m->>'content', m->>'author', m->'toolCalls',
-      m->>'toolCallId', m->'platformMessageIds', m->'files', (m->>'tokens')::int
+      m->>'toolCallId', m->'platformMessageIds', m->'files', (m->>'tokens')::int, turn.t->'usage'->>'turnId'
     from turn, jsonb_array_elements(turn.t->'messages') with ordinality as listed(m, position)
     order by position
     returning 1 as written`);

@@ -385,6 +385,7 @@ describe(`HTTP API on ${databaseKind}`, () => {
     await readEvents(await send(id, 'second'));
     expect(done?.data).toEqual({
       type: 'done',
+      turnId: expect.any(String),
       usage: { promptTokens: 30, completionTokens: 3 },
       answers: [first.headers.get('butler-message-id')],
     });

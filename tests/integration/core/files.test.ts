@@ -194,6 +194,28 @@ describe(`shared files reach the model (${databaseKind})`, () => {
   });
 });
 
+describe(`images of earlier turns within their own budget (${databaseKind})`, () => {
+  beforeAll(async () => {
+    platform = new RecordingAdapter();
+    app = await startTestButler(appOptions({ files: { imageMaxPixels: 512, imagePromptTokens: 0 } }));
+  });
+  afterAll(() => app.close());
+
+  it('always shows the images of the message it answers, and earlier ones only by name', async () => {
+    const address = newAddress();
+    model.enqueue({ text: 'first' }, { text: 'second' });
+    await share(address, 'one', [host('a.png', 'image/png', await makePng(512, 512, '#ff0000'))]);
+    await app.settle();
+    await share(address, 'two', [
+      host('b.png', 'image/png', await makePng(512, 512, '#00ff00')),
+      host('c.png', 'image/png', await makePng(512, 512, '#0000ff')),
+    ]);
+    await app.settle();
+    expect(model.requests.map((request) => imageUrls(request).length)).toEqual([1, 2]);
+    expect(texts(model.requests[1])).toContain('a.png (image, 512×512 as shown');
+  });
+});
+
 describe(`a model that cannot see (${databaseKind})`, () => {
   beforeAll(async () => {
     platform = new RecordingAdapter();

@@ -48,6 +48,10 @@ class RecordingIntake implements ButlerIntake {
   mayDecide() {
     return { allowed: false as const, reason: 'not asked in these tests' };
   }
+
+  async recordFeedback(): Promise<never> {
+    throw new Error('card clicks rate no replies');
+  }
 }
 
 const card = approvalCard([restartCall, deleteRecordCall], { standingApprovalHours: 8 });

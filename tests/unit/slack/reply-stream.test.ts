@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { feedbackBlocks } from '../../../src/adapters/slack/feedback-blocks.js';
 import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
 import {
   createCapabilities,
@@ -137,7 +138,8 @@ describe('Slack replies', () => {
     expect(fake.callsTo('chat.postMessage')[0]?.args).toMatchObject({ thread_ts: threadTs });
     expect(shownReply(reply.messageIds)).toEqual([text]);
     const last = updates.at(-1)?.args;
-    expect(last?.blocks).toEqual([{ type: 'markdown', text }]);
+    // The message that ends the reply carries the feedback buttons below its text.
+    expect(last?.blocks).toEqual([{ type: 'markdown', text }, ...feedbackBlocks()]);
     expect(typeof last?.text).toBe('string');
 
     // Learnt once per channel: the next reply posts straight away.

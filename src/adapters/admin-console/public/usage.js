@@ -1,7 +1,8 @@
 // Usage: tokens (and cost, when the config has prices) per day, workspace, channel, user or conversation,
-// as an inline SVG bar chart with the same figures in a table beneath it.
+// as an inline SVG bar chart with the same figures in a table beneath it; then the latest feedback on replies.
 
 import { byId, formatCost, formatNumber, h, say, sayFailure } from './dom.js';
+import { createFeedbackList } from './feedback.js';
 
 const svgNamespace = 'http://www.w3.org/2000/svg';
 const segments = [
@@ -182,9 +183,11 @@ export function createUsagePanel(context) {
   let loaded = false;
   let generation = 0;
   let reloadTimer;
+  const feedback = createFeedbackList(context);
 
   async function load() {
     const mine = ++generation;
+    void feedback.load();
     const groupBy = group.value;
     const sinceDays = Number(range.value) || 0;
     const params = new URLSearchParams({ groupBy });

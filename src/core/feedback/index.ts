@@ -1,0 +1,1 @@
+export { FeedbackRecorder, maxFeedbackCommentChars } from './feedback-recorder.js';
