@@ -30,7 +30,8 @@ export function contextChangedPlace(event: unknown): { channel: string; viewing?
   if (!isRecord(event)) return undefined;
   const channel = text(event, 'channel');
   if (!channel) return undefined;
-  const entities = isRecord(event.context) && Array.isArray(event.context.entities) ? event.context.entities : [];
+  const entities =
+    isRecord(event.context) && Array.isArray(event.context.entities) ? event.context.entities : [];
   // Slack orders the entities by relevance.
   const viewed = entities.find(
     (entity) => isRecord(entity) && entity.type === 'slack#/types/channel_id' && text(entity, 'value'),
