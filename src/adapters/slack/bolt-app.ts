@@ -8,8 +8,8 @@ import type { InboundHandlers } from './inbound.js';
 import { cardActionIds, showArgumentsActionIds } from './interactions.js';
 import type { BotIdentity } from './normalize.js';
 import { slackClientOptions } from './slack-api.js';
-import type { SuggestedPrompts } from './suggested-prompts.js';
 import { toSlackSdkLogger } from './slack-logger.js';
+import type { SuggestedPrompts } from './suggested-prompts.js';
 
 export interface BoltAppOptions {
   receiver: Receiver;
