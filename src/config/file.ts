@@ -5,6 +5,7 @@ import { apiSchema } from './api-keys.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
+import { slackSchema } from './slack.js';
 
 /** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
 
@@ -112,6 +113,8 @@ export const fileConfigSchema = z
     maxMessageAgeMinutes: z.number().positive().default(30),
     /** Answer messages from other bots (Slack). Off by default to avoid bot loops. */
     answerBots: z.boolean().default(false),
+    /** Slack's agent container: the suggested prompts it offers. */
+    slack: slackSchema,
     worker: z
       .object({
         /** How long a worker's hold on a conversation lasts without renewal (crash recovery waits this long). */

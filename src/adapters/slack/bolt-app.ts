@@ -9,6 +9,7 @@ import { cardActionIds, showArgumentsActionIds } from './interactions.js';
 import type { BotIdentity } from './normalize.js';
 import { slackClientOptions } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
+import type { SuggestedPrompts } from './suggested-prompts.js';
 
 export interface BoltAppOptions {
   receiver: Receiver;
@@ -20,6 +21,7 @@ export interface BoltAppOptions {
   identity: () => BotIdentity | undefined;
   handlers: InboundHandlers;
   feedback: FeedbackHandlers;
+  suggestedPrompts: SuggestedPrompts;
 }
 
 /**
@@ -53,6 +55,8 @@ export function createBoltApp(options: BoltAppOptions): App {
   app.event('app_mention', async ({ body, event }) => handlers.message(body, event));
   app.event('message', async ({ body, event }) => handlers.message(body, event));
   app.event('agent_session_stopped', async ({ body, event }) => handlers.sessionStopped(body, event));
+  app.event('assistant_thread_started', async ({ event }) => options.suggestedPrompts.threadStarted(event));
+  app.event('app_context_changed', async ({ event }) => options.suggestedPrompts.contextChanged(event));
   for (const actionId of cardActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
   }

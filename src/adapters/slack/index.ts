@@ -15,6 +15,7 @@ import { createSlackAdapter } from './outbound.js';
 import { createCapabilities, defaultReplyTuning, type ReplyTuning } from './reply-format.js';
 import { createSlackApi, errorFields, SlackApiError } from './slack-api.js';
 import { SlackSocketModeReceiver } from './socket-mode-receiver.js';
+import { createSuggestedPrompts } from './suggested-prompts.js';
 
 export const slackEventsPath = '/slack/events';
 
@@ -123,6 +124,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       logger,
       acknowledgeWithinMs: tuning.acknowledgeWithinMs,
     }),
+    suggestedPrompts: createSuggestedPrompts({ api, logger, prompts: options.file.slack.suggestedPrompts }),
   });
 
   return {

@@ -8,6 +8,7 @@ import type { ApprovalCard } from '../../core/contracts/approval-card.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import { createAgentSessions } from './agent-sessions.js';
 import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
@@ -44,10 +45,14 @@ function logFields(address: ConversationAddress): Record<string, unknown> {
   };
 }
 
-/** The core's outbound port for Slack: replies, notices, approval cards, working indicators, files. */
+/**
+ * The core's outbound port for Slack: replies, notices, approval cards, agent sessions or working indicators,
+ * files.
+ */
 export function createSlackAdapter(dependencies: SlackAdapterDependencies): ChatAdapter {
   const { api, logger, capabilities, tuning } = dependencies;
   const names = new UserNames(api, logger, dependencies.now);
+  const sessions = createAgentSessions({ api, capabilities, logger });
 
   /** The assistant thread whose status shows Butler at work, or undefined where a reaction does instead. */
   function statusThread(target: ReplyTarget): { channel: string; threadTs: string } | undefined {
@@ -158,8 +163,13 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
       await api.updateMessage({ channel: address.channel, ts: messageId, ...renderApprovalCard(card) });
     },
 
+    turnStarted: sessions.turnStarted,
+    turnEnded: sessions.turnEnded,
+
     async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
       try {
+        // An agent session already shows Butler at work (and its stop button).
+        if (await sessions.covers(target)) return async () => {};
         return (await showStatus(target)) ?? (await showReaction(target));
       } catch (error) {
         logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'working indicator failed');
@@ -168,9 +178,9 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
     },
 
     async showProgress(target: ReplyTarget, status: string): Promise<void> {
-      // Where the working indicator is a reaction there is no text to change.
+      // Where the working indicator is a reaction (or an agent session) there is no text to change.
       const where = statusThread(target);
-      if (where) await setStatus(target, where, status);
+      if (where && !(await sessions.covers(target))) await setStatus(target, where, status);
     },
 
     async findUnrecordedReplies(target, { after, known }) {

@@ -18,6 +18,9 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   // Tier 4 on both method pages (api.slack.com/methods/files.getUploadURLExternal, …/files.completeUploadExternal).
   'files.getUploadURLExternal': tier4,
   'files.completeUploadExternal': tier4,
+  // Tier 3 per slack-morphism's agents.rs (platforms.md "Agent apps"); Tier 4 on the method page.
+  'agents.sessions.setStatus': tier3,
+  'assistant.threads.setSuggestedPrompts': tier4,
 };
 
 /**

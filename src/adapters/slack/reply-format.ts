@@ -28,10 +28,12 @@ export interface SlackCapabilities {
   streamingUnavailable: Set<string>;
   /** Cleared once assistant.threads.setStatus proves unavailable (no AI app feature): reactions only. */
   assistantStatus: boolean;
+  /** Cleared once agents.sessions.setStatus proves unavailable (not an agent app): working indicators instead. */
+  agentSessions: boolean;
 }
 
 export function createCapabilities(): SlackCapabilities {
-  return { streamingUnavailable: new Set(), assistantStatus: true };
+  return { streamingUnavailable: new Set(), assistantStatus: true, agentSessions: true };
 }
 
 /** Errors that mean "streaming will not work for this app at all". */

@@ -43,6 +43,14 @@ export interface SlackThreadMessage {
   attachments: readonly unknown[];
 }
 
+/** An agent session's lifecycle status (agents.sessions.setStatus). */
+export type SessionStatus = 'processing' | 'active' | 'suspended' | 'closed';
+
+export interface SuggestedPrompt {
+  title: string;
+  message: string;
+}
+
 export interface SlackApi {
   authTest(): Promise<BotIdentity>;
   postMessage(args: {
@@ -76,6 +84,20 @@ export interface SlackApi {
   addReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
   removeReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
   setAssistantStatus(args: { channel: string; threadTs: string; status: string }): Promise<void>;
+  /** An agent session's status (creating the session): `title` and `initiatorUserId` count only then. */
+  setSessionStatus(args: {
+    channel: string;
+    threadTs: string;
+    status: SessionStatus;
+    title?: string;
+    initiatorUserId?: string;
+  }): Promise<void>;
+  /** The prompts an agent's container offers (at most 4); an agent app sets them per channel, not thread. */
+  setSuggestedPrompts(args: {
+    channel: string;
+    prompts: readonly SuggestedPrompt[];
+    title?: string;
+  }): Promise<void>;
   userName(userId: string): Promise<string | undefined>;
   threadReplies(args: {
     channel: string;
@@ -275,6 +297,19 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     },
     async setAssistantStatus({ channel, threadTs, status }) {
       await call('assistant.threads.setStatus', { channel_id: channel, thread_ts: threadTs, status });
+    },
+    async setSessionStatus({ channel, threadTs, status, title, initiatorUserId }) {
+      await call('agents.sessions.setStatus', {
+        channel_id: channel,
+        thread_ts: threadTs,
+        status,
+        title,
+        initiator_user_id: initiatorUserId,
+      });
+    },
+    // No thread_ts: Slack's method page says an agent app's call with one "will silently fail".
+    async setSuggestedPrompts({ channel, prompts, title }) {
+      await call('assistant.threads.setSuggestedPrompts', { channel_id: channel, prompts, title });
     },
     async userName(userId) {
       const result = await call('users.info', { user: userId });

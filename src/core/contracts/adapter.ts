@@ -61,6 +61,18 @@ export type TurnEvent =
   | { type: 'done'; turnId: string; usage: { promptTokens: number; completionTokens: number } }
   | { type: 'error'; error: string };
 
+/** How a turn ended, for adapters that show a turn's life beside its reply (Slack's agent sessions). */
+export type TurnOutcome = 'replied' | 'parked' | 'stopped' | 'failed' | 'interrupted';
+
+/** A turn that begins: whom it answers, and what opened the conversation when this is its first turn. */
+export interface TurnStart {
+  requester: ChatUser;
+  /** The text of the first message the turn answers; absent for the continuation after a decision. */
+  text?: string;
+  /** Whether the conversation had no history before this turn. */
+  firstTurn: boolean;
+}
+
 /** What the core needs from a platform to answer. Implemented by each adapter. */
 export interface ChatAdapter {
   readonly platform: Platform;
@@ -82,6 +94,13 @@ export interface ChatAdapter {
    * function `showWorking` returned clears it.
    */
   showProgress?(target: ReplyTarget, status: string): Promise<void>;
+  /**
+   * Optional: a turn begins and ends (Slack's agent session goes `processing`, then `active`). Called for the
+   * whole turn, the streaming reply included, before any working indicator; `turnEnded` only after
+   * `turnStarted` settled. Same rules as `showWorking`: never throws, never blocks a reply.
+   */
+  turnStarted?(target: ReplyTarget, start: TurnStart): Promise<void>;
+  turnEnded?(target: ReplyTarget, outcome: TurnOutcome): Promise<void>;
   /** Optional: tool calls, results and the turn's end as they happen. A failure here never stops a turn. */
   onTurnEvent?(target: ReplyTarget, event: TurnEvent): Promise<void>;
   /**

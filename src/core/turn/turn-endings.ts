@@ -76,6 +76,7 @@ export async function completeTurn(
   await turn.inflight.save();
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
+  turn.session.ended('replied');
   turn.observer.end({ status: 'replied' });
   await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
@@ -115,6 +116,7 @@ export async function stopTurn(deps: TurnRunnerDeps, turn: Turn, pending: Conver
     })
     .catch((error: unknown) => turn.log.error({ err: error }, 'audit write failed'));
   turn.log.info({ stoppedBy: by.id }, 'turn stopped');
+  turn.session.ended('stopped');
   turn.observer.end({ status: 'stopped' });
   await reportTurnEvent(turn, { type: 'done', turnId: turn.id, usage: usageOf(turn) });
 }
@@ -199,6 +201,7 @@ export async function parkTurn(
       risk: approval.risk,
     });
   }
+  turn.session.ended('parked');
   turn.observer.end({ status: 'parked' });
   await postApprovalCard(deps, turn.adapter, turn.target, batch, turn.log);
 }
@@ -244,6 +247,7 @@ export async function failTurn(
     turn.log.error({ err: deliveryError }, 'could not tell the user about the failure');
   }
   await commitTurn(deps, turn, pending, 'failed', error instanceof Error ? error.message : String(error));
+  turn.session.ended('failed');
   turn.observer.end({ status: 'failed', error: userMessage });
   await reportTurnEvent(turn, { type: 'error', error: userMessage });
 }

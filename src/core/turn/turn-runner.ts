@@ -93,9 +93,10 @@ export class TurnRunner {
       retriedAfter: retried ? first.messageId : undefined,
     });
     if (turn.inflight.delivered) return this.released(turn, redeliverTurn(this.deps, turn));
+    const { window } = turn.opening;
+    turn.session.start({ requester: turn.requester, text: first.text, firstTurn: window.length === 0 });
     turn.working.start();
     try {
-      const { window } = turn.opening;
       const { pending, notice } = await incomingMessages(this.deps, turn, messages, window.length === 0);
       if (notice) await turn.reply.append(notice);
       // Commands (`revoke`, `usage`) are answered without the model.
@@ -107,6 +108,7 @@ export class TurnRunner {
       await this.converse(turn, pending, { route: true });
     } finally {
       await turn.working.clear();
+      await turn.session.close();
       await turn.stop?.release();
     }
   }
@@ -143,6 +145,7 @@ export class TurnRunner {
           turn.log.warn({ err: error, batchId: first.batchId }, 'could not show the outcome on the card'),
         );
     }
+    turn.session.start({ requester: turn.requester, firstTurn: false });
     turn.working.start();
     try {
       // The step that parked was the model's, after whatever it had read: treat it as steerable.
@@ -167,6 +170,7 @@ export class TurnRunner {
       ]);
     } finally {
       await turn.working.clear();
+      await turn.session.close();
       await turn.stop?.release();
     }
   }

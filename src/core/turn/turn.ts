@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelTokens, PriceTable } from '../usage/pricing.js';
 import { InflightRecord } from './inflight-record.js';
 import { TurnReply } from './turn-reply.js';
+import { TurnSession } from './turn-session.js';
 import { WorkingIndicator } from './working-indicator.js';
 
 /** One turn in progress, and how it starts: resuming an interrupted attempt when there was one. */
@@ -74,6 +75,8 @@ export interface Turn {
   reply: TurnReply;
   /** Armed by the runner once the turn's work starts. */
   working: WorkingIndicator;
+  /** The turn's life beside its reply (Slack's agent session); started by the runner, ended by the endings. */
+  session: TurnSession;
   observer: TurnObserver;
   log: Logger;
   /** Aborts at shutdown, and when someone stops the turn (then `stop.stoppedBy` says who). */
@@ -221,6 +224,7 @@ export async function beginTurn(
       deps.options.workingIndicatorDelayMs,
       () => reply.opened,
     ),
+    session: new TurnSession(adapter, input.target, log),
     observer: deps.observer.startTurn({
       turnId: id,
       conversationKey: conversation.key,

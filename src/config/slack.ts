@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/**
+ * `slack:` in the config file: what Slack's agent container offers (docs/configuration.md, "slack"). Slack
+ * shows at most four suggested prompts (assistant.threads.setSuggestedPrompts, the manifest's agent_view).
+ */
+const suggestedPrompt = z
+  .object({
+    /** What the button says. */
+    title: z.string().trim().min(1),
+    /** What it sends as the person's message. */
+    message: z.string().trim().min(1),
+  })
+  .strict();
+
+export const slackSchema = z
+  .object({ suggestedPrompts: z.array(suggestedPrompt).max(4).default([]) })
+  .strict()
+  .default({ suggestedPrompts: [] });

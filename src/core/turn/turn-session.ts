@@ -1,0 +1,43 @@
+import type { ChatAdapter, ReplyTarget, TurnOutcome, TurnStart } from '../contracts/adapter.js';
+import type { Logger } from '../contracts/logger.js';
+
+/**
+ * The turn's life as the platform shows it beside the reply (Slack's agent session: `processing` with a stop
+ * button, then `active`). Unlike the working indicator it covers the whole turn from its first moment, the
+ * streaming reply included. The start is not awaited (a reply never waits for it); the end follows the
+ * start, so the platform never sees them out of order.
+ */
+export class TurnSession {
+  private started: Promise<void> | undefined;
+  private outcome: TurnOutcome | undefined;
+
+  constructor(
+    private readonly adapter: ChatAdapter,
+    private readonly target: ReplyTarget,
+    private readonly log: Logger,
+  ) {}
+
+  /** Tells the adapter the turn began; never throws, never waits. */
+  start(start: TurnStart): void {
+    const { turnStarted } = this.adapter;
+    if (!turnStarted) return;
+    this.started = turnStarted
+      .call(this.adapter, this.target, start)
+      .catch((error: unknown) => this.log.warn({ err: error }, 'the adapter could not show the turn start'));
+  }
+
+  /** How the turn ended; an ending that records none (a shutdown, a crash) ends as `interrupted`. */
+  ended(outcome: TurnOutcome): void {
+    this.outcome = outcome;
+  }
+
+  /** Tells the adapter the turn ended, once its start has settled; never throws. */
+  async close(): Promise<void> {
+    const { turnEnded } = this.adapter;
+    if (!this.started || !turnEnded) return;
+    await this.started;
+    await turnEnded
+      .call(this.adapter, this.target, this.outcome ?? 'interrupted')
+      .catch((error: unknown) => this.log.warn({ err: error }, 'the adapter could not show the turn end'));
+  }
+}
