@@ -6,6 +6,7 @@ import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import type { CallObserver } from '../pacing/index.js';
+import { createAppHomeHandlers } from './app-home.js';
 import { createBoltApp } from './bolt-app.js';
 import { createFeedbackHandlers } from './feedback-handlers.js';
 import { SlackHttpReceiver } from './http-receiver.js';
@@ -123,6 +124,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       logger,
       acknowledgeWithinMs: tuning.acknowledgeWithinMs,
     }),
+    home: createAppHomeHandlers({ intake, api, logger, acknowledgeWithinMs: tuning.acknowledgeWithinMs }),
   });
 
   return {

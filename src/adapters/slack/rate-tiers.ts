@@ -18,6 +18,8 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   // Tier 4 on both method pages (api.slack.com/methods/files.getUploadURLExternal, …/files.completeUploadExternal).
   'files.getUploadURLExternal': tier4,
   'files.completeUploadExternal': tier4,
+  // Tier 4 (docs.slack.dev/reference/methods/views.publish).
+  'views.publish': tier4,
 };
 
 /**
