@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { contextActionsViolations } from './fake-slack-context-actions.js';
 import { createFakeSlackFiles, type FakeSlackFiles } from './fake-slack-files.js';
+import { createFakeSlackHome, type FakeSlackHome } from './fake-slack-home.js';
 import { FakeRateTiers } from './fake-slack-rate-tiers.js';
 
 /**
@@ -69,6 +70,8 @@ export interface FakeSlackApi {
   rateLimited: RecordedCall[];
   /** Shared files and uploads (fake-slack-files.ts), served only to `botToken`. */
   files: FakeSlackFiles;
+  /** App Home tabs published with views.publish (fake-slack-home.ts). */
+  home: FakeSlackHome;
   botToken: string;
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
@@ -218,6 +221,8 @@ export async function startFakeSlackApi(
     },
   });
   fake.files = fileRoom.files;
+  const homeRoom = createFakeSlackHome({ violations: blockKitViolations });
+  fake.home = homeRoom.home;
 
   const newMessage = (channel: string, ts: string, args: Record<string, unknown>): FakeMessage => ({
     channel,
@@ -424,6 +429,7 @@ export async function startFakeSlackApi(
       return { ok: true, view: { id: `V${++counter}` } };
     },
     ...fileRoom.methods,
+    ...homeRoom.methods,
   };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -535,6 +541,7 @@ export async function startFakeSlackApi(
       fake.rateLimited.length = 0;
       rateTiers.reset();
       fileRoom.reset();
+      homeRoom.reset();
     },
     close: () =>
       new Promise<void>((resolve) => {
