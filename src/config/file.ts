@@ -112,6 +112,11 @@ export const fileConfigSchema = z
     maxMessageAgeMinutes: z.number().positive().default(30),
     /** Answer messages from other bots (Slack). Off by default to avoid bot loops. */
     answerBots: z.boolean().default(false),
+    /** Feishu: the welcome card a direct chat's first message gets, with prompts a click sends; none: no card. */
+    feishu: z
+      .object({ suggestedPrompts: z.array(z.string().trim().min(1).max(100)).max(4).default([]) })
+      .strict()
+      .default({ suggestedPrompts: [] }),
     worker: z
       .object({
         /** How long a worker's hold on a conversation lasts without renewal (crash recovery waits this long). */

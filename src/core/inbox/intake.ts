@@ -16,8 +16,8 @@ import type {
 import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
-import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import { noopObserver } from '../contracts/observer.js';
+import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
 import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
-import type { PublishedHome } from '../../helpers/fake-slack-home.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import type { PublishedHome } from '../../helpers/fake-slack-home.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 import { appMention, asForm, asJson, envelope, postToSlack, team } from '../../unit/slack/payloads.js';
 import { freshTs, startSlackButler } from './slack-butler.js';
@@ -43,7 +43,9 @@ const requester = { id: 'U0ALICE', name: 'alice' };
 /** Alice asks in #general; the model wants restart_service (high risk); Butler posts a card and parks. */
 async function requestRestart(): Promise<{ cardTs: string; approvalId: string }> {
   model.enqueue({
-    toolCalls: [{ id: `call_${Date.now()}`, name: 'restart_service', arguments: '{"service":"payments-api"}' }],
+    toolCalls: [
+      { id: `call_${Date.now()}`, name: 'restart_service', arguments: '{"service":"payments-api"}' },
+    ],
   });
   const ts = freshTs();
   await postToSlack(
@@ -95,7 +97,9 @@ function homeClick(view: PublishedHome, actionId: string, value: string, user = 
 }
 
 const buttonsOf = (view: PublishedHome) =>
-  view.view.blocks.filter((block) => block.type === 'actions').flatMap((block) => block.elements as unknown[]);
+  view.view.blocks
+    .filter((block) => block.type === 'actions')
+    .flatMap((block) => block.elements as unknown[]);
 
 describe('Slack App Home', () => {
   it('lists a pending request with its buttons; approving there runs the tool once and republishes the tab', async () => {
