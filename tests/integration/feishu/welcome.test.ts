@@ -35,19 +35,20 @@ describe('Feishu welcome card', () => {
     await directMessage(chatId, 'hello', 'Hello Alice.');
     const [welcome, reply, ...rest] = inChat(chatId);
     expect(rest).toEqual([]);
-    expect(welcome && isWelcome(welcome)).toBe(true);
+    if (!welcome) throw new Error('Butler sent nothing');
+    expect(isWelcome(welcome)).toBe(true);
     expect(reply && isWelcome(reply)).toBe(false);
-    const card = JSON.stringify(welcome?.content);
+    const card = JSON.stringify(welcome.content);
     expect(card).toContain('What can you do?');
     // The configured text is shown, but its `<at id=all>` pings nobody.
-    const elements = (welcome?.content as { body: { elements: Array<{ text?: { content: string } }> } }).body
-      .elements;
+    const { elements } = (welcome.content as { body: { elements: Array<{ text?: { content: string } }> } })
+      .body;
     expect(elements[2]?.text?.content).toBe('Ping <\u200bat id=all></at> for me');
     expect(suite.model.requests).toHaveLength(1);
 
     suite.model.enqueue({ text: 'I answer questions and run tools.' });
     const eventId = uniqueId('ev_click_');
-    const answer = await clickPrompt(chatId, welcome?.messageId ?? '', 'What can you do?', eventId);
+    const answer = await clickPrompt(chatId, welcome.messageId, 'What can you do?', eventId);
     expect(answer.body).toMatchObject({ toast: { type: 'success' } });
     await suite.app.settle();
     expect(suite.model.requests).toHaveLength(2);
@@ -55,7 +56,7 @@ describe('Feishu welcome card', () => {
     expect(inChat(chatId)).toHaveLength(3);
 
     // Feishu delivers the same click again: it is not a second message.
-    await clickPrompt(chatId, welcome?.messageId ?? '', 'What can you do?', eventId);
+    await clickPrompt(chatId, welcome.messageId, 'What can you do?', eventId);
     await suite.app.settle();
     expect(suite.model.requests).toHaveLength(2);
     const stored = await suite.app.butler.store.reads.recentConversations(
