@@ -130,6 +130,10 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     files: files.intake,
     stops,
     feedback: new FeedbackRecorder(store, observer, logger),
+    capabilities: () => ({
+      tools: tools.all().map((tool) => ({ name: tool.name, risk: tool.risk })),
+      agents: file.agents.map((agent) => ({ name: agent.name, description: agent.description })),
+    }),
   });
 
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];

@@ -115,6 +115,11 @@ export const fileConfigSchema = z
     answerBots: z.boolean().default(false),
     /** Slack's agent container: the suggested prompts it offers. */
     slack: slackSchema,
+    /** Feishu: the welcome card a direct chat's first message gets, with prompts a click sends; none: no card. */
+    feishu: z
+      .object({ suggestedPrompts: z.array(z.string().trim().min(1).max(100)).max(4).default([]) })
+      .strict()
+      .default({ suggestedPrompts: [] }),
     worker: z
       .object({
         /** How long a worker's hold on a conversation lasts without renewal (crash recovery waits this long). */

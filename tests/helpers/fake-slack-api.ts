@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createFakeSlackAgents, type FakeSlackAgents } from './fake-slack-agents.js';
 import { contextActionsViolations } from './fake-slack-context-actions.js';
 import { createFakeSlackFiles, type FakeSlackFiles } from './fake-slack-files.js';
+import { createFakeSlackHome, type FakeSlackHome } from './fake-slack-home.js';
 import { FakeRateTiers } from './fake-slack-rate-tiers.js';
 
 /**
@@ -72,6 +73,8 @@ export interface FakeSlackApi {
   files: FakeSlackFiles;
   /** Agent sessions and suggested prompts (fake-slack-agents.ts); off unless a test turns them on. */
   agents: FakeSlackAgents;
+  /** App Home tabs published with views.publish (fake-slack-home.ts). */
+  home: FakeSlackHome;
   botToken: string;
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
@@ -223,6 +226,8 @@ export async function startFakeSlackApi(
   fake.files = fileRoom.files;
   const agentRoom = createFakeSlackAgents();
   fake.agents = agentRoom.agents;
+  const homeRoom = createFakeSlackHome({ violations: blockKitViolations });
+  fake.home = homeRoom.home;
 
   const newMessage = (channel: string, ts: string, args: Record<string, unknown>): FakeMessage => ({
     channel,
@@ -430,6 +435,7 @@ export async function startFakeSlackApi(
     },
     ...fileRoom.methods,
     ...agentRoom.methods,
+    ...homeRoom.methods,
   };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -542,6 +548,7 @@ export async function startFakeSlackApi(
       rateTiers.reset();
       fileRoom.reset();
       agentRoom.reset();
+      homeRoom.reset();
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -22,6 +22,7 @@ import { FeishuReplyStream } from './reply-stream.js';
 import { stopValueFor } from './stop-button.js';
 import type { StreamSettings } from './stream-settings.js';
 import { type FeishuUserNames, prepareFeishuMessage } from './user-names.js';
+import { welcomeCard } from './welcome-card.js';
 
 export interface FeishuChatAdapterOptions {
   api: FeishuApi;
@@ -31,6 +32,8 @@ export interface FeishuChatAdapterOptions {
   cardkit: CardkitHealth;
   /** People's names, shared with the card clicks (who stopped a reply). */
   names: FeishuUserNames;
+  /** The welcome card's prompts (`feishu.suggestedPrompts`); none or absent: no welcome card. */
+  suggestedPrompts?: readonly string[];
 }
 
 /** Feishu's "typing" emoji: shown on the user's message while Butler works. */
@@ -57,6 +60,19 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
   const { api, logger, names } = options;
   const conversationLogger = (address: ConversationAddress) =>
     logger.child({ conversation: encodeConversationKey(address) });
+
+  /** The welcome card, before the answer; a card that cannot be sent is logged, and the answer goes on. */
+  async function welcome(address: ConversationAddress, prompts: readonly string[]): Promise<void> {
+    try {
+      const messageId = await api.sendMessage(destinationFor({ address, userId: '' }), {
+        msgType: 'interactive',
+        content: welcomeCard(prompts),
+      });
+      conversationLogger(address).info({ messageId }, 'Feishu welcome card sent');
+    } catch (error) {
+      conversationLogger(address).warn({ err: error }, 'Feishu welcome card not sent');
+    }
+  }
 
   return {
     platform: 'feishu',
@@ -142,7 +158,10 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
       return messageId;
     },
 
-    prepare(message: InboundMessage): Promise<PreparedMessage> {
+    async prepare(message: InboundMessage, { newConversation }): Promise<PreparedMessage> {
+      // A direct chat is one conversation per person: its first message is the first they sent Butler.
+      const prompts = options.suggestedPrompts ?? [];
+      if (newConversation && message.isDirect && prompts.length > 0) await welcome(message.address, prompts);
       const tenantKey = message.address.workspace;
       return prepareFeishuMessage(names, message, (messageId) =>
         forwardedHistoryText(api, messageId, (openId) => names.get(tenantKey, openId), logger),

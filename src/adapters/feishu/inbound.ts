@@ -10,6 +10,7 @@ import { asRecord, type JsonRecord, stringField } from './fields.js';
 import { normalizeMessageEvent } from './normalize.js';
 import { parseStopValue } from './stop-button.js';
 import { handleStopClick } from './stop-click.js';
+import { handlePromptClick, parsePromptValue } from './welcome-card.js';
 
 export interface InboundOptions {
   intake: ButlerIntake;
@@ -85,6 +86,15 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
           now: options.now,
           answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
           userName: options.userName,
+        });
+      }
+      const prompt = parsePromptValue(event.value);
+      if (prompt) {
+        return handlePromptClick(event, prompt, {
+          intake,
+          logger,
+          now: options.now,
+          answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
         });
       }
       return handleCardAction(event, {

@@ -57,6 +57,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     settings: { ...defaultStreamSettings, ...options.streamSettings },
     cardkit: createCardkitHealth(),
     names,
+    suggestedPrompts: file.feishu.suggestedPrompts,
   });
   const handlers = createInboundHandlers({
     intake,

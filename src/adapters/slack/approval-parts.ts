@@ -124,7 +124,7 @@ function offersStandingApproval(
   return card.standingApprovalHours !== undefined && card.standingApprovalHours > 0;
 }
 
-interface ButtonSpec {
+export interface ButtonSpec {
   actionId: string;
   text: string;
   value: string;
@@ -132,7 +132,7 @@ interface ButtonSpec {
   confirm?: { title: string; text: string; confirm: string };
 }
 
-function button(spec: ButtonSpec, confirmTextLimit: number): SlackBlock {
+export function button(spec: ButtonSpec, confirmTextLimit: number): SlackBlock {
   const element: SlackBlock = {
     type: 'button',
     action_id: spec.actionId,

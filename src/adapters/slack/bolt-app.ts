@@ -1,5 +1,6 @@
 import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
 import type { Logger } from '../../core/contracts/logger.js';
+import { type AppHomeHandlers, homeActionIds } from './app-home.js';
 import { rejectReasonCallbackId } from './approval-blocks.js';
 import { openConsoleActionId } from './approval-parts.js';
 import { feedbackActionId, feedbackCommentCallbackId } from './feedback-blocks.js';
@@ -22,6 +23,7 @@ export interface BoltAppOptions {
   handlers: InboundHandlers;
   feedback: FeedbackHandlers;
   suggestedPrompts: SuggestedPrompts;
+  home: AppHomeHandlers;
 }
 
 /**
@@ -62,6 +64,10 @@ export function createBoltApp(options: BoltAppOptions): App {
   }
   for (const actionId of showArgumentsActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.showArguments(body, () => ack()));
+  }
+  app.event('app_home_opened', async ({ body, event }) => options.home.homeOpened(body, event));
+  for (const actionId of homeActionIds) {
+    app.action(actionId, async ({ body, ack }) => options.home.homeClick(body, () => ack()));
   }
   app.action(feedbackActionId, async ({ body, ack }) => options.feedback.feedbackClick(body, () => ack()));
   app.view(feedbackCommentCallbackId, async ({ body, ack }) =>

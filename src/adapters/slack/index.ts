@@ -6,6 +6,7 @@ import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector } from '../connector.js';
 import type { CallObserver } from '../pacing/index.js';
+import { createAppHomeHandlers } from './app-home.js';
 import { createBoltApp } from './bolt-app.js';
 import { createFeedbackHandlers } from './feedback-handlers.js';
 import { SlackHttpReceiver } from './http-receiver.js';
@@ -125,6 +126,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       acknowledgeWithinMs: tuning.acknowledgeWithinMs,
     }),
     suggestedPrompts: createSuggestedPrompts({ api, logger, prompts: options.file.slack.suggestedPrompts }),
+    home: createAppHomeHandlers({ intake, api, logger, acknowledgeWithinMs: tuning.acknowledgeWithinMs }),
   });
 
   return {

@@ -12,6 +12,7 @@ import {
   showArgumentsActionId,
   showBatchArgumentsActionId,
 } from './approval-blocks.js';
+import { homeApproveActionId, homeCallbackId, homeRejectActionId } from './home-view.js';
 import { isRecord } from './parse.js';
 
 /** Interactivity payloads (block_actions, view_submission) → what the click means. Pure functions. */
@@ -123,6 +124,35 @@ export function parseShowArgumentsClick(body: unknown): ShowArgumentsClick | und
     ...(showScopes[click.actionId] === 'batch' ? { batchId: click.value } : { approvalId: click.value }),
     ...click.context,
   };
+}
+
+const homeDecisions: Record<string, 'approve' | 'reject'> = {
+  [homeApproveActionId]: 'approve',
+  [homeRejectActionId]: 'reject',
+};
+
+/** The App Home's Approve / Reject buttons: the Bolt app routes each of them to the home click handler. */
+export const homeActionIds = Object.keys(homeDecisions);
+
+/** A decision taken on the clicker's own App Home tab: one call, by who Slack says clicked. */
+export interface HomeClick {
+  approvalId: string;
+  decision: 'approve' | 'reject';
+  user: ChatUser;
+}
+
+/**
+ * A home tab button, read only from a home view Butler published (its callback id): the same action ids in a
+ * message, or in any other view, decide nothing.
+ */
+export function parseHomeClick(body: unknown): HomeClick | undefined {
+  if (!isRecord(body) || field(body.container, 'type') !== 'view') return undefined;
+  if (field(body.view, 'type') !== 'home' || field(body.view, 'callback_id') !== homeCallbackId)
+    return undefined;
+  const click = findClick(body, (actionId) => Object.hasOwn(homeDecisions, actionId));
+  const decision = click ? homeDecisions[click.actionId] : undefined;
+  if (!click || !decision) return undefined;
+  return { approvalId: click.value, decision, user: click.context.user };
 }
 
 function parseContext(metadata: string | undefined): RejectReasonContext | undefined {

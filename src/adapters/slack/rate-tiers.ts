@@ -21,6 +21,8 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   // Tier 3 per slack-morphism's agents.rs (platforms.md "Agent apps"); Tier 4 on the method page.
   'agents.sessions.setStatus': tier3,
   'assistant.threads.setSuggestedPrompts': tier4,
+  // Tier 4 (docs.slack.dev/reference/methods/views.publish).
+  'views.publish': tier4,
 };
 
 /**

@@ -106,6 +106,8 @@ export interface SlackApi {
     cursor?: string;
   }): Promise<{ messages: SlackThreadMessage[]; nextCursor: string | undefined }>;
   openView(args: { triggerId: string; view: Record<string, unknown> }): Promise<void>;
+  /** Publishes `view` (type `home`) as the App Home tab of `userId`. */
+  publishView(args: { userId: string; view: Record<string, unknown> }): Promise<void>;
   /** Messages after `oldest` (exclusive): a thread's replies, or a channel's top level without `threadTs`. */
   messagesAfter(args: { channel: string; threadTs?: string; oldest: string }): Promise<SlackThreadMessage[]>;
   /**
@@ -336,6 +338,9 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     },
     async openView({ triggerId, view }) {
       await call('views.open', { trigger_id: triggerId, view });
+    },
+    async publishView({ userId, view }) {
+      await call('views.publish', { user_id: userId, view });
     },
     async messagesAfter({ channel, threadTs, oldest }) {
       const window = { channel, oldest, inclusive: false, limit: 200 };

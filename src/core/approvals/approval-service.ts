@@ -162,6 +162,17 @@ export class ApprovalService {
     if (!first) return notFound;
     const crossChannel = first.platform !== input.platform;
     if (crossChannel && !decidesEverywhere.includes(input.platform)) return notFound;
+    // Off its card, one call at a time, approve or reject, and only where it was asked.
+    const offCardRefused =
+      input.offCard &&
+      (input.cardMessageId !== undefined ||
+        input.batchId !== undefined ||
+        input.decision === 'approve_for_conversation' ||
+        crossChannel);
+    if (offCardRefused) {
+      log.warn({ decision: input.decision }, 'off-card decision outside what off-card buttons do');
+      return { ...notFound, message: 'This button does not decide that.' };
+    }
     // A button decides only the card it is on: a value naming another request is not this card's.
     if (input.cardMessageId !== undefined && input.cardMessageId !== first.cardMessageId) {
       log.warn({ clickedMessage: input.cardMessageId }, 'approval click on a message that is not its card');
@@ -209,7 +220,8 @@ export class ApprovalService {
     }
     this.onWork();
     const card = this.card(after);
-    if (crossChannel && after[0]?.cardMessageId)
+    // The card where it was asked shows a decision taken elsewhere (the HTTP API, Slack's App Home).
+    if ((crossChannel || input.offCard) && after[0]?.cardMessageId)
       await this.options
         .showDecision?.(after, card)
         .catch((error: unknown) => log.warn({ err: error }, 'could not show the decision on the card'));

@@ -12,7 +12,7 @@ import type {
 } from './events.js';
 import type { FeedbackInput, FeedbackResult } from './feedback-records.js';
 import type { FileBytes, InboundFile, OutboundFile } from './files.js';
-import type { ApprovalListItem } from './read-models.js';
+import type { ApprovalListItem, HomeView } from './read-models.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
 export interface ReplyTarget {
@@ -156,6 +156,11 @@ export interface ButlerIntake {
     >,
     user: Person,
   ): { allowed: true } | { allowed: false; reason: string };
+  /**
+   * A person's own page (Slack's App Home): pending requests they may decide or asked for, with whether
+   * they may decide each, their recent conversations, and what Butler can do. Decides nothing.
+   */
+  home(person: Person): Promise<HomeView>;
   /**
    * Stores a file a person hands over with its bytes (an API upload, the terminal chat) before the message
    * that shares it is accepted; returns what that message names it by in `files`. Throws

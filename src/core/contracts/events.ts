@@ -100,6 +100,12 @@ export type ApprovalDecisionInput = {
    * unless it is the request's own card (a button value naming another request decides nothing).
    */
   cardMessageId?: string;
+  /**
+   * Taken away from the request's card, on a surface of the request's own platform that shows it to people
+   * who may decide it (Slack's App Home): one call, approve or reject only, checked like any decision; the
+   * card where it was asked then shows the outcome. Never together with `cardMessageId`.
+   */
+  offCard?: true;
 } & ({ approvalId: string; batchId?: undefined } | { batchId: string; approvalId?: undefined });
 
 export type AcceptResult =

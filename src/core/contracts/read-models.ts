@@ -1,4 +1,5 @@
-import type { ConversationAddress } from './events.js';
+import type { Risk } from '../tools/tool.js';
+import type { ConversationAddress, Person } from './events.js';
 import type { ApprovalRecord, AuditEntry } from './repositories.js';
 
 /**
@@ -57,12 +58,41 @@ export interface AuditListItem extends Omit<AuditEntry, 'grantId' | 'agent'> {
   createdAt: Date;
 }
 
+/** A conversation a person wrote in lately: where, when they last wrote, and the first line of that message. */
+export interface RecentConversation {
+  address: ConversationAddress;
+  lastMessageAt: Date;
+  firstLine: string;
+}
+
+/** What Butler can do, for people to read: its tools with their risk, and its agents. */
+export interface Capabilities {
+  tools: Array<{ name: string; risk: Risk }>;
+  agents: Array<{ name: string; description: string }>;
+}
+
+/**
+ * A person's own page (Slack's App Home): the requests waiting for a decision that they may take or that
+ * they asked for, newest first, with whether they may decide each; their recent conversations; what Butler
+ * can do.
+ */
+export interface HomeView {
+  approvals: Array<ApprovalListItem & { mayDecide: boolean }>;
+  conversations: RecentConversation[];
+  capabilities: Capabilities;
+}
+
 export interface ReadRepository {
   conversations(page: PageRequest): Promise<Page<ConversationListItem>>;
   conversation(key: string, messageLimit: number): Promise<ConversationDetail | undefined>;
   approvals(
-    filter: PageRequest & { status?: ApprovalRecord['status'] | undefined },
+    filter: PageRequest & {
+      status?: ApprovalRecord['status'] | undefined;
+      platform?: ApprovalRecord['platform'] | undefined;
+    },
   ): Promise<Page<ApprovalListItem>>;
+  /** The conversations `person` last wrote in (within the inbox's retention), newest first. */
+  recentConversations(person: Pick<Person, 'platform' | 'id'>, limit: number): Promise<RecentConversation[]>;
   audit(
     filter: PageRequest & {
       tool?: string | undefined;

@@ -10,17 +10,20 @@ import type {
   ChatUser,
   ConversationAddress,
   InboundMessage,
+  Person,
   Platform,
 } from '../contracts/events.js';
 import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import { noopObserver } from '../contracts/observer.js';
+import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
 import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';
 import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
+import { noCapabilities, readHome } from './home.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;
@@ -59,6 +62,8 @@ export class ButlerService implements ButlerIntake {
       stops?: TurnStops;
       /** Ratings of replies; absent: they are stored and reported to no tracer. */
       feedback?: FeedbackRecorder;
+      /** What Butler can do now (tools, agents), for people's home pages; absent: nothing listed. */
+      capabilities?: () => Capabilities;
     } = {},
   ) {
     this.feedback = options.feedback ?? new FeedbackRecorder(store, noopObserver, logger);
@@ -129,6 +134,10 @@ export class ButlerService implements ButlerIntake {
     ...[approval, user]: Parameters<ButlerIntake['mayDecide']>
   ): ReturnType<ButlerIntake['mayDecide']> {
     return this.approvals.permission(approval, user);
+  }
+
+  home(person: Person): Promise<HomeView> {
+    return readHome(this.store, this.approvals, this.options.capabilities ?? noCapabilities, person);
   }
 
   async stop(input: {

@@ -1,14 +1,16 @@
 import { and, asc, desc, eq, gte, lt, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
+import { decodeConversationKey } from '../../core/contracts/conversation-key.js';
 import {
   type ConversationListItem,
   decodeCursor,
   encodeCursor,
   type Page,
   type ReadRepository,
+  type RecentConversation,
 } from '../../core/contracts/read-models.js';
 import type { Database } from '../database.js';
-import { approvals, auditLog, compactions, conversations, messages } from '../schema.js';
+import { approvals, auditLog, compactions, conversations, inboundEvents, messages } from '../schema.js';
 import { toApproval } from './approvals.js';
 
 /** Newest-first pages for the API's read endpoints: keyset pagination on (time, id), never OFFSET. */
@@ -31,6 +33,10 @@ export function paged<T, R>(
   const last = items.at(-1);
   return { items: items.map(map), nextCursor: rows.length > limit && last ? cursorOf(last) : null };
 }
+
+/** How many of a person's latest messages `recentConversations` reads, and how much of each one's text. */
+const recentMessagesRead = 200;
+const recentTextChars = 300;
 
 const all = (...conditions: Array<SQLWrapper | undefined>) =>
   and(...conditions.filter((condition) => condition));
@@ -99,13 +105,14 @@ export function readRepository(db: Database): ReadRepository {
       };
     },
 
-    async approvals({ cursor, limit, status }) {
+    async approvals({ cursor, limit, status, platform }) {
       const rows = await db
         .select()
         .from(approvals)
         .where(
           all(
             status ? eq(approvals.status, status) : undefined,
+            platform ? eq(approvals.platform, platform) : undefined,
             before(cursor, approvals.createdAt, approvals.id),
           ),
         )
@@ -120,6 +127,35 @@ export function readRepository(db: Database): ReadRepository {
           return approval;
         },
       );
+    },
+
+    async recentConversations(person, limit) {
+      // The person's latest messages (inbound_events_user_idx), one per conversation: a person who wrote
+      // this many in one conversation lately has fewer conversations to list than asked.
+      const rows = await db
+        .select({
+          key: inboundEvents.conversationKey,
+          at: inboundEvents.createdAt,
+          text: sql<string | null>`left(${inboundEvents.payload}->>'text', ${recentTextChars})`,
+        })
+        .from(inboundEvents)
+        .where(
+          and(
+            eq(inboundEvents.platform, person.platform),
+            eq(inboundEvents.userId, person.id),
+            eq(inboundEvents.kind, 'message'),
+          ),
+        )
+        .orderBy(desc(inboundEvents.createdAt), desc(inboundEvents.id))
+        .limit(recentMessagesRead);
+      const recent = new Map<string, RecentConversation>();
+      for (const row of rows) {
+        if (recent.size >= limit) break;
+        if (recent.has(row.key)) continue;
+        const firstLine = (row.text ?? '').trim().split('\n')[0]?.trim() ?? '';
+        recent.set(row.key, { address: decodeConversationKey(row.key), lastMessageAt: row.at, firstLine });
+      }
+      return [...recent.values()];
     },
 
     async audit({ cursor, limit, tool, actor, since, until }) {

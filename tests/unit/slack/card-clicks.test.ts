@@ -52,6 +52,10 @@ class RecordingIntake implements ButlerIntake {
   async recordFeedback(): Promise<never> {
     throw new Error('card clicks rate no replies');
   }
+
+  async home(): Promise<never> {
+    throw new Error('card clicks read no home page');
+  }
 }
 
 const card = approvalCard([restartCall, deleteRecordCall], { standingApprovalHours: 8 });

@@ -1,0 +1,37 @@
+import type { ApprovalService } from '../approvals/approval-service.js';
+import { type Person, samePerson } from '../contracts/events.js';
+import type { Capabilities, HomeView } from '../contracts/read-models.js';
+import type { Store } from '../contracts/store.js';
+
+/** Pending requests read for one home page: more than any page shows (it says how many more). */
+const pendingRead = 200;
+const recentConversations = 5;
+
+export const noCapabilities = (): Capabilities => ({ tools: [], agents: [] });
+
+/**
+ * A person's own page, read from the store: the pending requests of their platform that they may decide
+ * (the same permission a decision checks) or that they asked for, their recent conversations, and what
+ * Butler can do. Decides nothing.
+ */
+export async function readHome(
+  store: Store,
+  approvals: ApprovalService,
+  capabilities: () => Capabilities,
+  person: Person,
+): Promise<HomeView> {
+  const [pending, conversations] = await Promise.all([
+    store.reads.approvals({ status: 'pending', platform: person.platform, limit: pendingRead }),
+    store.reads.recentConversations(person, recentConversations),
+  ]);
+  const now = new Date();
+  const shown = pending.items.flatMap((approval) => {
+    if (approval.expiresAt <= now) return [];
+    const mayDecide = approvals.permission(approval, person).allowed;
+    const asked = approval.requesters.some((requester) =>
+      samePerson(person, { platform: approval.platform, id: requester.id }),
+    );
+    return mayDecide || asked ? [{ ...approval, mayDecide }] : [];
+  });
+  return { approvals: shown, conversations, capabilities: capabilities() };
+}
