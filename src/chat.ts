@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   };
   const stopTurn = async () => {
     const status = await butler.service.stop({ address, user, isDirect: true });
-    process.stdout.write(status === 'stopping' ? '\n(stopping…)\n' : 'Nothing is running.\n');
+    process.stdout.write(status === 'stopping' ? '\n(stopping…)\n' : '\n(nothing to stop yet; try again)\n');
   };
   const send = async (text: string, files: InboundFile[] = []) => {
     const end = adapter.nextTurnEnd();
@@ -139,9 +139,9 @@ async function main(): Promise<void> {
     const argument = rest.join(' ');
     if (command === '/quit' || command === '/exit') break;
     if (command === '/stop') {
-      // A /stop typed while Butler answered was taken then; only one typed at the prompt is new.
+      // A /stop typed while Butler answered was taken then; at the prompt nothing of this chat runs.
       if (stopsTaken > 0) stopsTaken -= 1;
-      else await stopTurn();
+      else process.stdout.write('Nothing is running.\n');
     } else if (command === '/help') {
       process.stdout.write(`${help}\n`);
     } else if (command === '/as' && argument) {
