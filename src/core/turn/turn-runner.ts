@@ -152,12 +152,7 @@ export class TurnRunner {
       const scope = this.toolScope(turn, true);
       const { assistant } = resume;
       const decided: ToolResult[] = [];
-      // In the order the model made the calls: a batch's approvals share their creation time.
-      const position = new Map(assistant.toolCalls.map((call, index) => [call.id, index]));
-      const own = batch
-        .filter((entry) => !entry.agent)
-        .sort((a, b) => (position.get(a.toolCallId) ?? 0) - (position.get(b.toolCallId) ?? 0));
-      for (const approval of own)
+      for (const approval of batch.filter((entry) => !entry.agent))
         decided.push(await resolveApprovedCall(scope, approval, approvedCall(approval, assistant)));
       const parked = await resumeAgents(this.deps, turn, scope, batch, decided);
       // Batches leave nothing else; a turn parked before batches still has the calls after its one.

@@ -41,6 +41,31 @@ export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
 const batchLockSpace = 7_461_003;
 
 /** Rows of a batch; a row stored before batches (no batch id) is a batch of one under its own id. */
+/**
+ * Where a call stands in the step that made it: Butler's own calls by their place in its step; a sub-agent's
+ * by the place of the `delegate` call that started the run, then by theirs in the agent's step.
+ */
+function callPosition(approval: ApprovalRecord): [number, number] {
+  const calls = approval.resume.assistant.toolCalls.map((call) => call.id);
+  const { agent } = approval;
+  if (!agent) return [calls.indexOf(approval.toolCallId), -1];
+  const frame = approval.resume.agents?.find((entry) => entry.delegateCallId === agent.delegateCallId);
+  return [
+    calls.indexOf(agent.delegateCallId),
+    frame?.assistant.toolCalls.findIndex((call) => call.id === approval.toolCallId) ?? -1,
+  ];
+}
+
+/**
+ * A batch's calls in the order the model made them, which is how cards number them (`/approve 2`). They are
+ * created in one transaction and share its time, so the time alone left their order to Postgres.
+ */
+function byCallOrder(left: ApprovalRecord, right: ApprovalRecord): number {
+  const [leftStep, leftCall] = callPosition(left);
+  const [rightStep, rightCall] = callPosition(right);
+  return left.createdAt.getTime() - right.createdAt.getTime() || leftStep - rightStep || leftCall - rightCall;
+}
+
 const inBatch = (batchId: string) =>
   or(eq(approvals.batchId, batchId), and(isNull(approvals.batchId), eq(approvals.id, batchId)));
 
@@ -72,7 +97,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .from(approvals)
         .where(inBatch(batchId))
         .orderBy(asc(approvals.createdAt));
-      return rows.map(toApproval);
+      return rows.map(toApproval).sort(byCallOrder);
     },
 
     async lockBatch(batchId) {

@@ -293,6 +293,20 @@ describe(`storage on ${databaseKind}`, () => {
     expect((await store.approvals.get(late.id))?.status).toBe('expired');
   });
 
+  it("lists a card's calls in the order the model made them, though they share one creation time", async () => {
+    const batchId = randomUUID();
+    const toolCalls = ['call_a', 'call_b', 'call_c'].map((id) => ({ id, name: 'restart', arguments: '{}' }));
+    const resume = { turnId: 't', assistant: { content: '', toolCalls }, results: [] };
+    // Created last call first, in one transaction: one now() for all three.
+    await store.transaction(async (tx) => {
+      for (const id of ['call_c', 'call_a', 'call_b'])
+        await tx.approvals.create({ ...pendingApproval(), batchId, toolCallId: id, resume });
+    });
+    const listed = await store.approvals.listBatch(batchId);
+    expect(new Set(listed.map((approval) => approval.createdAt.getTime())).size).toBe(1);
+    expect(listed.map((approval) => approval.toolCallId)).toEqual(['call_a', 'call_b', 'call_c']);
+  });
+
   it('counts what waits, for metrics: open inbox events, claimed ones included, and pending approvals', async () => {
     // Other tests of this file leave events and approvals behind: count from where they are.
     const before = await store.inbox.backlog();
