@@ -1,5 +1,6 @@
 import { ButlerError } from '../../core/contracts/errors.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
+import { readCappedBytes } from '../../core/tools/http-request.js';
 
 /**
  * Downloading and uploading file bytes on Slack's file host, with the bot token kept to Slack. The fetch
@@ -79,20 +80,9 @@ async function readCapped(response: Response, maxBytes: number): Promise<Uint8Ar
     await response.body?.cancel();
     throw new FileTooLargeError(maxBytes);
   }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let received = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(chunks, received);
-    received += value.byteLength;
-    if (received > maxBytes) {
-      await reader.cancel();
-      throw new FileTooLargeError(maxBytes);
-    }
-    chunks.push(value);
-  }
+  const { bytes, cut } = await readCappedBytes(response.body, maxBytes);
+  if (cut) throw new FileTooLargeError(maxBytes);
+  return bytes;
 }
 
 function transferFailed(
