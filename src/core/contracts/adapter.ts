@@ -129,6 +129,12 @@ export interface ChatAdapter {
    * of what it posted (message or file id). Platforms without it get the file's download link as text.
    */
   sendFile?(target: ReplyTarget, file: OutboundFile): Promise<string>;
+  /**
+   * Optional: the direct chat between Butler and `user` in `workspace`, opened if needed, with `note` posted
+   * there (so the person knows what will arrive, and so platforms that give a chat its id only with a first
+   * message have one). Scheduled tasks that answer "remind me" use it. Throws when the platform refuses.
+   */
+  openDirectConversation?(user: ChatUser, workspace: string, note: string): Promise<ConversationAddress>;
 }
 
 export interface PreparedMessage {

@@ -21,6 +21,8 @@ export interface ChatUser {
   id: string;
   /** Display name, when the adapter knows it. */
   name?: string;
+  /** IANA time zone from the person's profile, when the adapter knows it (what "at 9:00" means to them). */
+  timezone?: string;
 }
 
 /**
@@ -80,6 +82,11 @@ export interface InboundMessage {
   cutFrom?: number;
   /** Files and images on the message; the worker fetches them before the turn (`ChatAdapter.fetchFile`). */
   files?: InboundFile[];
+  /**
+   * Set when no person sent this message: a scheduled task's run, with its prompt as `text` and its creator
+   * as `user`. `messageId` is then Butler's own id for the run; the reply goes under `anchor` when set.
+   */
+  schedule?: { id: string; slot: string; anchor?: string };
 }
 
 /** Decisions a click can ask for. */
