@@ -88,6 +88,7 @@ const context: ToolContext = {
   address: { platform: 'console', workspace: 'local', channel: 'bench', thread: '1' },
   conversationKey: 'console:local:bench:1',
   requester: { id: 'bench' },
+  isDirect: false,
   requesters: [{ id: 'bench' }],
   callId: 'call-1',
   signal: new AbortController().signal,

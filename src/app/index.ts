@@ -14,6 +14,7 @@ import { FeedbackRecorder } from '../core/feedback/index.js';
 import { createFiles } from '../core/files/index.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
+import type { ScheduleBook } from '../core/schedules/index.js';
 import { TurnStops } from '../core/stop/turn-stops.js';
 import { ApprovalPolicy } from '../core/tools/policy.js';
 import { TurnRunner } from '../core/turn/turn-runner.js';
@@ -24,6 +25,7 @@ import { createStore } from '../storage/store.js';
 import { createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
+import { createSchedules } from './schedules.js';
 import { createTools } from './tools.js';
 import { fileOptions, turnOptions, workerOptions } from './turns.js';
 
@@ -57,6 +59,8 @@ export interface Butler {
   readonly service: ButlerService;
   readonly worker: Worker;
   readonly store: Store;
+  /** Scheduled tasks: made, listed and cancelled through here (the API, the console, tests). */
+  readonly schedules: ScheduleBook;
   readonly database: OpenDatabase;
   readonly connectors: readonly PlatformConnector[];
   /** Tools offered now, with their risk, for the start-up banner. */
@@ -87,7 +91,10 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
   // sharing a database share their config, so each one that serves the stream also feeds it.
   const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
-  const { tools, mcp, toolProblems } = createTools(config, store, logger);
+  const policy = new ApprovalPolicy(file.approvers);
+  const adapters = new Map<Platform, ChatAdapter>();
+  const schedules = createSchedules(config, store, policy, adapters, logger);
+  const { tools, mcp, toolProblems } = createTools(config, store, logger, schedules.tools);
   // Served on the service's HTTP port; the terminal chat has none.
   const metrics =
     options.listen && file.metrics.enabled
@@ -104,12 +111,10 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const observer = await createObserver(config, bus, metrics, logger);
   const model = config.model ? modelClient(config.model, config) : undefined;
   const brain = createBrain(config, store, logger);
-  const policy = new ApprovalPolicy(file.approvers);
   const { delegator, router } = createAgents(config, model, tools, store);
 
   let worker: Worker | undefined;
   const wake = () => worker?.wake();
-  const adapters = new Map<Platform, ChatAdapter>();
   const approvals = new ApprovalService(store, policy, observer, logger, wake, {
     standingApprovalHours: file.standingApprovalHours,
     // A decision taken over the API shows on the card where the request was asked.
@@ -172,7 +177,8 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     stops,
     options: turnOptions(config),
   });
-  worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger);
+  worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger, schedules.book);
+  const scheduler = schedules.scheduler(wake);
 
   let started = false;
   const http = options.listen
@@ -192,6 +198,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     service,
     worker,
     store,
+    schedules: schedules.book,
     database,
     connectors,
     toolNames: () =>
@@ -216,7 +223,9 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         await Promise.all([mcp.stop(), http?.close()]);
         throw new ConfigError(problems);
       }
+      await schedules.syncConfig();
       worker?.start();
+      scheduler.start();
       started = true;
     },
     async stop(deadlineMs = 10_000) {
@@ -227,6 +236,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
           connector.stop().catch((error: unknown) => logger.warn({ err: error }, 'connector stop failed')),
         ),
       );
+      await scheduler.stop();
       await worker?.stop(deadlineMs);
       stops.close();
       await mcp.stop();

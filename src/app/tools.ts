@@ -7,17 +7,19 @@ import { createHttpTool } from '../core/tools/http-tool.js';
 import { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createMemoryTools } from '../core/tools/memory-tools.js';
 import { ToolRegistry } from '../core/tools/registry.js';
+import type { Tool } from '../core/tools/tool.js';
 
 /**
  * Butler's tools: memories, the config file's HTTP tools and the MCP servers' tools, and what their lists
  * break (name clashes, high-risk tools nobody may approve), which stops a start and is logged when a server
  * connects later.
  */
-export function createTools(config: AppConfig, store: Store, logger: Logger) {
+export function createTools(config: AppConfig, store: Store, logger: Logger, builtin: readonly Tool[] = []) {
   const { file } = config;
   const toolList = [
     ...createMemoryTools(store.memories),
     createAttachFileTool(),
+    ...builtin,
     ...file.tools.map(createHttpTool),
   ];
   const mcp = new McpServerGroup(config.mcpServers, logger);

@@ -5,6 +5,7 @@ import { apiSchema } from './api-keys.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
+import { schedulesSchema } from './schedules.js';
 import { slackSchema } from './slack.js';
 
 /** The config file (`butler.config.yaml` or JSON). Unknown keys are errors, so typos surface at start-up. */
@@ -169,6 +170,8 @@ export const fileConfigSchema = z
       .default({ timeoutMs: 60_000, maxRetries: 2, maxSteps: 8, vision: true }),
     /** Files and images people share, and what the model is shown of them. */
     files: filesSchema,
+    /** Scheduled tasks: their limits, and the team's own tasks. */
+    schedules: schedulesSchema,
     compaction: z
       .object({
         /** Share of the threshold kept verbatim as the recent window after compacting. */

@@ -133,12 +133,25 @@ class LangfuseTurn implements TurnObserver {
     this.root = startObservation(
       `butler.turn`,
       {
-        input: { trigger: turn.trigger },
-        metadata: { turnId: turn.turnId, platform: turn.platform, service: serviceName },
+        input: { trigger: turn.trigger, ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}) },
+        metadata: {
+          turnId: turn.turnId,
+          platform: turn.platform,
+          service: serviceName,
+          ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
+        },
       },
       { parentSpanContext: turnTraceParent(turn.turnId) },
     );
     traceAttributes(this.root, turn.conversationKey, turn.userId);
+    // A scheduled run's traces are found by their task: tagged, with the task id in the trace's metadata.
+    if (turn.scheduleId) {
+      this.root.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_TAGS, ['scheduled']);
+      this.root.otelSpan.setAttribute(
+        `${LangfuseOtelSpanAttributes.TRACE_METADATA}.scheduleId`,
+        turn.scheduleId,
+      );
+    }
     this.root.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_NAME, `butler.turn.${turn.trigger}`);
   }
 

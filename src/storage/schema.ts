@@ -35,6 +35,7 @@ import type { ToolOrigin } from '../core/tools/tool.js';
 
 export { feedback } from './feedback-schema.js';
 export { fileContents, files } from './files-schema.js';
+export { scheduleRuns, schedules } from './schedules-schema.js';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
@@ -243,6 +244,8 @@ export const auditLog = pgTable(
     grantId: uuid('grant_id'),
     /** The sub-agent that made the call; null for Butler's own calls. */
     agent: text('agent'),
+    /** The scheduled task whose run made the call; null when a person's message did. */
+    scheduleId: uuid('schedule_id'),
     error: text('error'),
     durationMs: integer('duration_ms').notNull(),
     createdAt: createdAt(),

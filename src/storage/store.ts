@@ -11,6 +11,7 @@ import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
 import { readRepository } from './repositories/reads.js';
+import { scheduleRepository } from './repositories/schedules.js';
 import { stopRepository } from './repositories/stops.js';
 import { turnRepository } from './repositories/turns.js';
 import { usageRepository } from './repositories/usage.js';
@@ -37,6 +38,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     files: guardRepository('files', fileRepository(db)),
     stops: guardRepository('stops', stopRepository(db)),
     feedback: guardRepository('feedback', feedbackRepository(db)),
+    schedules: guardRepository('schedules', scheduleRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
     async transaction(work) {
       try {

@@ -234,6 +234,7 @@ export function toolContext(
     conversationKey: 'slack:T1:C1:1.0',
     requester: { id: 'U1' },
     requesters: [{ id: 'U1' }],
+    isDirect: false,
     callId,
     signal,
     logger: silentLogger,

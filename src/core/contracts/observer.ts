@@ -12,6 +12,8 @@ export interface TurnInfo {
   userId: string;
   /** `message` for a new user turn, `resume` for a turn continued after an approval decision. */
   trigger: 'message' | 'resume';
+  /** The scheduled task whose run this turn is; absent when people's messages started it. */
+  scheduleId?: string;
 }
 
 export interface TokenUsage {

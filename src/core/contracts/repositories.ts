@@ -167,6 +167,8 @@ export interface ResumeState {
   replyMessageIds?: string[];
   /** Whether the conversation is a direct message (for the continuation's system prompt). */
   isDirect?: boolean;
+  /** The scheduled task whose run parked here (the continuation is still that run, for audit and traces). */
+  scheduleId?: string;
   /** Sub-agents whose runs wait on this card, each answering one of `assistant`'s `delegate` calls. */
   agents?: AgentFrame[];
 }
@@ -274,6 +276,8 @@ export interface AuditEntry {
   grantId?: string | null;
   /** The sub-agent that made the call. */
   agent?: string | null;
+  /** The scheduled task whose run made the call (a schedule asked, not a person's message). */
+  scheduleId?: string | null;
   toolName: string;
   toolCallId: string;
   arguments: unknown;

@@ -10,6 +10,7 @@ import type {
   InboxRepository,
   MemoryRepository,
 } from './repositories.js';
+import type { ScheduleRepository } from './schedule-records.js';
 import type { StopRepository } from './stop-records.js';
 import type {
   AgentRunRepository,
@@ -58,6 +59,17 @@ export type {
   NewInboxEvent,
   ResumeState,
 } from './repositories.js';
+export type {
+  DueDecision,
+  NewSchedule,
+  ScheduleFilter,
+  ScheduleRecord,
+  ScheduleRepository,
+  ScheduleRun,
+  ScheduleRunOutcome,
+  ScheduleSource,
+  ScheduleStatus,
+} from './schedule-records.js';
 export type { StopRepository, StopRequest } from './stop-records.js';
 export type {
   AgentRun,
@@ -91,6 +103,7 @@ export interface Store {
   files: FileRepository;
   stops: StopRepository;
   feedback: FeedbackRepository;
+  schedules: ScheduleRepository;
   reads: ReadRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;

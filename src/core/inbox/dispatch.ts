@@ -1,4 +1,4 @@
-import type { ChatAdapter } from '../contracts/adapter.js';
+import type { ChatAdapter, TurnOutcome } from '../contracts/adapter.js';
 import type { InboundMessage, Platform } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { InboxEvent, Store } from '../contracts/store.js';
@@ -10,6 +10,11 @@ import type { TurnRunner } from '../turn/turn-runner.js';
  * approval continuation on its own; events that crashed the process too often are given up on with an
  * apology, and messages past a sender's per-minute allowance get one polite notice instead of a turn.
  */
+
+/** Hears how each scheduled run's turn ended (the schedules room counts failures in a row). */
+export interface ScheduledRunListener {
+  runEnded(run: { id: string; slot: string }, outcome: TurnOutcome): Promise<void>;
+}
 
 export interface DispatchOptions {
   /** A message a user sends beyond this many per minute gets a polite refusal instead of an answer. */
@@ -28,6 +33,7 @@ export class TurnDispatcher {
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: DispatchOptions,
     private readonly logger: Logger,
+    private readonly scheduled?: ScheduledRunListener,
   ) {}
 
   /** Runs the turns of one conversation's claimed events, in order, until the signal aborts. */
@@ -50,6 +56,7 @@ export class TurnDispatcher {
       const apology = 'Sorry, I could not process your message. Please try again.';
       await this.notify(worn, apology);
       await this.reportDropped(worn, apology);
+      for (const event of worn) await this.runEnded(event, 'failed');
     }
     const live = events.filter((event) => event.attempts <= this.options.maxAttempts);
     const first = live[0];
@@ -66,13 +73,14 @@ export class TurnDispatcher {
       }
       const messages = await this.withinRateLimit(live);
       if (messages.length === 0) return;
-      await this.runner.runMessages(
+      const outcome = await this.runner.runMessages(
         conversationKey,
         messages.map((entry) => entry.event.id),
         messages.map((entry) => entry.message),
         signal,
         messages.some((entry) => entry.event.attempts > 1),
       );
+      await this.runEnded(first, outcome ?? 'interrupted');
     } catch (error) {
       if (error instanceof TurnInterruptedError) throw error;
       // The turn could not even report its own failure (e.g. the database went away): leave the
@@ -82,12 +90,28 @@ export class TurnDispatcher {
     }
   }
 
+  /** Tells the schedules room how a scheduled run ended; a failure to record it never fails the turn. */
+  private async runEnded(event: InboxEvent, outcome: TurnOutcome): Promise<void> {
+    const run = event.payload.kind === 'message' ? event.payload.schedule : undefined;
+    if (!run || !this.scheduled) return;
+    await this.scheduled
+      .runEnded(run, outcome)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, schedule: run.id }, 'could not record a run'),
+      );
+  }
+
   /** Drops (with one polite notice per burst) messages beyond the sender's per-minute allowance. */
   private async withinRateLimit(events: InboxEvent[]) {
     const allowed: Array<{ event: InboxEvent; message: InboundMessage }> = [];
     const limit = this.options.messagesPerMinute;
     for (const event of events) {
       if (event.payload.kind !== 'message') continue;
+      // A scheduled run is paced by its task's minimum interval, not by its creator's typing.
+      if (event.payload.schedule) {
+        allowed.push({ event, message: event.payload });
+        continue;
+      }
       const rank = event.senderRank;
       if (rank <= limit) {
         allowed.push({ event, message: event.payload });
@@ -136,12 +160,19 @@ export class TurnDispatcher {
   }
 }
 
-/** Splits a conversation's claimed events into turns: runs of messages, and each resume on its own. */
+/** A message people sent (not a resume, not a scheduled run): such messages are answered together. */
+const isPeoplesMessage = (event: InboxEvent | undefined) =>
+  event?.payload.kind === 'message' && event.payload.schedule === undefined;
+
+/**
+ * Splits a conversation's claimed events into turns: runs of people's messages, and each resume and each
+ * scheduled run on its own (a run answers its task, not whoever wrote beside it).
+ */
 function groupEvents(events: readonly InboxEvent[]): InboxEvent[][] {
   const groups: InboxEvent[][] = [];
   for (const event of events) {
     const current = groups.at(-1);
-    if (event.payload.kind === 'message' && current?.[0]?.payload.kind === 'message') current.push(event);
+    if (isPeoplesMessage(event) && isPeoplesMessage(current?.[0])) current?.push(event);
     else groups.push([event]);
   }
   return groups;

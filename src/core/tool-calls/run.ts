@@ -20,6 +20,7 @@ async function audit(
       actor: scope.requester.id,
       requesters: scope.requesters.map((requester) => requester.id),
       agent: scope.agent ?? null,
+      scheduleId: scope.scheduleId ?? null,
     });
   } catch (error) {
     scope.logger.error({ err: error, tool: entry.toolName }, 'audit write failed');
@@ -152,6 +153,9 @@ export async function runTool(
       conversationKey: scope.conversationKey,
       requester: scope.requester,
       requesters: scope.requesters,
+      ...(scope.replyTo ? { replyTo: scope.replyTo } : {}),
+      isDirect: scope.isDirect,
+      ...(scope.scheduleId ? { scheduleId: scope.scheduleId } : {}),
       callId: call.id,
       signal: scope.signal,
       logger: scope.logger.child({ tool: tool.name }),

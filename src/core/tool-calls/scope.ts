@@ -32,6 +32,11 @@ export interface ToolScope {
   requester: ChatUser;
   /** Everyone whose message the turn answered: each is a requester of every call. */
   requesters: readonly ChatUser[];
+  /** The platform message the turn answers, when there is one (what a scheduled task replies under). */
+  replyTo?: string;
+  isDirect: boolean;
+  /** The scheduled task whose run made these calls; absent when people's messages did. */
+  scheduleId?: string;
   /**
    * Whether the model may have read tool output (or, in a sub-agent, only Butler's words) before these
    * calls: a personal call (a memory) then needs its person's confirmation.

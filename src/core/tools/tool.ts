@@ -15,6 +15,12 @@ export interface ToolContext {
   requester: ChatUser;
   /** Everyone whose message the turn answered (on the conversation's platform), in the order they wrote. */
   requesters: readonly ChatUser[];
+  /** The platform message the turn answers, when there is one. */
+  replyTo?: string;
+  /** Whether the conversation is a direct chat with the requester. */
+  isDirect: boolean;
+  /** The scheduled task whose run made the call; absent when people's messages did. */
+  scheduleId?: string;
   /** Stable for one tool call across retries and restarts: use it as an idempotency key. */
   callId: string;
   signal: AbortSignal;

@@ -40,7 +40,8 @@ export async function incomingMessages(
   for (const [index, original] of messages.entries()) {
     let message = original;
     let threadContext: ThreadContextMessage[] = [];
-    if (turn.adapter.prepare) {
+    // A scheduled run's prompt and creator were read when the task was made: there is nothing to look up.
+    if (turn.adapter.prepare && !original.schedule) {
       try {
         // Names and thread context come from the platform's API: the same cleaning as the intake's.
         const prepared = cleanJson(

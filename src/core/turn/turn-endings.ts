@@ -153,6 +153,7 @@ export async function parkTurn(
     isDirect: turn.isDirect,
     replyMessageIds: await turn.reply.messageIds(),
     ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
+    ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
     ...(resolution.agents.length > 0 ? { agents: resolution.agents } : {}),
   };
   const batch = await store.transaction(async (tx) => {

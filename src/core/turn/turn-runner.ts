@@ -1,5 +1,6 @@
 import { routedStep } from '../agents/router.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
+import type { TurnOutcome } from '../contracts/adapter.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
@@ -63,8 +64,8 @@ export class TurnRunner {
   constructor(private readonly deps: TurnRunnerDeps) {}
 
   /**
-   * Answers a batch of messages of one conversation (queued while it was busy) with one reply.
-   * `retried`: the events were claimed before by a process that died before finishing them.
+   * Answers a batch of messages of one conversation (queued while it was busy) with one reply, and says how
+   * the turn ended. `retried`: the events were claimed before by a process that died before finishing them.
    */
   async runMessages(
     conversationKey: string,
@@ -72,27 +73,34 @@ export class TurnRunner {
     messages: InboundMessage[],
     signal: AbortSignal,
     retried = false,
-  ) {
+  ): Promise<TurnOutcome | undefined> {
     const last = messages.at(-1);
     const first = messages[0];
-    if (!last || !first) return;
+    if (!last || !first) return undefined;
+    // A scheduled run answers no platform message: it replies under its task's anchor, or in the thread.
+    const { schedule } = last;
+    const replyTo = schedule ? schedule.anchor : last.messageId;
     const turn = await beginTurn(this.deps, {
       conversationKey,
       eventIds,
       target: {
         address: last.address,
-        replyTo: last.messageId,
+        ...(replyTo ? { replyTo } : {}),
         userId: last.user.id,
         messageIds: messages.map((message) => message.messageId),
       },
       requesters: distinctPeople(messages.map((message) => message.user)),
       isDirect: last.isDirect,
       trigger: 'message',
+      scheduleId: schedule?.id,
       signal,
-      // The interrupted reply came after the earliest message it answered.
-      retriedAfter: retried ? first.messageId : undefined,
+      // The interrupted reply came after the earliest message it answered (a run's: after its anchor).
+      retriedAfter: retried ? (schedule ? schedule.anchor : first.messageId) : undefined,
     });
-    if (turn.inflight.delivered) return this.released(turn, redeliverTurn(this.deps, turn));
+    if (turn.inflight.delivered) {
+      await this.released(turn, redeliverTurn(this.deps, turn));
+      return 'replied';
+    }
     const { window } = turn.opening;
     turn.session.start({ requester: turn.requester, text: first.text, firstTurn: window.length === 0 });
     turn.working.start();
@@ -103,9 +111,11 @@ export class TurnRunner {
       const answer = await answerCommand(this.deps, turn, last.text);
       if (answer !== undefined) {
         await turn.reply.append(answer);
-        return await completeTurn(this.deps, turn, pending, answer);
+        await completeTurn(this.deps, turn, pending, answer);
+      } else {
+        await this.converse(turn, pending, { route: true });
       }
-      await this.converse(turn, pending, { route: true });
+      return turn.session.ending;
     } finally {
       await turn.working.clear();
       await turn.session.close();
@@ -130,6 +140,7 @@ export class TurnRunner {
       requesters: first.requesters,
       isDirect: resume.isDirect ?? false,
       trigger: 'resume',
+      scheduleId: resume.scheduleId,
       signal,
       // The continuation's reply came after the card (or, without one, after the question).
       retriedAfter: retried ? (first.cardMessageId ?? resume.replyTo) : undefined,
@@ -236,6 +247,9 @@ export class TurnRunner {
       address: turn.target.address,
       requester: turn.requester,
       requesters: turn.requesters,
+      ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
+      isDirect: turn.isDirect,
+      ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
       afterToolOutput,
       observer: turn.observer,
       logger: turn.log,
@@ -256,6 +270,8 @@ export class TurnRunner {
       address: turn.target.address,
       isDirect: turn.isDirect,
       now: new Date(),
+      timezone: turn.requester.timezone,
+      scheduled: turn.scheduleId !== undefined,
       memories,
       pendingApprovals,
     });

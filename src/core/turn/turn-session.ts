@@ -31,6 +31,11 @@ export class TurnSession {
     this.outcome = outcome;
   }
 
+  /** How the turn ended so far; undefined while it runs (and for one that ended without saying). */
+  get ending(): TurnOutcome | undefined {
+    return this.outcome;
+  }
+
   /** Tells the adapter the turn ended, once its start has settled; never throws. */
   async close(): Promise<void> {
     const { turnEnded } = this.adapter;

@@ -70,6 +70,8 @@ export interface Turn {
   /** Everyone whose message the turn answers, in the order they last wrote; each is a requester of its calls. */
   requesters: ChatUser[];
   isDirect: boolean;
+  /** The scheduled task this turn is a run of; absent when people's messages started it. */
+  scheduleId?: string;
   eventIds: number[];
   inflight: InflightRecord;
   reply: TurnReply;
@@ -152,6 +154,8 @@ export async function beginTurn(
     requesters: ChatUser[];
     isDirect: boolean;
     trigger: 'message' | 'resume';
+    /** A scheduled task's run (or its continuation after a decision): its id, for traces and audit. */
+    scheduleId?: string | undefined;
     signal: AbortSignal;
     /**
      * Set when the turn's events were claimed before and never finished (the process died): the
@@ -215,6 +219,7 @@ export async function beginTurn(
     requester,
     requesters: input.requesters,
     isDirect: input.isDirect,
+    ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
     eventIds: input.eventIds,
     inflight: record,
     reply,
@@ -231,6 +236,7 @@ export async function beginTurn(
       platform: input.target.address.platform,
       userId: requester.id,
       trigger: input.trigger,
+      ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
     }),
     log,
     signal: stop ? AbortSignal.any([input.signal, stop.signal]) : input.signal,
