@@ -36,10 +36,8 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   sections.push(
     `Today is ${weekday}, ${date} (UTC ${input.now.toISOString().slice(11, 16)}). You are on ${input.address.platform}, in ${where}.`,
   );
-  if (input.timezone)
-    sections.push(
-      `The person's time zone is ${input.timezone}: ${localTime(input.now, input.timezone)} there now.`,
-    );
+  const local = input.timezone ? localTime(input.now, input.timezone) : undefined;
+  if (local) sections.push(`The person's time zone is ${input.timezone}: ${local} there now.`);
   if (input.scheduled)
     sections.push(
       'This turn is a run of a task the person scheduled earlier: do what its message asks now, addressing them; do not schedule it again.',
@@ -57,16 +55,21 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   return sections.join('\n\n');
 }
 
-function localTime(now: Date, timezone: string): string {
-  return new Intl.DateTimeFormat('en-GB', {
-    timeZone: timezone,
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).format(now);
+/** The time in `timezone`; undefined for a name this runtime does not know (a profile is not trusted). */
+function localTime(now: Date, timezone: string): string | undefined {
+  try {
+    return new Intl.DateTimeFormat('en-GB', {
+      timeZone: timezone,
+      weekday: 'long',
+      day: 'numeric',
+      month: 'long',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }).format(now);
+  } catch {
+    return undefined;
+  }
 }
 
 export function summaryMessage(summary: string): string {
