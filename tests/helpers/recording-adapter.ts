@@ -5,7 +5,7 @@ import type {
   ReplyTarget,
 } from '../../src/core/contracts/adapter.js';
 import type { ApprovalCard } from '../../src/core/contracts/approval-card.js';
-import type { ConversationAddress, Platform } from '../../src/core/contracts/events.js';
+import type { ChatUser, ConversationAddress, Platform } from '../../src/core/contracts/events.js';
 import {
   type FileBytes,
   FileTooLargeError,
@@ -145,6 +145,21 @@ export class RecordingAdapter implements ChatAdapter {
     if (!hosted) throw new Error(`file_not_found: ${file.locator}`);
     if (hosted.bytes.byteLength > options.maxBytes) throw new FileTooLargeError(options.maxBytes);
     return hosted;
+  }
+
+  /** Direct chats opened ("remind me" tasks), with the note posted in each. */
+  readonly directChats: Array<{ user: ChatUser; address: ConversationAddress; note: string }> = [];
+
+  /** Like Slack's conversations.open: one direct chat per person, `D<id>`, at its top level. */
+  async openDirectConversation(
+    user: ChatUser,
+    workspace: string,
+    note: string,
+  ): Promise<ConversationAddress> {
+    const address = { platform: this.platform, workspace, channel: `D${user.id}`, thread: 'main' };
+    this.directChats.push({ user, address, note });
+    this.onEvent({ type: 'notice', text: note });
+    return address;
   }
 
   async sendFile(target: ReplyTarget, file: OutboundFile): Promise<string> {
