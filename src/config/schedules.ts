@@ -7,13 +7,16 @@ import { checkCron, isTimeZone } from '../core/schedules/timing.js';
  * without anyone asking (docs/scheduled-tasks.md). Durations are written `90s`, `15m`, `2h`, `1d`.
  */
 
-const units = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const units = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** `90s`, `15m`, `2h`, `1d` → milliseconds. */
+/** `90s`, `15m`, `2h`, `1d` (and `250ms`) → milliseconds. */
 export const duration = z
   .string()
-  .regex(/^\d+(?:\.\d+)?[smhd]$/, 'a duration like 90s, 15m, 2h or 1d')
-  .transform((text) => Number(text.slice(0, -1)) * units[text.at(-1) as keyof typeof units]);
+  .regex(/^\d+(?:\.\d+)?(?:ms|s|m|h|d)$/, 'a duration like 90s, 15m, 2h or 1d')
+  .transform((text) => {
+    const [, amount = '0', unit = 'ms'] = /^([\d.]+)(ms|s|m|h|d)$/.exec(text) ?? [];
+    return Number(amount) * units[unit as keyof typeof units];
+  });
 
 const timeZone = z.string().refine(isTimeZone, 'an IANA time zone such as Europe/Berlin or UTC');
 
