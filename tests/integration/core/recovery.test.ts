@@ -1,8 +1,6 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
@@ -12,66 +10,22 @@ import { inboundEvents } from '../../../src/storage/schema.js';
 import { createStore } from '../../../src/storage/store.js';
 import { startTestButler } from '../../helpers/butler-app.js';
 import {
+  type ButlerChild,
+  isReady,
+  isStopped,
+  isType,
+  killButlerChildren,
+  startButlerChild,
+} from '../../helpers/butler-child.js';
+import {
   createPostgresDatabase,
   databaseKind,
   dropPostgresDatabase,
   testDatabaseUrl,
 } from '../../helpers/database.js';
-import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
-import type { AdapterEvent } from '../../helpers/recording-adapter.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
-
-type Line = AdapterEvent | { ready: true } | { accepted: string } | { stopped: true };
-
-/** A Butler child process and the lines it prints. */
-function startChild(env: Record<string, string>) {
-  const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath,
-    entryArguments('tests/helpers/child-butler.ts'),
-    { env: { ...process.env, ...tsxEnvironment, ...env }, cwd: tmpdir(), stdio: 'pipe' },
-  );
-  const lines: Line[] = [];
-  const waiters = new Set<() => void>();
-  createInterface({ input: child.stdout }).on('line', (text) => {
-    lines.push(JSON.parse(text) as Line);
-    for (const wake of waiters) wake();
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += String(chunk);
-  });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const waitFor = <T extends Line>(match: (line: Line) => line is T, timeoutMs = 20_000): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const found = lines.find(match);
-        if (!found) return;
-        waiters.delete(check);
-        clearTimeout(timer);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(
-          new Error(
-            `child never printed the awaited line; it printed ${JSON.stringify(lines)}; stderr:\n${stderr}`,
-          ),
-        );
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  return { child, lines, waitFor, exited, send: (line: string) => child.stdin.write(`${line}\n`) };
-}
-
-const isType =
-  <K extends AdapterEvent['type']>(type: K) =>
-  (line: Line): line is Extract<AdapterEvent, { type: K }> =>
-    'type' in line && line.type === type;
-const isReady = (line: Line): line is { ready: true } => 'ready' in line;
-const isStopped = (line: Line): line is { stopped: true } => 'stopped' in line;
 
 let model: FakeModelServer;
 beforeAll(async () => {
@@ -88,7 +42,7 @@ describe(`crash recovery on ${databaseKind}`, () => {
       JSON.stringify({ worker: { leaseSeconds: 2, pollMilliseconds: 20, sweepMilliseconds: 200 } }),
     );
     const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
-    const children: Array<ReturnType<typeof startChild>> = [];
+    const children: ButlerChild[] = [];
     const env = {
       BUTLER_BASE_URL: model.baseUrl,
       BUTLER_MODEL: 'test-model',
@@ -104,7 +58,7 @@ describe(`crash recovery on ${databaseKind}`, () => {
       );
       const message = inboundMessage({ text: 'tell me a long story' });
 
-      const first = startChild(env);
+      const first = startButlerChild(env);
       children.push(first);
       await first.waitFor(isReady);
       first.send(JSON.stringify(message));
@@ -114,7 +68,7 @@ describe(`crash recovery on ${databaseKind}`, () => {
       await first.exited;
       expect(first.lines.some(isType('finish'))).toBe(false);
 
-      const second = startChild(env);
+      const second = startButlerChild(env);
       children.push(second);
       const finished = await second.waitFor(isType('finish'));
       expect(finished).toMatchObject({ messageId: created.messageId, text: 'Recovered answer.' });
@@ -147,12 +101,7 @@ describe(`crash recovery on ${databaseKind}`, () => {
         await database.close();
       }
     } finally {
-      for (const { child, exited } of children) {
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGKILL');
-          await exited;
-        }
-      }
+      await killButlerChildren(children);
       if (databaseUrl) await dropPostgresDatabase(databaseUrl);
       rmSync(directory, { recursive: true, force: true });
     }
