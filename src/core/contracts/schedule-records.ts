@@ -118,4 +118,9 @@ export interface ScheduleRepository {
   upsertNamed(schedule: NewSchedule & { name: string }): Promise<ScheduleRecord>;
   /** Cancels config entries whose names are not in `keep`; returns how many. */
   cancelNamedExcept(keep: readonly string[]): Promise<number>;
+  /**
+   * Deletes up to `limit` records of runs recorded before `before`; returns how many. Their slots are long
+   * past every task's next run, which only moves forward, so none can be queued again.
+   */
+  pruneRuns(before: Date, limit: number): Promise<number>;
 }

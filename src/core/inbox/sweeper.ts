@@ -78,5 +78,13 @@ export class Sweeper {
       if (deleted < pruneBatch) break;
     }
     if (pruned > 0) this.logger.info({ pruned, before }, 'pruned finished inbox events');
+    // Scheduled runs' records go with their inbox events: a minutely task would otherwise add 1,440 a day.
+    let runs = 0;
+    for (let batch = 0; batch < pruneBatchesPerRun && !this.stopping; batch++) {
+      const deleted = await this.store.schedules.pruneRuns(before, pruneBatch);
+      runs += deleted;
+      if (deleted < pruneBatch) break;
+    }
+    if (runs > 0) this.logger.info({ runs, before }, 'pruned records of scheduled runs');
   }
 }

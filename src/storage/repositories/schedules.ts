@@ -211,6 +211,17 @@ export function scheduleRepository(db: Database): ScheduleRepository {
       return row as ScheduleRecord;
     },
 
+    async pruneRuns(before, limit) {
+      // The table's key is two columns: the row's physical id picks the oldest `limit` in one statement.
+      const deleted = await db
+        .delete(scheduleRuns)
+        .where(
+          sql`ctid in (select ctid from ${scheduleRuns} where ${scheduleRuns.at} < ${before.toISOString()}::timestamptz order by ${scheduleRuns.at} limit ${limit})`,
+        )
+        .returning({ slot: scheduleRuns.slot });
+      return deleted.length;
+    },
+
     async cancelNamedExcept(keep) {
       const conditions = [eq(schedules.source, 'config'), inArray(schedules.status, ['active', 'paused'])];
       if (keep.length > 0) conditions.push(notInArray(schedules.name, [...keep]));

@@ -14,7 +14,7 @@ import {
 } from '../../../src/core/schedules/index.js';
 import { ApprovalPolicy } from '../../../src/core/tools/policy.js';
 import { openDatabase } from '../../../src/storage/database.js';
-import { inboundEvents, schedules } from '../../../src/storage/schema.js';
+import { inboundEvents, scheduleRuns, schedules } from '../../../src/storage/schema.js';
 import { createStore } from '../../../src/storage/store.js';
 import { databaseKind, openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
@@ -376,5 +376,27 @@ describe(`scheduled tasks (${databaseKind})`, () => {
       status: 'cancelled',
       statusNote: 'removed from the config file',
     });
+  });
+
+  it('prunes the records of runs past retention, oldest first, in batches', async () => {
+    const count = async () =>
+      (await database.db.select({ n: sql<number>`count(*)::int` }).from(scheduleRuns))[0]?.n ?? 0;
+    const { schedule } = await newBook().create({
+      creator: ana,
+      address: newAddress(),
+      prompt: 'Every ten minutes',
+      cron: '*/10 * * * *',
+      isDirect: false,
+      source: 'chat',
+    });
+    for (const minute of [10, 20, 30]) {
+      clock = new Date(`2026-11-26T08:${minute}:00Z`);
+      await newScheduler().fireDue();
+    }
+    expect(await store.schedules.runs(schedule.id, 10)).toHaveLength(3);
+    const before = await count();
+    expect(await store.schedules.pruneRuns(new Date('2020-01-01T00:00:00Z'), 100)).toBe(0);
+    expect(await store.schedules.pruneRuns(new Date(Date.now() + 60_000), 2)).toBe(2);
+    expect(await count()).toBe(before - 2);
   });
 });
