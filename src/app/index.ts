@@ -125,6 +125,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await adapters.get(address.platform)?.updateApprovalCard(address, first.cardMessageId, card);
     },
     answersOn: (platform) => adapters.has(platform),
+    quorum: file.approvalPolicy.quorum,
     ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
   const fileLimits = fileOptions(config);

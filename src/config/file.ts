@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { risks } from '../core/tools/tool.js';
 import { agentsSchema, delegationSchema, routingSchema } from './agents-schema.js';
 import { apiSchema } from './api-keys.js';
+import { approvalPolicySchema } from './approval-policy.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
@@ -172,6 +173,8 @@ export const fileConfigSchema = z
     files: filesSchema,
     /** Scheduled tasks: their limits, and the team's own tasks. */
     schedules: schedulesSchema,
+    /** Two-person approvals, reminders and escalation. */
+    approvalPolicy: approvalPolicySchema,
     compaction: z
       .object({
         /** Share of the threshold kept verbatim as the recent window after compacting. */

@@ -20,6 +20,8 @@ import type { ChatUser, Person, Platform } from '../core/contracts/events.js';
 import type { FileMention } from '../core/contracts/files.js';
 import type { ToolCall } from '../core/contracts/messages.js';
 import type {
+  ApprovalNoticeCard,
+  ApprovalVote,
   InboxPayload,
   InflightTurn,
   ResumeState,
@@ -187,6 +189,15 @@ export const approvals = pgTable(
     standingUntil: timestamp('standing_until', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     cardMessageId: text('card_message_id'),
+    /** Distinct approvals it needs (`approvalPolicy.quorum`); 1 for most. */
+    quorum: integer('quorum').notNull().default(1),
+    /** Approvals given so far while it needs more than one: each person once. */
+    votes: jsonb('votes').$type<ApprovalVote[]>().notNull().default([]),
+    /** When its approvers were reminded, and when it was escalated (each happens once). */
+    remindedAt: timestamp('reminded_at', { withTimezone: true }),
+    escalatedAt: timestamp('escalated_at', { withTimezone: true }),
+    /** Cards of it sent to people directly (reminders, escalations): decidable like the card itself. */
+    noticeCards: jsonb('notice_cards').$type<ApprovalNoticeCard[]>().notNull().default([]),
     resume: jsonb('resume').$type<ResumeState>().notNull(),
     /** running → succeeded | failed | skipped: the once-only guard of the approved call. */
     execution: text('execution').$type<'running' | 'succeeded' | 'failed' | 'skipped'>(),
@@ -216,6 +227,8 @@ export const approvalGrants = pgTable(
     grantedBy: jsonb('granted_by').$type<ChatUser & { platform?: Platform }>().notNull(),
     /** The approval whose card granted it. */
     approvalId: uuid('approval_id').notNull(),
+    /** How many approvers granted it together: it covers calls that need at most that many. */
+    quorum: integer('quorum').notNull().default(1),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     revokedBy: jsonb('revoked_by').$type<ChatUser>(),

@@ -10,6 +10,7 @@ import {
   onPlatform,
   type Person,
   type Platform,
+  samePerson,
 } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Observer } from '../contracts/observer.js';
@@ -60,6 +61,8 @@ export interface ApprovalServiceOptions {
   answersOn?: (platform: Platform) => boolean;
   /** Where a person reads a request whole (the admin console), when Butler knows its public address. */
   requestLink?: (target: ApprovalTarget) => string;
+  /** Distinct approvers a call of each risk needs (`approvalPolicy.quorum`); absent: one. */
+  quorum?: Partial<Record<Risk, number | undefined>>;
 }
 
 /** Channels that may decide requests asked elsewhere, by their own approvers (`approvers.api`). */
@@ -125,18 +128,38 @@ export class ApprovalService {
    * (the admin console shows Approve only to a key that may use it).
    */
   permission(
-    approval: Pick<ApprovalRecord, 'platform' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'>,
+    approval: Pick<
+      ApprovalRecord,
+      'platform' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
+    > &
+      Partial<Pick<ApprovalRecord, 'quorum' | 'votes'>>,
     user: Person,
   ): Permission {
     if (approval.platform !== user.platform && !decidesEverywhere.includes(user.platform))
       return { allowed: false, reason: 'It is decided where it was asked.' };
     if (approval.status !== 'pending' || approval.expiresAt <= new Date())
       return { allowed: false, reason: 'It no longer waits for a decision.' };
-    return this.policy.mayDecide({ ...decisionParties(approval), risk: approval.risk, user });
+    if (approval.votes?.some((vote) => samePerson(vote, user)))
+      return { allowed: false, reason: 'You approved it already: it waits for another approver.' };
+    return this.policy.mayDecide({
+      ...decisionParties(approval),
+      risk: approval.risk,
+      user,
+      ...(approval.quorum ? { quorum: approval.quorum } : {}),
+    });
   }
 
-  newApproval(input: Omit<NewApproval, 'approverIds'>): NewApproval {
-    return { ...input, approverIds: this.policy.approversOn(input.platform) };
+  newApproval(input: Omit<NewApproval, 'approverIds' | 'quorum'>): NewApproval {
+    return {
+      ...input,
+      approverIds: this.policy.approversOn(input.platform),
+      // A personal call is its owner's to confirm alone.
+      quorum: input.confirmBy ? 1 : this.quorumFor(input.risk),
+    };
+  }
+
+  private quorumFor(risk: Risk): number {
+    return this.options.quorum?.[risk] ?? 1;
   }
 
   async decide(received: ApprovalDecisionInput): Promise<DecisionResult> {
@@ -190,7 +213,7 @@ export class ApprovalService {
     const allowed = open.filter((approval) => {
       // Elsewhere, only that channel's own approvers decide (an API key listed in approvers.api): the
       // policy compares people by platform and id, against the approver list in force now.
-      const check = { ...decisionParties(approval), risk: approval.risk, user };
+      const check = { ...decisionParties(approval), risk: approval.risk, user, quorum: approval.quorum };
       const permission = standing ? this.policy.mayGrant(check) : this.policy.mayDecide(check);
       if (!permission.allowed) refusals.push(permission.reason);
       return permission.allowed;
@@ -205,8 +228,22 @@ export class ApprovalService {
       };
     }
 
-    const { after, changed } = await this.apply(allowed, input, user, standing);
-    if (changed.length === 0) return this.alreadyDecided(after, input.approvalId);
+    const { after, changed, voted } = await this.apply(allowed, input, user, standing);
+    if (changed.length === 0 && voted.length === 0) {
+      if (allowed.some((approval) => approval.votes.some((vote) => samePerson(vote, user))))
+        return {
+          ok: false,
+          code: 'not_authorized',
+          message: 'You approved it already: it waits for another approver.',
+          card: this.card(after),
+        };
+      return this.alreadyDecided(after, input.approvalId);
+    }
+    for (const approval of voted)
+      log.info(
+        { user: user.id, approval: approval.id, votes: approval.votes.length },
+        'approval given, more needed',
+      );
     for (const approval of changed) {
       log.info({ user: user.id, status: approval.status, approval: approval.id }, 'approval decided');
       this.observer.approvalDecided({
@@ -252,6 +289,8 @@ export class ApprovalService {
       (grant) =>
         // A tool whose risk was raised since the grant needs a card again.
         riskRank[input.risk] <= riskRank[grant.risk] &&
+        // A call that needs two approvers is covered only by a grant two approvers gave together.
+        (grant.quorum ?? 1) >= this.quorumFor(input.risk) &&
         this.policy.grantCovers({ risk: input.risk, grantor: grant.grantedBy, requesters: input.requesters }),
     );
   }
@@ -310,7 +349,7 @@ export class ApprovalService {
     input: ApprovalDecisionInput,
     user: Person,
     standing: boolean,
-  ): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[] }> {
+  ): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[]; voted: ApprovalRecord[] }> {
     const at = new Date();
     const standingUntil = standing
       ? new Date(at.getTime() + this.options.standingApprovalHours * 3_600_000)
@@ -319,29 +358,49 @@ export class ApprovalService {
     return this.store.transaction(async (tx) => {
       await tx.approvals.lockBatch(batchId);
       const changed: ApprovalRecord[] = [];
+      const voted: ApprovalRecord[] = [];
       for (const target of targets) {
+        let grantors = 1;
+        let grants = standingUntil !== undefined;
+        // One reject ends a call that needs several approvals; an approval is counted until there are enough.
+        if (input.decision !== 'reject' && target.quorum > 1) {
+          const counted = await tx.approvals.vote(target.id, {
+            ...user,
+            at: at.toISOString(),
+            ...(standing ? { standing: true } : {}),
+          });
+          if (!counted) continue;
+          if (counted.votes.length < counted.quorum) {
+            voted.push(counted);
+            continue;
+          }
+          // It is approved for the conversation only when every approver asked for that.
+          grantors = counted.votes.length;
+          grants = grants && counted.votes.every((vote) => vote.standing);
+        }
         const row = await tx.approvals.decide(target.id, {
           status: input.decision === 'reject' ? 'rejected' : 'approved',
           decidedBy: user,
           reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
           at,
-          ...(standingUntil ? { standingUntil } : {}),
+          ...(grants && standingUntil ? { standingUntil } : {}),
         });
         if (!row) continue;
         changed.push(row);
-        if (standingUntil)
+        if (grants && standingUntil)
           await tx.grants.create({
             conversationKey: row.conversationKey,
             toolName: row.toolName,
             risk: row.risk,
             grantedBy: user,
             approvalId: row.id,
+            quorum: grantors,
             expiresAt: standingUntil,
           });
       }
       const after = await tx.approvals.listBatch(batchId);
       if (changed.length > 0 && isComplete(after)) await enqueueResume(tx, after, input.user.id);
-      return { after, changed };
+      return { after, changed, voted };
     });
   }
 

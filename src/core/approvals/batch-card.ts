@@ -66,16 +66,44 @@ function cardCall(
     argumentsLength: argumentsJson.length,
     argumentsCut: shown !== argumentsJson,
     risk: approval.risk,
-    whoMayApprove: policy.describe(approval.risk, {
-      platform: approval.platform,
-      requesterCount: approval.requesters.length,
-      confirmBy,
-    }),
+    whoMayApprove: [
+      policy.describe(approval.risk, {
+        platform: approval.platform,
+        requesterCount: approval.requesters.length,
+        confirmBy,
+        quorum: approval.quorum,
+      }),
+      ...progress(approval),
+    ].join('; '),
     ...(approval.decidedBy ? { decidedBy: visiblePerson(approval.decidedBy) } : {}),
     ...(approval.decidedAt ? { decidedAt: approval.decidedAt } : {}),
     ...(approval.reason ? { reason: visibleControls(approval.reason) } : {}),
     ...(approval.standingUntil ? { standingUntil: approval.standingUntil } : {}),
   };
+}
+
+const clock = (at: Date | string) => `${new Date(at).toISOString().slice(11, 16)} UTC`;
+const names = (people: readonly ChatUser[]) =>
+  people.map((person) => visibleControls(person.name ?? person.id)).join(', ');
+
+/**
+ * What a waiting request has gathered, in words the card shows under "may approve": approvals so far of a
+ * call that needs several ("1 of 2 approvals: Olga"), and who was reminded or escalated to, and when.
+ */
+function progress(approval: ApprovalRecord): string[] {
+  const lines: string[] = [];
+  if (approval.quorum > 1 && approval.status === 'pending')
+    lines.push(
+      `${approval.votes.length} of ${approval.quorum} approvals${approval.votes.length > 0 ? `: ${names(approval.votes)}` : ''}`,
+    );
+  for (const stage of ['reminder', 'escalation'] as const) {
+    const sent = approval.noticeCards.filter((card) => card.stage === stage);
+    const first = sent[0];
+    if (!first) continue;
+    const verb = stage === 'reminder' ? 'reminded' : 'escalated to';
+    lines.push(`${verb} ${names(sent.map((card) => card.person))} at ${clock(first.at)}`);
+  }
+  return lines;
 }
 
 function firstOf(batch: readonly ApprovalRecord[]): ApprovalRecord {

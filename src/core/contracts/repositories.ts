@@ -213,8 +213,26 @@ export interface NewApproval {
   confirmBy?: ChatUser;
   /** The configured approvers when it was asked, for the record; decisions check the list in force. */
   approverIds: string[];
+  /** Distinct approvers whose approval it needs (`approvalPolicy.quorum`); default 1. */
+  quorum?: number;
   expiresAt: Date;
   resume: ResumeState;
+}
+
+/** One approval of a call that needs several: who, when, and whether they approved it for the conversation. */
+export interface ApprovalVote extends Person {
+  at: string;
+  standing?: boolean;
+}
+
+/** A copy of a request's card sent to someone directly (a reminder, an escalation): decidable there too. */
+export interface ApprovalNoticeCard {
+  stage: 'reminder' | 'escalation';
+  person: Person;
+  /** The direct chat's conversation key, and the platform message showing the card there. */
+  conversationKey: string;
+  messageId: string;
+  at: string;
 }
 
 export type ExecutionState = 'running' | 'succeeded' | 'failed' | 'skipped';
@@ -228,6 +246,11 @@ export interface ApprovalRecord extends NewApproval {
   /** Approved for the conversation: the standing approval it granted lasts until then. */
   standingUntil: Date | null;
   cardMessageId: string | null;
+  quorum: number;
+  votes: ApprovalVote[];
+  remindedAt: Date | null;
+  escalatedAt: Date | null;
+  noticeCards: ApprovalNoticeCard[];
   execution: ExecutionState | null;
   /** The tool's output (or error text) once it ran: what the model is given. */
   result: string | null;
@@ -245,6 +268,11 @@ export interface ApprovalRepository {
    */
   lockBatch(batchId: string): Promise<void>;
   setCardMessage(batchId: string, messageId: string): Promise<void>;
+  /**
+   * Adds one person's approval to a pending, unexpired call that needs several; undefined when it was not
+   * pending or they had approved it already (each person counts once).
+   */
+  vote(id: string, vote: ApprovalVote): Promise<ApprovalRecord | undefined>;
   /** Decides a pending, unexpired approval; undefined when it was not pending (someone else won). */
   decide(
     id: string,
@@ -305,6 +333,8 @@ export interface ApprovalGrant {
   /** With their platform: an approval decided over the API is granted by an API key. */
   grantedBy: Person;
   approvalId: string;
+  /** How many approvers granted it together: it covers calls that need at most that many. */
+  quorum?: number;
   expiresAt: Date;
 }
 

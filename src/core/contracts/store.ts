@@ -37,8 +37,10 @@ export type { FileOrigin, FileRepository, NewStoredFile, StoredFile } from './fi
 export type {
   AgentFrame,
   ApprovalGrant,
+  ApprovalNoticeCard,
   ApprovalRecord,
   ApprovalRepository,
+  ApprovalVote,
   AuditEntry,
   AuditRepository,
   ClaimedBatch,

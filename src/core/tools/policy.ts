@@ -18,14 +18,16 @@ export interface DecisionCheck {
   confirmBy?: Person | undefined;
   /** Who clicked, from the platform's signed payload (or the API key). */
   user: Person;
+  /** Distinct approvers the call needs; more than one: none of them may be a requester. */
+  quorum?: number;
 }
 
 export type Permission = { allowed: true } | { allowed: false; reason: string };
 
 const allowed: Permission = { allowed: true };
 const refused = (reason: string): Permission => ({ allowed: false, reason });
-const notRequester = (requesters: readonly Person[]) =>
-  `High-risk actions need an approver other than the ${requesters.length > 1 ? 'people' : 'person'} who asked.`;
+const notRequester = (requesters: readonly Person[], quorum = 1) =>
+  `${quorum > 1 ? `This needs ${quorum} approvers` : 'High-risk actions need an approver'} other than the ${requesters.length > 1 ? 'people' : 'person'} who asked.`;
 
 const nameOf = (person: Person) => person.name ?? person.id;
 
@@ -54,6 +56,12 @@ export class ApprovalPolicy {
         : refused(`Only ${nameOf(check.confirmBy)} can confirm this: it is saved for them.`);
     const isApprover = this.isApprover(user);
     const isRequester = requesters.some((requester) => samePerson(requester, user));
+    const quorum = check.quorum ?? 1;
+    // Two-person approval: the people who asked never count toward it, whatever the risk.
+    if (quorum > 1) {
+      if (isRequester) return refused(notRequester(requesters, quorum));
+      return isApprover ? allowed : refused('You are not allowed to decide this request.');
+    }
     if (check.risk === 'medium') {
       if (isApprover || (isRequester && requesters.length === 1)) return allowed;
       // Nobody can tell which of several people asked for the call: someone accountable decides.
@@ -75,8 +83,9 @@ export class ApprovalPolicy {
     if (check.confirmBy) return refused('This request cannot be approved for the whole conversation.');
     if (!this.isApprover(check.user))
       return refused('Only an approver can approve a tool for the whole conversation.');
-    if (check.risk === 'high' && check.requesters.some((requester) => samePerson(requester, check.user)))
-      return refused(notRequester(check.requesters));
+    const asked = check.requesters.some((requester) => samePerson(requester, check.user));
+    if ((check.risk === 'high' || (check.quorum ?? 1) > 1) && asked)
+      return refused(notRequester(check.requesters, check.quorum));
     return allowed;
   }
 
@@ -93,10 +102,16 @@ export class ApprovalPolicy {
   /** "Who may approve", in words, for cards. */
   describe(
     risk: Risk,
-    input: { platform: Platform; requesterCount: number; confirmBy?: Person | undefined },
+    input: { platform: Platform; requesterCount: number; confirmBy?: Person | undefined; quorum?: number },
   ): string {
     if (input.confirmBy) return `${nameOf(input.confirmBy)} (it is saved for them)`;
     const anyApprover = this.approversOn(input.platform).length > 0;
+    const quorum = input.quorum ?? 1;
+    if (quorum > 1) {
+      if (this.approversOn(input.platform).length < quorum)
+        return `nobody: ${quorum} approvers are needed and fewer are configured`;
+      return `${quorum} approvers other than the ${input.requesterCount > 1 ? 'people who asked' : 'requester'}`;
+    }
     if (risk === 'medium') {
       if (input.requesterCount > 1) return anyApprover ? 'an approver' : 'nobody: no approver is configured';
       return anyApprover ? 'the requester or an approver' : 'the requester';

@@ -31,6 +31,11 @@ export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
     reason: row.reason,
     standingUntil: row.standingUntil,
     cardMessageId: row.cardMessageId,
+    quorum: row.quorum,
+    votes: row.votes,
+    remindedAt: row.remindedAt,
+    escalatedAt: row.escalatedAt,
+    noticeCards: row.noticeCards,
     execution: row.execution,
     result: row.result,
     createdAt: row.createdAt,
@@ -106,6 +111,22 @@ export function approvalRepository(db: Database): ApprovalRepository {
 
     async setCardMessage(batchId, messageId) {
       await db.update(approvals).set({ cardMessageId: messageId }).where(inBatch(batchId));
+    },
+
+    async vote(id, vote) {
+      const [row] = await db
+        .update(approvals)
+        .set({ votes: sql`${approvals.votes} || ${JSON.stringify([cleanJson(vote)])}::jsonb` })
+        .where(
+          and(
+            eq(approvals.id, id),
+            eq(approvals.status, 'pending'),
+            gt(approvals.expiresAt, sql`now()`),
+            sql`not ${approvals.votes} @> ${JSON.stringify([{ platform: vote.platform, id: vote.id }])}::jsonb`,
+          ),
+        )
+        .returning();
+      return row ? toApproval(row) : undefined;
     },
 
     async decide(id, decision) {

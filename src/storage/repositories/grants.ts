@@ -13,6 +13,7 @@ function toGrant(row: typeof approvalGrants.$inferSelect): ApprovalGrant {
     risk: row.risk,
     grantedBy: { platform: decodeConversationKey(row.conversationKey).platform, ...row.grantedBy },
     approvalId: row.approvalId,
+    quorum: row.quorum,
     expiresAt: row.expiresAt,
   };
 }
