@@ -4,6 +4,7 @@ import type { PlatformConnector } from '../adapters/connector.js';
 import type { CallOutcome } from '../adapters/pacing/index.js';
 import type { AppConfig } from '../config/index.js';
 import { ApprovalService } from '../core/approvals/approval-service.js';
+import { ApprovalNotices } from '../core/approvals/notices.js';
 import type { ButlerIntake, ChatAdapter } from '../core/contracts/adapter.js';
 import { decodeConversationKey } from '../core/contracts/conversation-key.js';
 import { ConfigError } from '../core/contracts/errors.js';
@@ -125,7 +126,12 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await adapters.get(address.platform)?.updateApprovalCard(address, first.cardMessageId, card);
     },
     answersOn: (platform) => adapters.has(platform),
+    showOnNotice: async (notice, card) => {
+      const address = decodeConversationKey(notice.conversationKey);
+      await adapters.get(address.platform)?.updateApprovalCard(address, notice.messageId, card);
+    },
     quorum: file.approvalPolicy.quorum,
+    onExpiry: file.approvalPolicy.onExpiry,
     ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
   const fileLimits = fileOptions(config);
@@ -178,7 +184,25 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     stops,
     options: turnOptions(config),
   });
-  worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger, schedules.book);
+  const { approvalPolicy } = file;
+  const notices = new ApprovalNotices(
+    store,
+    approvals,
+    policy,
+    adapters,
+    {
+      remindAfterMs: approvalPolicy.remindAfter,
+      escalateAfterMs: approvalPolicy.escalateAfter,
+      escalateTo: approvalPolicy.escalateTo,
+    },
+    logger,
+    wake,
+  );
+  worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger, {
+    scheduled: schedules.book,
+    notices,
+    queueNotices: () => notices.queueDue(),
+  });
   const scheduler = schedules.scheduler(wake);
 
   let started = false;

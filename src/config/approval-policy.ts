@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ConfigIssue } from '../core/contracts/errors.js';
 import { duration } from './schedules.js';
 
 /**
@@ -22,7 +23,11 @@ export const approvalPolicySchema = z
     remindAfter: duration.optional(),
     /** Then direct-message `escalateTo`, once, this long after the card. */
     escalateAfter: duration.optional(),
-    escalateTo: z.object({ slack: people.optional(), feishu: people.optional() }).strict().prefault({}),
+    /** Per platform: Slack member ids, Feishu open_ids (terminal names for the terminal chat). */
+    escalateTo: z
+      .object({ slack: people.optional(), feishu: people.optional(), console: people.optional() })
+      .strict()
+      .prefault({}),
     /** What a request nobody decided in time means for the turn: `expire` (it did not run) or `reject`. */
     onExpiry: z.enum(['expire', 'reject']).default('expire'),
   })
@@ -30,3 +35,29 @@ export const approvalPolicySchema = z
   .prefault({});
 
 export type ApprovalPolicyConfig = z.infer<typeof approvalPolicySchema>;
+
+/**
+ * What the policy asks that the rest of the config cannot give: escalation needs someone to escalate to, who
+ * must be an approver to decide what they are sent; a quorum needs that many approvers.
+ */
+export function approvalPolicyIssues(file: {
+  approvalPolicy: ApprovalPolicyConfig;
+  approvers: Readonly<Record<'slack' | 'feishu' | 'console' | 'api', readonly string[]>>;
+}): ConfigIssue[] {
+  const { approvalPolicy: policy, approvers } = file;
+  const issues: ConfigIssue[] = [];
+  const escalated = Object.values(policy.escalateTo).flatMap((ids) => ids ?? []);
+  if (policy.escalateAfter !== undefined && escalated.length === 0)
+    issues.push({
+      variable: 'config file: approvalPolicy.escalateTo',
+      message: 'escalateAfter is set but escalateTo names nobody (give Slack or Feishu user ids)',
+    });
+  for (const platform of ['slack', 'feishu', 'console'] as const)
+    for (const id of policy.escalateTo[platform] ?? [])
+      if (!approvers[platform].includes(id))
+        issues.push({
+          variable: `config file: approvalPolicy.escalateTo.${platform}`,
+          message: `${id} is not in approvers.${platform}: escalation sends them a card they could not decide`,
+        });
+  return issues;
+}

@@ -6,6 +6,7 @@ import { ConfigError, type ConfigIssue } from '../core/contracts/errors.js';
 import type { Platform } from '../core/contracts/events.js';
 import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
 import { resolveApiKeys } from './api-keys.js';
+import { approvalPolicyIssues } from './approval-policy.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -254,6 +255,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
     issues.push(...unsignedFeishuApprovals(file, feishu));
+    issues.push(...approvalPolicyIssues(file));
   }
 
   let langfuse: LangfuseConfig = { enabled: false };

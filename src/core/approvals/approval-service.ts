@@ -14,37 +14,28 @@ import {
 } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Observer } from '../contracts/observer.js';
-import type { ApprovalGrant, ApprovalRecord, NewApproval, Store } from '../contracts/store.js';
+import type {
+  ApprovalGrant,
+  ApprovalNoticeCard,
+  ApprovalRecord,
+  NewApproval,
+  Store,
+} from '../contracts/store.js';
 import type { ApprovalPolicy, Permission } from '../tools/policy.js';
 import type { Risk } from '../tools/tool.js';
+import {
+  alreadyDecided,
+  applyDecision,
+  enqueueResume,
+  isComplete,
+  partialMessage,
+} from './apply-decision.js';
 import { batchCard, batchDetails, isPastDeadline } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
 import { decisionParties } from './parties.js';
 
-/**
- * Dedup key of the one resume event a batch may produce, once every call on its card is decided or
- * expired. A batch stored before batches existed is keyed by its one approval's id, as it was then.
- */
-export const resumeDedupKey = (batchId: string) => `approval:${batchId}`;
-
-/** The continuation of a parked turn, as inbox work: at most one per batch. */
-function enqueueResume(store: Store, batch: readonly ApprovalRecord[], userId: string) {
-  const [first] = batch;
-  if (!first) return Promise.resolve(undefined);
-  return store.inbox.insert({
-    platform: first.platform,
-    dedupKey: resumeDedupKey(first.batchId),
-    conversationKey: first.conversationKey,
-    userId,
-    payload: { kind: 'resume', batchId: first.batchId },
-  });
-}
-
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const riskRank: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
-
-const isComplete = (batch: readonly ApprovalRecord[]) =>
-  batch.every((approval) => approval.status !== 'pending');
 
 export interface ApprovalServiceOptions {
   /** How long "Approve for this conversation" lasts; 0 turns it off. */
@@ -54,6 +45,8 @@ export interface ApprovalServiceOptions {
    * absent, the card changes when the turn continues.
    */
   showDecision?: (batch: readonly ApprovalRecord[], card: ApprovalCard) => Promise<void>;
+  /** Redraws a copy of the card sent to someone directly (a reminder, an escalation). */
+  showOnNotice?: (notice: ApprovalNoticeCard, card: ApprovalCard) => Promise<void>;
   /**
    * Whether this process answers on `platform`. A decision on a request asked where it does not (the
    * terminal chat, decided in the admin console) continues in the process that does, once it runs.
@@ -61,6 +54,8 @@ export interface ApprovalServiceOptions {
   answersOn?: (platform: Platform) => boolean;
   /** Where a person reads a request whole (the admin console), when Butler knows its public address. */
   requestLink?: (target: ApprovalTarget) => string;
+  /** What a request nobody decided in time becomes: `expire` (the default) or `reject`. */
+  onExpiry?: 'expire' | 'reject';
   /** Distinct approvers a call of each risk needs (`approvalPolicy.quorum`); absent: one. */
   quorum?: Partial<Record<Risk, number | undefined>>;
 }
@@ -196,15 +191,17 @@ export class ApprovalService {
       log.warn({ decision: input.decision }, 'off-card decision outside what off-card buttons do');
       return { ...notFound, message: 'This button does not decide that.' };
     }
-    // A button decides only the card it is on: a value naming another request is not this card's.
-    if (input.cardMessageId !== undefined && input.cardMessageId !== first.cardMessageId) {
+    // A button decides only the card it is on (or a copy of it sent to someone directly): a value naming
+    // another request is not this card's.
+    const onNotice = first.noticeCards.some((notice) => notice.messageId === input.cardMessageId);
+    if (input.cardMessageId !== undefined && input.cardMessageId !== first.cardMessageId && !onNotice) {
       log.warn({ clickedMessage: input.cardMessageId }, 'approval click on a message that is not its card');
       return { ...notFound, message: 'This button does not belong to this request.' };
     }
     const user = onPlatform(input.user, input.platform);
     const targets = input.approvalId ? batch.filter((approval) => approval.id === input.approvalId) : batch;
     const open = targets.filter((approval) => approval.status === 'pending' && !isPastDeadline(approval));
-    if (open.length === 0) return this.alreadyDecided(batch, input.approvalId);
+    if (open.length === 0) return alreadyDecided(batch, input.approvalId, this.card(batch));
 
     const standing = input.decision === 'approve_for_conversation';
     if (standing && (input.batchId || this.options.standingApprovalHours <= 0))
@@ -228,7 +225,10 @@ export class ApprovalService {
       };
     }
 
-    const { after, changed, voted } = await this.apply(allowed, input, user, standing);
+    const standingUntil = standing
+      ? new Date(Date.now() + this.options.standingApprovalHours * 3_600_000)
+      : undefined;
+    const { after, changed, voted } = await applyDecision(this.store, allowed, input, user, standingUntil);
     if (changed.length === 0 && voted.length === 0) {
       if (allowed.some((approval) => approval.votes.some((vote) => samePerson(vote, user))))
         return {
@@ -237,7 +237,7 @@ export class ApprovalService {
           message: 'You approved it already: it waits for another approver.',
           card: this.card(after),
         };
-      return this.alreadyDecided(after, input.approvalId);
+      return alreadyDecided(after, input.approvalId, this.card(after));
     }
     for (const approval of voted)
       log.info(
@@ -257,14 +257,15 @@ export class ApprovalService {
     }
     this.onWork();
     const card = this.card(after);
-    // The card where it was asked shows a decision taken elsewhere (the HTTP API, Slack's App Home).
-    if ((crossChannel || input.offCard) && after[0]?.cardMessageId)
-      await this.options
-        .showDecision?.(after, card)
-        .catch((error: unknown) => log.warn({ err: error }, 'could not show the decision on the card'));
+    // Every card of the request shows the decision, but the one clicked (its platform redraws that one): the
+    // channel's card after a decision taken elsewhere (the API, Slack's App Home, a reminder), and the copies.
+    await this.showEverywhere(after, {
+      channel: crossChannel || input.offCard === true || onNotice,
+      except: input.cardMessageId,
+    });
     const skipped = open.length - changed.length;
     const notes = [
-      ...(skipped > 0 ? [this.partialMessage(changed.length, skipped, refusals[0])] : []),
+      ...(skipped > 0 ? [partialMessage(changed.length, skipped, refusals[0])] : []),
       ...(crossChannel && this.options.answersOn?.(first.platform) === false
         ? [
             `The request was asked on ${first.platform}: Butler continues it there, as soon as a Butler process serving ${first.platform} runs on this database.`,
@@ -272,6 +273,29 @@ export class ApprovalService {
         : []),
     ];
     return { ok: true, card, ...(notes.length > 0 ? { message: notes.join(' ') } : {}) };
+  }
+
+  /**
+   * Redraws the cards of a batch: the channel's (unless `channel` is false: a click there is redrawn by its
+   * platform) and the copies sent directly, but `except`, the one clicked. A failure is logged.
+   */
+  async showEverywhere(
+    batch: readonly ApprovalRecord[],
+    { channel = true, except }: { channel?: boolean; except?: string | undefined } = {},
+  ): Promise<void> {
+    const [first] = batch;
+    if (!first) return;
+    const card = this.card(batch);
+    const log = this.logger.child({ batchId: first.batchId });
+    if (channel && first.cardMessageId && first.cardMessageId !== except)
+      await this.options
+        .showDecision?.(batch, card)
+        .catch((error: unknown) => log.warn({ err: error }, 'could not redraw the card'));
+    for (const notice of first.noticeCards)
+      if (notice.messageId !== except)
+        await this.options
+          .showOnNotice?.(notice, card)
+          .catch((error: unknown) => log.warn({ err: error }, 'could not redraw a card sent directly'));
   }
 
   /**
@@ -314,7 +338,12 @@ export class ApprovalService {
   /** Closes approvals past their deadline; each batch they complete gets its continuation. */
   async expireDue(now = new Date()): Promise<number> {
     const expired = await this.store.transaction(async (tx) => {
-      const rows = await tx.approvals.expireDue(now);
+      const rows = await tx.approvals.expireDue(
+        now,
+        this.options.onExpiry === 'reject'
+          ? { status: 'rejected', reason: 'nobody decided in time' }
+          : undefined,
+      );
       for (const batchId of new Set(rows.map((row) => row.batchId))) {
         await tx.approvals.lockBatch(batchId);
         const batch = await tx.approvals.listBatch(batchId);
@@ -338,97 +367,5 @@ export class ApprovalService {
   private async batchOf(approvalId: string): Promise<ApprovalRecord[]> {
     const approval = await this.store.approvals.get(approvalId);
     return approval ? this.store.approvals.listBatch(approval.batchId) : [];
-  }
-
-  /**
-   * Decides `targets` in one transaction under the batch's lock. Returns the batch as it is afterwards and
-   * the approvals this decision changed (none when someone else decided every one of them first).
-   */
-  private async apply(
-    targets: readonly ApprovalRecord[],
-    input: ApprovalDecisionInput,
-    user: Person,
-    standing: boolean,
-  ): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[]; voted: ApprovalRecord[] }> {
-    const at = new Date();
-    const standingUntil = standing
-      ? new Date(at.getTime() + this.options.standingApprovalHours * 3_600_000)
-      : undefined;
-    const batchId = targets[0]?.batchId ?? '';
-    return this.store.transaction(async (tx) => {
-      await tx.approvals.lockBatch(batchId);
-      const changed: ApprovalRecord[] = [];
-      const voted: ApprovalRecord[] = [];
-      for (const target of targets) {
-        let grantors = 1;
-        let grants = standingUntil !== undefined;
-        // One reject ends a call that needs several approvals; an approval is counted until there are enough.
-        if (input.decision !== 'reject' && target.quorum > 1) {
-          const counted = await tx.approvals.vote(target.id, {
-            ...user,
-            at: at.toISOString(),
-            ...(standing ? { standing: true } : {}),
-          });
-          if (!counted) continue;
-          if (counted.votes.length < counted.quorum) {
-            voted.push(counted);
-            continue;
-          }
-          // It is approved for the conversation only when every approver asked for that.
-          grantors = counted.votes.length;
-          grants = grants && counted.votes.every((vote) => vote.standing);
-        }
-        const row = await tx.approvals.decide(target.id, {
-          status: input.decision === 'reject' ? 'rejected' : 'approved',
-          decidedBy: user,
-          reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
-          at,
-          ...(grants && standingUntil ? { standingUntil } : {}),
-        });
-        if (!row) continue;
-        changed.push(row);
-        if (grants && standingUntil)
-          await tx.grants.create({
-            conversationKey: row.conversationKey,
-            toolName: row.toolName,
-            risk: row.risk,
-            grantedBy: user,
-            approvalId: row.id,
-            quorum: grantors,
-            expiresAt: standingUntil,
-          });
-      }
-      const after = await tx.approvals.listBatch(batchId);
-      if (changed.length > 0 && isComplete(after)) await enqueueResume(tx, after, input.user.id);
-      return { after, changed, voted };
-    });
-  }
-
-  private partialMessage(done: number, skipped: number, reason: string | undefined): string {
-    const calls = (count: number) => `${count} ${count === 1 ? 'action' : 'actions'}`;
-    return `Decided ${calls(done)}; ${calls(skipped)} still ${skipped === 1 ? 'needs' : 'need'} someone else. ${reason ?? ''}`.trim();
-  }
-
-  private alreadyDecided(batch: readonly ApprovalRecord[], approvalId: string | undefined): DecisionResult {
-    const card = this.card(batch);
-    const concerned = approvalId ? batch.filter((approval) => approval.id === approvalId) : batch;
-    const expired = (approval: ApprovalRecord) => approval.status === 'expired' || isPastDeadline(approval);
-    if (concerned.length > 0 && concerned.every(expired))
-      return { ok: false, code: 'expired', message: 'This request has expired; nothing was run.', card };
-    const [target] = concerned;
-    if (!approvalId || !target)
-      return {
-        ok: false,
-        code: 'already_decided',
-        message: 'Every action on this card was already decided.',
-        card,
-      };
-    const who = target.decidedBy?.name ?? target.decidedBy?.id ?? 'someone';
-    return {
-      ok: false,
-      code: 'already_decided',
-      message: `This request was already ${target.status} by ${who}.`,
-      card,
-    };
   }
 }

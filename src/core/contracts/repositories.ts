@@ -17,7 +17,9 @@ import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js
 export type InboxPayload =
   | InboundMessage
   | { kind: 'resume'; batchId: string; approvalId?: undefined }
-  | { kind: 'resume'; approvalId: string; batchId?: undefined };
+  | { kind: 'resume'; approvalId: string; batchId?: undefined }
+  /** A waiting request's reminder or escalation: its card sent to people directly, once. */
+  | { kind: 'notify'; batchId: string; stage: ApprovalNoticeCard['stage'] };
 
 export interface NewInboxEvent {
   platform: Platform;
@@ -284,8 +286,18 @@ export interface ApprovalRepository {
       standingUntil?: Date;
     },
   ): Promise<ApprovalRecord | undefined>;
-  /** Marks pending approvals past their deadline as expired and returns them. */
-  expireDue(now: Date): Promise<ApprovalRecord[]>;
+  /**
+   * Marks pending approvals past their deadline as expired (or, with `as: 'rejected'`, rejected with
+   * `reason`) and returns them.
+   */
+  expireDue(now: Date, as?: { status: 'rejected'; reason: string }): Promise<ApprovalRecord[]>;
+  /**
+   * Claims, once across processes, the reminder (or escalation) of every waiting request whose card was
+   * posted at or before `postedBefore`: returns the batches claimed (each stage is claimed once per batch).
+   */
+  claimNotices(stage: ApprovalNoticeCard['stage'], postedBefore: Date): Promise<string[]>;
+  /** Records a copy of a batch's card sent to someone directly. */
+  addNoticeCard(batchId: string, notice: ApprovalNoticeCard): Promise<void>;
   /** Claims the one execution of an approved call; false if it was already claimed. */
   beginExecution(id: string): Promise<boolean>;
   finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;

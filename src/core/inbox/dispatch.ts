@@ -16,6 +16,17 @@ export interface ScheduledRunListener {
   runEnded(run: { id: string; slot: string }, outcome: TurnOutcome): Promise<void>;
 }
 
+/** Sends a waiting request's card to the people a reminder or an escalation is for. */
+export interface NoticeDelivery {
+  deliver(batchId: string, stage: 'reminder' | 'escalation'): Promise<void>;
+}
+
+/** Work beside turns that the inbox carries: scheduled runs' outcomes, reminders and escalations. */
+export interface DispatchExtras {
+  scheduled?: ScheduledRunListener | undefined;
+  notices?: NoticeDelivery | undefined;
+}
+
 export interface DispatchOptions {
   /** A message a user sends beyond this many per minute gets a polite refusal instead of an answer. */
   messagesPerMinute: number;
@@ -33,7 +44,7 @@ export class TurnDispatcher {
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: DispatchOptions,
     private readonly logger: Logger,
-    private readonly scheduled?: ScheduledRunListener,
+    private readonly extras: DispatchExtras = {},
   ) {}
 
   /** Runs the turns of one conversation's claimed events, in order, until the signal aborts. */
@@ -62,6 +73,12 @@ export class TurnDispatcher {
     const first = live[0];
     if (!first) return;
     try {
+      if (first.payload.kind === 'notify') {
+        // Inbox work like a turn, so a crash mid-delivery is retried; each person is sent the card once.
+        await this.extras.notices?.deliver(first.payload.batchId, first.payload.stage);
+        await this.store.inbox.finish([first.id], 'done');
+        return;
+      }
       if (first.payload.kind === 'resume') {
         const batch = await this.store.approvals.listBatch(first.payload.batchId ?? first.payload.approvalId);
         if (batch.length === 0 || batch.some((approval) => approval.status === 'pending')) {
@@ -93,8 +110,9 @@ export class TurnDispatcher {
   /** Tells the schedules room how a scheduled run ended; a failure to record it never fails the turn. */
   private async runEnded(event: InboxEvent, outcome: TurnOutcome): Promise<void> {
     const run = event.payload.kind === 'message' ? event.payload.schedule : undefined;
-    if (!run || !this.scheduled) return;
-    await this.scheduled
+    const { scheduled } = this.extras;
+    if (!run || !scheduled) return;
+    await scheduled
       .runEnded(run, outcome)
       .catch((error: unknown) =>
         this.logger.warn({ err: error, schedule: run.id }, 'could not record a run'),

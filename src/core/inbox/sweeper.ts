@@ -31,6 +31,8 @@ export class Sweeper {
     private readonly approvals: ApprovalService,
     private readonly options: SweeperOptions,
     private readonly logger: Logger,
+    /** Queues the reminders and escalations of waiting requests that fell due. */
+    private readonly queueNotices?: () => Promise<number>,
   ) {}
 
   start(): void {
@@ -55,6 +57,7 @@ export class Sweeper {
   private async sweep(): Promise<void> {
     try {
       await this.approvals.expireDue();
+      await this.queueNotices?.();
       // Six sweeps of grace so a turn that is posting its card right now is not raced.
       await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
     } catch (error) {

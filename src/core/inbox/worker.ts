@@ -6,7 +6,7 @@ import type { Logger } from '../contracts/logger.js';
 import type { ClaimedBatch, Store } from '../contracts/store.js';
 import { TurnInterruptedError } from '../turn/turn.js';
 import type { TurnRunner } from '../turn/turn-runner.js';
-import { type DispatchOptions, type ScheduledRunListener, TurnDispatcher } from './dispatch.js';
+import { type DispatchExtras, type DispatchOptions, TurnDispatcher } from './dispatch.js';
 import { Sweeper, type SweeperOptions } from './sweeper.js';
 
 /**
@@ -47,10 +47,10 @@ export class Worker {
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: WorkerOptions,
     private readonly logger: Logger,
-    scheduled?: ScheduledRunListener,
+    extras: DispatchExtras & { queueNotices?: () => Promise<number> } = {},
   ) {
-    this.dispatcher = new TurnDispatcher(store, runner, adapters, options, logger, scheduled);
-    this.sweeper = new Sweeper(store, runner, approvals, options, logger);
+    this.dispatcher = new TurnDispatcher(store, runner, adapters, options, logger, extras);
+    this.sweeper = new Sweeper(store, runner, approvals, options, logger, extras.queueNotices);
   }
 
   /**

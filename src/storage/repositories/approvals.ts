@@ -147,10 +147,39 @@ export function approvalRepository(db: Database): ApprovalRepository {
       return row ? toApproval(row) : undefined;
     },
 
-    async expireDue(now) {
+    async claimNotices(stage, postedBefore) {
+      const column = stage === 'reminder' ? approvals.remindedAt : approvals.escalatedAt;
       const rows = await db
         .update(approvals)
-        .set({ status: 'expired', decidedAt: now })
+        .set(stage === 'reminder' ? { remindedAt: sql`now()` } : { escalatedAt: sql`now()` })
+        .where(
+          and(
+            sql`${approvals.status} = 'pending'`,
+            gt(approvals.expiresAt, sql`now()`),
+            isNull(column),
+            sql`${approvals.cardMessageId} is not null`,
+            lte(approvals.createdAt, postedBefore),
+          ),
+        )
+        .returning({ batchId: approvals.batchId, id: approvals.id });
+      return [...new Set(rows.map((row) => row.batchId ?? row.id))];
+    },
+
+    async addNoticeCard(batchId, notice) {
+      await db
+        .update(approvals)
+        .set({ noticeCards: sql`${approvals.noticeCards} || ${JSON.stringify([cleanJson(notice)])}::jsonb` })
+        .where(inBatch(batchId));
+    },
+
+    async expireDue(now, as) {
+      const rows = await db
+        .update(approvals)
+        .set(
+          as
+            ? { status: 'rejected', decidedAt: now, reason: as.reason }
+            : { status: 'expired', decidedAt: now },
+        )
         // A literal status, so that the partial index on pending approvals serves prepared plans too.
         .where(and(sql`${approvals.status} = 'pending'`, lte(approvals.expiresAt, now)))
         .returning();

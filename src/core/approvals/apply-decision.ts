@@ -1,0 +1,129 @@
+import type { ApprovalCard } from '../contracts/approval-card.js';
+import type { ApprovalDecisionInput, Person } from '../contracts/events.js';
+import type { ApprovalRecord, Store } from '../contracts/store.js';
+import { isPastDeadline } from './batch-card.js';
+import type { DecisionResult } from './decision.js';
+
+/**
+ * The writing half of a decision: under the batch's lock, the calls decided (or, for a call that needs
+ * several approvers, the approval counted), and the turn's continuation queued by the decision that
+ * completes the batch, in the same transaction.
+ */
+
+/**
+ * Dedup key of the one resume event a batch may produce, once every call on its card is decided or
+ * expired. A batch stored before batches existed is keyed by its one approval's id, as it was then.
+ */
+const resumeDedupKey = (batchId: string) => `approval:${batchId}`;
+
+export const isComplete = (batch: readonly ApprovalRecord[]) =>
+  batch.every((approval) => approval.status !== 'pending');
+
+/** The continuation of a parked turn, as inbox work: at most one per batch. */
+export function enqueueResume(store: Store, batch: readonly ApprovalRecord[], userId: string) {
+  const [first] = batch;
+  if (!first) return Promise.resolve(undefined);
+  return store.inbox.insert({
+    platform: first.platform,
+    dedupKey: resumeDedupKey(first.batchId),
+    conversationKey: first.conversationKey,
+    userId,
+    payload: { kind: 'resume', batchId: first.batchId },
+  });
+}
+
+/**
+ * Decides `targets` in one transaction under the batch's lock. Returns the batch as it is afterwards, the
+ * approvals this decision changed (none when someone else decided every one of them first), and those it
+ * gave an approval that needs more.
+ */
+export function applyDecision(
+  store: Store,
+  targets: readonly ApprovalRecord[],
+  input: ApprovalDecisionInput,
+  user: Person,
+  standingUntil: Date | undefined,
+): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[]; voted: ApprovalRecord[] }> {
+  const at = new Date();
+  const batchId = targets[0]?.batchId ?? '';
+  return store.transaction(async (tx) => {
+    await tx.approvals.lockBatch(batchId);
+    const changed: ApprovalRecord[] = [];
+    const voted: ApprovalRecord[] = [];
+    for (const target of targets) {
+      let grantors = 1;
+      let grants = standingUntil !== undefined;
+      // One reject ends a call that needs several approvals; an approval is counted until there are enough.
+      if (input.decision !== 'reject' && target.quorum > 1) {
+        const counted = await tx.approvals.vote(target.id, {
+          ...user,
+          at: at.toISOString(),
+          ...(standingUntil ? { standing: true } : {}),
+        });
+        if (!counted) continue;
+        if (counted.votes.length < counted.quorum) {
+          voted.push(counted);
+          continue;
+        }
+        // It is approved for the conversation only when every approver asked for that.
+        grantors = counted.votes.length;
+        grants = grants && counted.votes.every((vote) => vote.standing);
+      }
+      const row = await tx.approvals.decide(target.id, {
+        status: input.decision === 'reject' ? 'rejected' : 'approved',
+        decidedBy: user,
+        reason: input.decision === 'reject' ? input.reason?.trim() || null : null,
+        at,
+        ...(grants && standingUntil ? { standingUntil } : {}),
+      });
+      if (!row) continue;
+      changed.push(row);
+      if (grants && standingUntil)
+        await tx.grants.create({
+          conversationKey: row.conversationKey,
+          toolName: row.toolName,
+          risk: row.risk,
+          grantedBy: user,
+          approvalId: row.id,
+          quorum: grantors,
+          expiresAt: standingUntil,
+        });
+    }
+    const after = await tx.approvals.listBatch(batchId);
+    if (changed.length > 0 && isComplete(after)) await enqueueResume(tx, after, input.user.id);
+    return { after, changed, voted };
+  });
+}
+
+/** What "Approve all" tells the clicker when only some calls were theirs to decide. */
+export function partialMessage(done: number, skipped: number, reason: string | undefined): string {
+  const calls = (count: number) => `${count} ${count === 1 ? 'action' : 'actions'}`;
+  return `Decided ${calls(done)}; ${calls(skipped)} still ${skipped === 1 ? 'needs' : 'need'} someone else. ${reason ?? ''}`.trim();
+}
+
+/** The answer to a click on calls that no longer wait: expired, or decided by whom. */
+export function alreadyDecided(
+  batch: readonly ApprovalRecord[],
+  approvalId: string | undefined,
+  card: ApprovalCard,
+): DecisionResult {
+  const concerned = approvalId ? batch.filter((approval) => approval.id === approvalId) : batch;
+  const expired = (approval: ApprovalRecord) => approval.status === 'expired' || isPastDeadline(approval);
+  if (concerned.length > 0 && concerned.every(expired))
+    return { ok: false, code: 'expired', message: 'This request has expired; nothing was run.', card };
+  const [target] = concerned;
+  if (!approvalId || !target)
+    return {
+      ok: false,
+      code: 'already_decided',
+      message: 'Every action on this card was already decided.',
+      card,
+    };
+  const who = target.decidedBy?.name ?? target.decidedBy?.id ?? 'someone';
+  return {
+    ok: false,
+    code: 'already_decided',
+    message: `This request was already ${target.status} by ${who}.`,
+    card,
+  };
+}
