@@ -46,13 +46,22 @@ beforeEach(() => {
   };
 });
 
-async function start(timing: { remindAfter: string; escalateAfter: string }): Promise<TestButler> {
+async function start(
+  timing: { remindAfter: string; escalateAfter: string },
+  extra: { approvalTtlMinutes?: number; onExpiry?: 'reject' } = {},
+): Promise<TestButler> {
   const first = running[0];
   const app = await startTestButler({
     env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model' },
     config: {
       approvers: { console: ['olga', 'pat', 'oncall'] },
-      approvalPolicy: { quorum: { high: 2 }, ...timing, escalateTo: { console: ['oncall'] } },
+      approvalPolicy: {
+        quorum: { high: 2 },
+        ...timing,
+        escalateTo: { console: ['oncall'] },
+        ...(extra.onExpiry ? { onExpiry: extra.onExpiry } : {}),
+      },
+      ...(extra.approvalTtlMinutes ? { approvalTtlMinutes: extra.approvalTtlMinutes } : {}),
       tools: [
         {
           name: 'restart_service',
@@ -156,5 +165,22 @@ describe(`reminders and escalation (${databaseKind})`, () => {
     await delay(1_000);
     await again.settle();
     expect(sentTo('pat')).toHaveLength(1);
+  });
+
+  it('with onExpiry: reject, a request nobody decided in time is rejected, and the turn goes on knowing it', async () => {
+    const app = await start(
+      { remindAfter: '1h', escalateAfter: '2h' },
+      { approvalTtlMinutes: 0.02, onExpiry: 'reject' },
+    );
+    const card = await askForRestart(app);
+    model.enqueue({ text: 'Nobody approved the restart in time.' });
+    await waitFor(() => card.updates.at(-1)?.calls[0]?.status === 'rejected', 10_000);
+    expect(card.updates.at(-1)?.calls[0]).toMatchObject({
+      status: 'rejected',
+      reason: 'nobody decided in time',
+    });
+    await app.settle();
+    expect(toolServer.requests).toHaveLength(0);
+    expect(platform.finalTexts().at(-1)).toBe('Nobody approved the restart in time.');
   });
 });
