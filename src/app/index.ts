@@ -5,6 +5,7 @@ import type { CallOutcome } from '../adapters/pacing/index.js';
 import type { AppConfig } from '../config/index.js';
 import { ApprovalService } from '../core/approvals/approval-service.js';
 import { ApprovalNotices } from '../core/approvals/notices.js';
+import { BudgetBook } from '../core/budgets/index.js';
 import type { ButlerIntake, ChatAdapter } from '../core/contracts/adapter.js';
 import { decodeConversationKey } from '../core/contracts/conversation-key.js';
 import { ConfigError } from '../core/contracts/errors.js';
@@ -182,6 +183,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     ...(router ? { router } : {}),
     files,
     stops,
+    ...(file.budgets.length > 0 ? { budgets: new BudgetBook(file.budgets, store, logger) } : {}),
     options: turnOptions(config),
   });
   const { approvalPolicy } = file;

@@ -3,6 +3,7 @@ import { risks } from '../core/tools/tool.js';
 import { agentsSchema, delegationSchema, routingSchema } from './agents-schema.js';
 import { apiSchema } from './api-keys.js';
 import { approvalPolicySchema } from './approval-policy.js';
+import { budgetsSchema } from './budgets.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
@@ -97,6 +98,8 @@ export const fileConfigSchema = z
     pricing: z
       .record(z.string().min(1), z.object({ input: z.number().min(0), output: z.number().min(0) }).strict())
       .default({}),
+    /** Spending caps per workspace, channel or person, checked before each turn calls the model. */
+    budgets: budgetsSchema,
     /** How long "Approve for this conversation" lets later calls of that tool run there; 0 hides the button. */
     standingApprovalHours: z.number().min(0).max(720).default(8),
     /** Messages a user may send per minute before Butler answers politely instead of with the model. */

@@ -7,6 +7,7 @@ import type { Platform } from '../core/contracts/events.js';
 import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
 import { resolveApiKeys } from './api-keys.js';
 import { approvalPolicyIssues } from './approval-policy.js';
+import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -256,6 +257,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
     issues.push(...unsignedFeishuApprovals(file, feishu));
     issues.push(...approvalPolicyIssues(file));
+    const compacting = env.BUTLER_CONTEXT_COMPACTION_ENABLED ? compactionModel?.model : undefined;
+    issues.push(...unpricedBudgetModels(file.budgets, file.pricing, [model?.model, compacting]));
+    issues.push(...budgetsWithoutApprovers(file.budgets, file.approvers));
   }
 
   let langfuse: LangfuseConfig = { enabled: false };

@@ -35,6 +35,7 @@ import type { ToolOrigin } from '../core/tools/tool.js';
  * generated SQL stays schema-agnostic. Compacted messages are kept (flagged), never deleted.
  */
 
+export { budgetNotices } from './budgets-schema.js';
 export { feedback } from './feedback-schema.js';
 export { fileContents, files } from './files-schema.js';
 export { scheduleRuns, schedules } from './schedules-schema.js';

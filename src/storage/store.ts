@@ -3,6 +3,7 @@ import type { Database } from './database.js';
 import { agentRunRepository, routingRepository } from './repositories/agent-runs.js';
 import { approvalRepository } from './repositories/approvals.js';
 import { auditRepository } from './repositories/audit.js';
+import { budgetRepository } from './repositories/budgets.js';
 import { conversationEventRepository } from './repositories/conversation-events.js';
 import { conversationRepository } from './repositories/conversations.js';
 import { feedbackRepository } from './repositories/feedback.js';
@@ -39,6 +40,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     stops: guardRepository('stops', stopRepository(db)),
     feedback: guardRepository('feedback', feedbackRepository(db)),
     schedules: guardRepository('schedules', scheduleRepository(db)),
+    budgets: guardRepository('budgets', budgetRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
     async transaction(work) {
       try {

@@ -30,7 +30,7 @@ import {
   isComplete,
   partialMessage,
 } from './apply-decision.js';
-import { batchCard, batchDetails, isPastDeadline } from './batch-card.js';
+import { batchCard, batchDetails, isPastDeadline, offersStanding } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
 import { decisionParties } from './parties.js';
 
@@ -204,7 +204,7 @@ export class ApprovalService {
     if (open.length === 0) return alreadyDecided(batch, input.approvalId, this.card(batch));
 
     const standing = input.decision === 'approve_for_conversation';
-    if (standing && (input.batchId || this.options.standingApprovalHours <= 0))
+    if (standing && (input.batchId || this.options.standingApprovalHours <= 0 || !offersStanding(batch)))
       return { ok: false, code: 'not_authorized', message: 'Standing approvals are not available here.' };
     const refusals: string[] = [];
     const allowed = open.filter((approval) => {

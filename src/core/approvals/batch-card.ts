@@ -4,6 +4,7 @@ import {
   type ApprovalDetails,
   cardArgumentsLimit,
 } from '../contracts/approval-card.js';
+import { overBudgetToolName } from '../contracts/budget-records.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser } from '../contracts/events.js';
 import type { ApprovalRecord } from '../contracts/store.js';
@@ -112,6 +113,13 @@ function firstOf(batch: readonly ApprovalRecord[]): ApprovalRecord {
   return first;
 }
 
+/**
+ * Whether "Approve for this conversation" may decide the batch: not a budget override, which lets one answer
+ * go past its budget and never later turns.
+ */
+export const offersStanding = (batch: readonly ApprovalRecord[]) =>
+  batch.every((approval) => approval.toolName !== overBudgetToolName);
+
 /** The card of a batch: every call in the order the model asked for them, each with its own state. */
 export function batchCard(
   batch: readonly ApprovalRecord[],
@@ -130,7 +138,7 @@ export function batchCard(
     // Mentions go to the approvers who can decide now.
     approverIds: policy.approversOn(first.platform),
     expiresAt: first.expiresAt,
-    ...(standingApprovalHours > 0 ? { standingApprovalHours } : {}),
+    ...(standingApprovalHours > 0 && offersStanding(batch) ? { standingApprovalHours } : {}),
     ...(link ? { link } : {}),
   };
 }

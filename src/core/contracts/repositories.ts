@@ -173,6 +173,8 @@ export interface ResumeState {
   scheduleId?: string;
   /** Sub-agents whose runs wait on this card, each answering one of `assistant`'s `delegate` calls. */
   agents?: AgentFrame[];
+  /** An approver let this answer go on past a spent budget: its continuation is not checked again. */
+  overBudget?: boolean;
 }
 
 /**

@@ -153,10 +153,15 @@ export interface UsageRepository {
    * groups the most tokens first.
    */
   rollup(input: { groupBy: UsageGroup; since?: Date; until?: Date; limit?: number }): Promise<UsageRollup[]>;
-  /** Usage since `since` of one conversation, one person (`platform` and `userId`), or both. */
+  /**
+   * Usage since `since` of one conversation, one person (`platform` and `userId`), a workspace or a
+   * channel (`platform` with `workspace` or `channel`): every filter given applies.
+   */
   totals(input: {
     conversationKey?: string;
     platform?: string;
+    workspace?: string;
+    channel?: string;
     userId?: string;
     since: Date;
   }): Promise<UsageTotals>;

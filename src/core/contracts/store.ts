@@ -1,3 +1,4 @@
+import type { BudgetRepository } from './budget-records.js';
 import type { ConversationEventRepository } from './conversation-events.js';
 import type { FeedbackRepository } from './feedback-records.js';
 import type { FileRepository } from './file-records.js';
@@ -24,6 +25,7 @@ import type {
  * the core never sees SQL. `Store.transaction` gives the same repositories bound to one transaction.
  */
 
+export type { BudgetNotice, BudgetRepository } from './budget-records.js';
 export type {
   FeedbackInput,
   FeedbackRating,
@@ -106,6 +108,7 @@ export interface Store {
   stops: StopRepository;
   feedback: FeedbackRepository;
   schedules: ScheduleRepository;
+  budgets: BudgetRepository;
   reads: ReadRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;

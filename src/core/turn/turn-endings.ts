@@ -9,6 +9,7 @@ import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../co
 import { countMessageTokens } from '../text/tokens.js';
 import type { Resolution } from '../tool-calls/index.js';
 import { costOf } from '../usage/pricing.js';
+import { budgetCardNote } from './budget-note.js';
 import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
 
 /**
@@ -155,10 +156,14 @@ export async function parkTurn(
     ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
     ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
     ...(resolution.agents.length > 0 ? { agents: resolution.agents } : {}),
+    ...(turn.overBudget ? { overBudget: true } : {}),
   };
+  // Near a budget, the card (its first call) says what continuing may cost.
+  const budgetNote = await budgetCardNote(deps, turn);
   const batch = await store.transaction(async (tx) => {
     const created = [];
-    for (const { call, tool, input, agent, risk, confirmBy } of resolution.pending) {
+    for (const [index, { call, tool, input, agent, risk, confirmBy }] of resolution.pending.entries()) {
+      const summary = tool.summarize(input);
       created.push(
         await tx.approvals.create(
           approvals.newApproval({
@@ -171,7 +176,7 @@ export async function parkTurn(
             toolCallId: call.id,
             arguments: input,
             risk,
-            summary: tool.summarize(input),
+            summary: index === 0 && budgetNote ? `${summary}\n${budgetNote}` : summary,
             requestedBy: turn.requester,
             requesters: turn.requesters,
             ...(confirmBy ? { confirmBy } : {}),

@@ -14,6 +14,7 @@ import {
   type ToolResult,
   type ToolScope,
 } from '../tool-calls/index.js';
+import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.js';
 import { answerCommand } from './commands.js';
 import { resumeAgents, turnBinding } from './delegation.js';
 import { incomingMessages } from './incoming.js';
@@ -147,6 +148,7 @@ export class TurnRunner {
       shownBefore: resume.replyMessageIds ?? [],
     });
     if (turn.inflight.delivered) return this.released(turn, redeliverTurn(this.deps, turn));
+    if (resume.overBudget) turn.overBudget = true;
     if (first.cardMessageId) {
       // Expiry has no click to redraw the card, and a click's own redraw is lost if Butler dies right
       // after storing the decision: the continuation makes sure the card shows the outcome.
@@ -161,6 +163,10 @@ export class TurnRunner {
     try {
       // The step that parked was the model's, after whatever it had read: treat it as steerable.
       const scope = this.toolScope(turn, true);
+      if (isBudgetOverride(batch)) {
+        if (await overrideDecided(this.deps, turn, scope, first)) await this.converse(turn, []);
+        return;
+      }
       const { assistant } = resume;
       const decided: ToolResult[] = [];
       for (const approval of batch.filter((entry) => !entry.agent))
@@ -323,6 +329,7 @@ export class TurnRunner {
       return completeTurn(this.deps, turn, pending, undefined);
     }
     try {
+      if (await endedByBudget(this.deps, turn, pending)) return;
       const routed = options.route ? await this.route(turn, pending) : { parked: false };
       if (routed.parked) return;
       const systemPrompt = this.systemPrompt(turn, routed.note);

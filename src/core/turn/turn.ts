@@ -3,6 +3,7 @@ import type { Delegator } from '../agents/delegator.js';
 import type { Router } from '../agents/router.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { SessionBrain } from '../brain/session-brain.js';
+import type { BudgetBook } from '../budgets/index.js';
 import type { ChatAdapter, ReplyTarget, TurnEvent } from '../contracts/adapter.js';
 import type { ChatUser, Platform } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
@@ -53,6 +54,8 @@ export interface TurnRunnerDeps {
   files?: Files;
   /** Stop requests from any process; absent: turns cannot be stopped. */
   stops?: TurnStops;
+  /** The configured budgets, checked before a turn calls the model; absent when there are none. */
+  budgets?: BudgetBook;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */
@@ -72,6 +75,8 @@ export interface Turn {
   isDirect: boolean;
   /** The scheduled task this turn is a run of; absent when people's messages started it. */
   scheduleId?: string;
+  /** An approver let this answer go on past a spent budget: it and its continuations are not checked again. */
+  overBudget?: boolean;
   eventIds: number[];
   inflight: InflightRecord;
   reply: TurnReply;

@@ -69,7 +69,7 @@ export function usageRepository(db: Database): UsageRepository {
       return rows;
     },
 
-    async totals({ conversationKey, platform, userId, since }) {
+    async totals({ conversationKey, platform, workspace, channel, userId, since }) {
       const [row] = await db
         .select(sums)
         .from(turnUsage)
@@ -77,6 +77,8 @@ export function usageRepository(db: Database): UsageRepository {
           and(
             conversationKey !== undefined ? eq(turnUsage.conversationKey, conversationKey) : undefined,
             platform !== undefined ? sql`${turnUsage.platform} = ${platform}` : undefined,
+            workspace !== undefined ? eq(turnUsage.workspace, workspace) : undefined,
+            channel !== undefined ? eq(turnUsage.channel, channel) : undefined,
             userId !== undefined ? eq(turnUsage.userId, userId) : undefined,
             ...period(since, undefined),
           ),

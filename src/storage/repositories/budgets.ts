@@ -1,0 +1,17 @@
+import type { BudgetRepository } from '../../core/contracts/store.js';
+import type { Database } from '../database.js';
+import { budgetNotices } from '../schema.js';
+
+/** Budget notes: a row per note posted, inserted by the one turn (of any process) that posts it. */
+export function budgetRepository(db: Database): BudgetRepository {
+  return {
+    async claimNotice({ limit, ...notice }) {
+      const inserted = await db
+        .insert(budgetNotices)
+        .values({ ...notice, limitName: limit })
+        .onConflictDoNothing()
+        .returning({ budget: budgetNotices.budget });
+      return inserted.length > 0;
+    },
+  };
+}
