@@ -65,6 +65,7 @@ beforeAll(async () => {
         channelBudget('warn', { warnAt: [0.5, 0.9], onExceeded: 'approve' }),
         channelBudget('quiet', { onExceeded: 'stop' }),
         channelBudget('agents', { tokensPerDay: 20_000, onExceeded: 'stop' }),
+        channelBudget('later', { tokensPerDay: 20_000, onExceeded: 'approve' }),
         { scope: 'user', platform: 'console', id: 'uma', tokensPerDay: 500 },
       ],
     },
@@ -159,6 +160,38 @@ describe(`budgets on ${databaseKind}`, () => {
     expect(await auditOf(later)).toMatchObject([
       { toolName: 'continue_over_budget', decision: 'rejected', outcome: 'not_run' },
     ]);
+  });
+
+  it('checks the continuation after an approval too: spent meanwhile, it waits for an override first', async () => {
+    model.enqueue(
+      { text: 'Scaling.', toolCalls: [{ name: 'scale_service', arguments: '{"service":"api"}' }] },
+      { text: 'A big answer.', usage: { promptTokens: 20_000, completionTokens: 1_000 } },
+    );
+    const parked = newAddress('later');
+    await say(parked, 'scale api');
+    const toolCard = platform.lastCard().card;
+    expect(toolCard.calls[0]?.toolName).toBe('scale_service');
+    // Elsewhere in the channel, the day's budget is spent while the card waits.
+    await say(newAddress('later'), 'write a lot');
+    expect(model.requests).toHaveLength(2);
+
+    await decide(toolCard.calls[0]?.approvalId ?? '', olga, 'approve');
+    await app.settle();
+    expect(toolServer.requests.map((request) => request.path)).toContain('/scale_service');
+    expect(model.requests).toHaveLength(2);
+    const override = platform.lastCard();
+    expect(override.target.address).toEqual(parked);
+    expect(override.card.calls[0]?.summary).toMatch(
+      /^#later has used its 20,000 tokens for today; approve to continue this answer\.\n/,
+    );
+
+    model.enqueue({ text: 'Scaled api.', usage: { promptTokens: 10, completionTokens: 5 } });
+    await decide(override.card.calls[0]?.approvalId ?? '', olga, 'approve');
+    await app.settle();
+    expect(model.requests).toHaveLength(3);
+    expect(platform.finalTexts().at(-1)).toBe('Scaled api.');
+    // The tool's result reached the model with the question: the parked continuation's messages were kept.
+    expect(JSON.stringify(model.requests[2]?.messages)).toContain('scale_service');
   });
 
   it('posts a warning once per threshold, and cards of a turn near the budget estimate the cost of continuing', async () => {
