@@ -10,6 +10,7 @@ import {
   dim,
   renderProgress,
   type TurnEnd,
+  terminalAddress,
 } from './adapters/terminal-chat/console-adapter.js';
 import { readAttachment } from './adapters/terminal-chat/files.js';
 import { createButler } from './app/index.js';
@@ -66,12 +67,7 @@ async function main(): Promise<void> {
   await butler.start();
 
   let user: ChatUser = { id: userInfo().username, name: userInfo().username };
-  let address: ConversationAddress = {
-    platform: 'console',
-    workspace: 'local',
-    channel: 'terminal',
-    thread: 'main',
-  };
+  let address: ConversationAddress = terminalAddress;
   let waiting: ApprovalCard | undefined;
   /** While Butler answers, `/stop` (or Ctrl+C) stops the turn; the line is read again afterwards. */
   let answering = false;

@@ -116,6 +116,8 @@ export class FakeFeishuApi {
    * itself and then its sub-messages, each with `upper_message_id` (as Feishu answers). Others: not found.
    */
   readonly messageItems = new Map<string, Json[]>();
+  /** Direct chats with the bot by the person's open_id, made by the first message sent to them by open_id. */
+  readonly directChats = new Map<string, string>();
   /** Extra routes (e.g. the long-connection endpoint) tried before the built-in ones. */
   readonly extraRoutes: Array<(call: RecordedCall) => { status: number; body: Json } | undefined> = [];
   private readonly rules: Array<FailureRule & { remaining: number }> = [];
@@ -220,6 +222,13 @@ export class FakeFeishuApi {
     const reference = content?.type === 'card' ? (content.data as Json | undefined) : undefined;
     const card = reference ? this.cards.get(String(reference.card_id))?.card : content;
     return buttonValue(card, elementId);
+  }
+
+  /** A person's p2p chat with the bot: the same `oc_…` each time, as Feishu answers a send by open_id. */
+  private directChat(openId: string): string {
+    const chatId = this.directChats.get(openId) ?? this.nextId('oc_p2p_');
+    this.directChats.set(openId, chatId);
+    return chatId;
   }
 
   private nextId(prefix: string): string {
@@ -333,7 +342,9 @@ export class FakeFeishuApi {
       if (call.query.receive_id_type !== 'chat_id' && call.query.receive_id_type !== 'open_id') {
         return this.error(99992402, 'field validation failed: receive_id_type');
       }
-      return this.createMessage(String(body?.receive_id), undefined, false, call);
+      const receiver = String(body?.receive_id);
+      const chatId = call.query.receive_id_type === 'open_id' ? this.directChat(receiver) : receiver;
+      return this.createMessage(chatId, undefined, false, call);
     }
     match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(path);
     if (method === 'POST' && match) {

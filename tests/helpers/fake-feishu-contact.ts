@@ -9,6 +9,8 @@ type Json = Record<string, unknown>;
 export interface FakeContactUser {
   name: string | undefined;
   enName?: string;
+  /** `time_zone` of the answer, e.g. `Asia/Shanghai` (contact-v3/user/get). */
+  timeZone?: string;
 }
 
 /** Feishu's answer when the app lacks the API scope (HTTP 400, code 99991672, "Access denied. One of …"). */
@@ -38,6 +40,7 @@ export function answerContactUser(
     open_id: openId,
     union_id: `on_${openId.slice(3)}`,
     ...(user.name === undefined ? {} : { name: user.name, en_name: user.enName ?? user.name }),
+    ...(user.timeZone ? { time_zone: user.timeZone } : {}),
     avatar: { avatar_72: 'https://example.com/avatar.png' },
     status: { is_activated: true, is_frozen: false, is_resigned: false, is_exited: false },
   };

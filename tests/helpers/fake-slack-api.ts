@@ -48,6 +48,13 @@ export interface FakeMessage {
   attachments?: unknown[];
 }
 
+export interface FakeSlackUser {
+  name: string;
+  displayName?: string;
+  realName?: string;
+  tz?: string;
+}
+
 export interface FakeSlackIdentity {
   teamId: string;
   userId: string;
@@ -59,7 +66,10 @@ export interface FakeSlackApi {
   identity: FakeSlackIdentity;
   calls: RecordedCall[];
   messages: Map<string, FakeMessage>;
-  users: Map<string, { name: string; displayName?: string; realName?: string }>;
+  /** People users.info knows; `tz` is their profile's time zone (Slack sends `America/Los_Angeles` and the like). */
+  users: Map<string, FakeSlackUser>;
+  /** Direct-message channels conversations.open opened, by user id (`D…`). */
+  directChannels: Map<string, string>;
   /** Whether chat.startStream works; when false it answers `streamingError`. */
   streaming: boolean;
   streamingError: string;
@@ -204,7 +214,8 @@ export async function startFakeSlackApi(
     identity,
     calls: [] as RecordedCall[],
     messages: new Map<string, FakeMessage>(),
-    users: new Map<string, { name: string; displayName?: string; realName?: string }>(),
+    users: new Map<string, FakeSlackUser>(),
+    directChannels: new Map<string, string>(),
     streaming: true,
     streamingError: 'method_not_supported_for_channel_type',
     assistantThreads: true,
@@ -412,8 +423,19 @@ export async function startFakeSlackApi(
           name: user.name,
           real_name: user.realName ?? user.name,
           profile: { display_name: user.displayName ?? '', real_name: user.realName ?? user.name },
+          ...(user.tz ? { tz: user.tz, tz_label: user.tz, tz_offset: 0 } : {}),
         },
       };
+    },
+    // One user opens (or resumes) their 1:1 DM, the same channel each time; group DMs are not faked.
+    'conversations.open': (args) => {
+      const users = str(args, 'users');
+      if (!users) return fail('users_list_not_supplied');
+      if (!fake.users.has(users)) return fail('user_not_found');
+      const open = fake.directChannels.get(users);
+      const channel = open ?? `D${users.slice(1)}`;
+      fake.directChannels.set(users, channel);
+      return { ok: true, ...(open ? { no_op: true, already_open: true } : {}), channel: { id: channel } };
     },
     'conversations.replies': (args) => {
       const channel = str(args, 'channel') ?? '';
@@ -538,6 +560,7 @@ export async function startFakeSlackApi(
     reset() {
       fake.calls.length = 0;
       fake.messages.clear();
+      fake.directChannels.clear();
       failures.clear();
       afterHooks.clear();
       endedStreams.clear();

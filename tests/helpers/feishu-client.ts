@@ -1,4 +1,5 @@
-import { createFeishuApi, type FeishuApi } from '../../src/adapters/feishu/feishu-api.js';
+import { createFeishuApi } from '../../src/adapters/feishu/feishu-api.js';
+import type { FeishuApi } from '../../src/adapters/feishu/feishu-api-types.js';
 import type { CallObserver } from '../../src/adapters/pacing/index.js';
 import { type Logger, silentLogger } from '../../src/core/contracts/logger.js';
 import { testAppId, testAppSecret } from '../unit/feishu/feishu-events.js';

@@ -9,7 +9,7 @@ import { graphemePrefix, truncateText } from '../../core/text/index.js';
 import { codeMarkdown, escapeMarkdown, outcomeMarkdown, toolMarkdown } from './approval-markdown.js';
 import { cardBodyBudgetBytes, cardBodyBytes } from './card-limits.js';
 import { destinationFor } from './chat-adapter.js';
-import type { FeishuApi } from './feishu-api.js';
+import type { FeishuApi } from './feishu-api-types.js';
 import type { JsonRecord } from './fields.js';
 
 /**

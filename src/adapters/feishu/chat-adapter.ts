@@ -12,7 +12,7 @@ import type { FileBytes, InboundFile, OutboundFile } from '../../core/contracts/
 import type { Logger } from '../../core/contracts/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { CardkitHealth } from './cardkit-health.js';
-import type { FeishuApi, MessageDestination } from './feishu-api.js';
+import type { FeishuApi, MessageDestination } from './feishu-api-types.js';
 import { forwardedHistoryText } from './forwarded-history.js';
 import { defuseMentions } from './mentions.js';
 import { parseFileLocator } from './message-files.js';
@@ -156,6 +156,22 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
         'Feishu file sent',
       );
       return messageId;
+    },
+
+    // "Remind me" asked in a group: sent by open_id, the note lands in (and names) the person's direct chat.
+    async openDirectConversation(user, workspace, note): Promise<ConversationAddress> {
+      const { chatId, messageId } = await api.sendToPerson(user.id, {
+        msgType: 'text',
+        content: { text: defuseMentions(note) },
+      });
+      const address: ConversationAddress = {
+        platform: 'feishu',
+        workspace,
+        channel: chatId,
+        thread: mainThread,
+      };
+      conversationLogger(address).info({ messageId }, 'Feishu direct chat opened with a note');
+      return address;
     },
 
     async prepare(message: InboundMessage, { newConversation }): Promise<PreparedMessage> {

@@ -1,7 +1,7 @@
 import type { FeedbackRating } from '../../core/contracts/feedback-records.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { buttonRow, plainText } from './approval-buttons.js';
-import type { FeishuApi } from './feishu-api.js';
+import type { FeishuApi } from './feishu-api-types.js';
 import { asRecord, type JsonRecord } from './fields.js';
 import { markdownCard } from './reply-cards.js';
 

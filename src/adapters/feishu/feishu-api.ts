@@ -2,6 +2,7 @@ import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import { isTimeZone } from '../../core/schedules/index.js';
 import {
   type CallObserver,
   type LaneSpec,
@@ -9,11 +10,10 @@ import {
   type RateLimit,
   type RetryPolicy,
 } from '../pacing/index.js';
-import type { FeishuBotIdentity } from './bot-identity.js';
 import { checkedCall, isRateLimited, requireString } from './feishu-api-error.js';
+import type { FeishuApi } from './feishu-api-types.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
-import type { FeishuFileLocator } from './message-files.js';
 import { fileCallError, headerValue, readWithin, untilAborted } from './resource-download.js';
 
 /**
@@ -42,69 +42,6 @@ const noRetries: RetryPolicy = { retries: 0, retryAfterMs: () => undefined, rate
  */
 const uploadScope = 'im:resource';
 const downloadScope = 'im:message or im:resource';
-
-/** Where a message goes: a reply to a message (optionally as a thread reply), or a new message in a chat. */
-export interface MessageDestination {
-  chatId: string;
-  replyTo: string | undefined;
-  replyInThread: boolean;
-}
-
-export interface OutgoingMessage {
-  msgType: 'interactive' | 'text' | 'image' | 'file';
-  content: JsonRecord;
-}
-
-/** `file_type` of an upload: opus and mp4 are for audio and video messages, `stream` for any other file. */
-export type FeishuFileType = 'opus' | 'mp4' | 'pdf' | 'doc' | 'xls' | 'ppt' | 'stream';
-
-export interface DownloadedResource {
-  bytes: Uint8Array;
-  /** From the answer's Content-Type, without parameters. */
-  mimeType: string | undefined;
-}
-
-export interface FeishuApi {
-  botInfo(): Promise<FeishuBotIdentity>;
-  /**
-   * A person's display name from the contact API, by open_id; undefined when the answer has none (the app
-   * lacks the field scope `contact:user.base:readonly`). Throws FeishuApiError (`scopeMissing` without an API scope).
-   */
-  userName(openId: string): Promise<string | undefined>;
-  /**
-   * A message as `GET /open-apis/im/v1/messages/:message_id` lists it (raw items): for a merged forward, the
-   * message itself and then every message it holds, each naming its forward in `upper_message_id`.
-   */
-  messageItems(messageId: string): Promise<JsonRecord[]>;
-  /** CardKit: creates a card entity from card JSON 2.0; returns its card_id. */
-  createCard(card: JsonRecord): Promise<string>;
-  /** CardKit: replaces an element's content; `sequence` must grow per card. */
-  updateCardElement(cardId: string, elementId: string, content: string, sequence: number): Promise<void>;
-  updateCardSettings(cardId: string, settings: JsonRecord, sequence: number): Promise<void>;
-  /** CardKit: removes an element (streaming or not), e.g. the Stop button once the reply is done. */
-  deleteCardElement(cardId: string, elementId: string, sequence: number): Promise<void>;
-  /** CardKit: adds elements at the end of a card's body; `sequence` must grow per card. */
-  appendCardElements(cardId: string, elements: JsonRecord[], sequence: number): Promise<void>;
-  /** Returns the new message's id. */
-  sendMessage(destination: MessageDestination, message: OutgoingMessage): Promise<string>;
-  /** Replaces an interactive message's card. */
-  patchMessage(messageId: string, card: JsonRecord): Promise<void>;
-  /** Returns the reaction id. */
-  addReaction(messageId: string, emojiType: string): Promise<string>;
-  deleteReaction(messageId: string, reactionId: string): Promise<void>;
-  /**
-   * A file or image of a received message (`GET /open-apis/im/v1/messages/:message_id/resources/:file_key`).
-   * Reads at most `maxBytes` (FileTooLargeError past it); `signal` stops the download.
-   */
-  downloadResource(
-    locator: FeishuFileLocator,
-    options: { maxBytes: number; signal?: AbortSignal | undefined },
-  ): Promise<DownloadedResource>;
-  /** Uploads an image to send in a message (`image_type=message`); returns its image_key. */
-  uploadImage(bytes: Uint8Array): Promise<string>;
-  /** Uploads a file to send in a message; returns its file_key. */
-  uploadFile(file: { name: string; fileType: FeishuFileType; bytes: Uint8Array }): Promise<string>;
-}
 
 export interface FeishuApiOptions {
   config: FeishuConfig;
@@ -231,10 +168,10 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           }),
         (body) => recordsField(data(body), 'items'),
       ),
-    // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, …}
+    // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, time_zone, …}
     // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,
     // … to call it; `name` only with the field scope contact:user.base:readonly).
-    userName: (openId) =>
+    userProfile: (openId) =>
       call(
         'contact user get',
         () =>
@@ -244,7 +181,11 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           }),
         (body) => {
           const user = recordField(data(body), 'user');
-          return stringField(user, 'name') ?? stringField(user, 'en_name');
+          const zone = stringField(user, 'time_zone');
+          return {
+            name: stringField(user, 'name') ?? stringField(user, 'en_name'),
+            timezone: zone && isTimeZone(zone) ? zone : undefined,
+          };
         },
       ),
     createCard: (card) =>
@@ -317,6 +258,22 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         readId,
       );
     },
+    // Sent by open_id, a message lands in the person's direct chat with the bot, whose id the answer carries.
+    // Sends count 5 QPS per user as well as per chat (platforms.md §13).
+    sendToPerson: (openId, message) =>
+      call(
+        'message create',
+        paced([perKeyLane(`feishu:${config.appId}:message.send:${openId}`, 5)], () =>
+          client.im.v1.message.create({
+            params: { receive_id_type: 'open_id' },
+            data: { receive_id: openId, content: JSON.stringify(message.content), msg_type: message.msgType },
+          }),
+        ),
+        (body) => ({
+          messageId: requireString('message create', stringField(data(body), 'message_id')),
+          chatId: requireString('message create', stringField(data(body), 'chat_id')),
+        }),
+      ),
     patchMessage: (messageId, card) =>
       call(
         'message patch',

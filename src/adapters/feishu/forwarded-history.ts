@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/contracts/logger.js';
-import type { FeishuApi } from './feishu-api.js';
+import type { FeishuApi } from './feishu-api-types.js';
 import { type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { type MentionResolver, messageText } from './message-content.js';
 

@@ -1,6 +1,6 @@
 import { ButlerError } from '../../core/contracts/errors.js';
 import type { FileBytes } from '../../core/contracts/files.js';
-import type { FeishuApi, FeishuFileType, MessageDestination } from './feishu-api.js';
+import type { FeishuApi, FeishuFileType, MessageDestination } from './feishu-api-types.js';
 
 /**
  * Sending a file into a chat: an image Feishu shows inline is uploaded as an image and sent as an `image`

@@ -3,8 +3,8 @@ import type { ReplyStream } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { type CardkitHealth, pointsAtPlatform } from './cardkit-health.js';
 import { addFeedbackButtons } from './feedback-buttons.js';
-import type { FeishuApi, MessageDestination, OutgoingMessage } from './feishu-api.js';
 import { isRateLimited } from './feishu-api-error.js';
+import type { FeishuApi, MessageDestination, OutgoingMessage } from './feishu-api-types.js';
 import type { JsonRecord } from './fields.js';
 import {
   closedStreamingSettings,

@@ -1,8 +1,8 @@
 import type { PreparedMessage } from '../../core/contracts/adapter.js';
 import type { InboundMessage } from '../../core/contracts/events.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import type { FeishuApi } from './feishu-api.js';
 import { FeishuApiError } from './feishu-api-error.js';
+import type { FeishuApi, FeishuProfile } from './feishu-api-types.js';
 
 /**
  * People's names for the model, from the contact API. Events carry only open_ids, so without this a group turn
@@ -24,13 +24,15 @@ export const contactScopeHint =
 /** `@ou_…` as normalize writes a mention whose name the event did not carry. */
 const openIdMention = /@(ou_[0-9A-Za-z]+)/g;
 
+const unknownProfile: FeishuProfile = { name: undefined, timezone: undefined };
+
 export class FeishuUserNames {
-  private readonly cache = new Map<string, { name: string | undefined; until: number }>();
+  private readonly cache = new Map<string, { profile: FeishuProfile; until: number }>();
   private scopeMissingUntil = 0;
   private hinted = false;
 
   constructor(
-    private readonly api: Pick<FeishuApi, 'userName'>,
+    private readonly api: Pick<FeishuApi, 'userProfile'>,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {}
@@ -44,33 +46,39 @@ export class FeishuUserNames {
 
   /** The name of `openId` in `tenantKey`, or undefined; never throws. */
   async get(tenantKey: string, openId: string): Promise<string | undefined> {
+    return (await this.profile(tenantKey, openId)).name;
+  }
+
+  /** Name and time zone of `openId` in `tenantKey` from one contact answer, each undefined when unknown; never throws. */
+  async profile(tenantKey: string, openId: string): Promise<FeishuProfile> {
     const key = `${tenantKey}:${openId}`;
     const now = this.now();
     const hit = this.cache.get(key);
-    if (hit && now < hit.until) return hit.name;
-    if (now < this.scopeMissingUntil) return hit?.name;
-    let name: string | undefined;
+    if (hit && now < hit.until) return hit.profile;
+    if (now < this.scopeMissingUntil) return hit?.profile ?? unknownProfile;
+    let profile: FeishuProfile;
     try {
-      name = await this.api.userName(openId);
+      profile = await this.api.userProfile(openId);
     } catch (error) {
       if (error instanceof FeishuApiError && error.scopeMissing) {
         this.scopeMissingUntil = now + scopeRecheckMilliseconds;
         this.hintOnce('contact API scope missing');
-        return hit?.name;
+        return hit?.profile ?? unknownProfile;
       }
       this.logger.debug({ user: openId, err: error }, 'Feishu contact lookup failed; keeping the open_id');
-      this.remember(key, hit?.name, now + failureTtlMilliseconds);
-      return hit?.name;
+      this.remember(key, hit?.profile ?? unknownProfile, now + failureTtlMilliseconds);
+      return hit?.profile ?? unknownProfile;
     }
     // The call is allowed but the answer has no name: the field scope is what is missing.
-    if (name === undefined) this.hintOnce('contact:user.base:readonly missing (no name in the answer)');
-    this.remember(key, name, now + nameTtlMilliseconds);
-    return name;
+    if (profile.name === undefined)
+      this.hintOnce('contact:user.base:readonly missing (no name in the answer)');
+    this.remember(key, profile, now + nameTtlMilliseconds);
+    return profile;
   }
 
-  private remember(key: string, name: string | undefined, until: number): void {
+  private remember(key: string, profile: FeishuProfile, until: number): void {
     if (this.cache.size >= cacheSize) this.cache.clear();
-    this.cache.set(key, { name, until });
+    this.cache.set(key, { profile, until });
   }
 
   /** Replaces `@ou_…` with `@Name` where the contact API knows the person. */
@@ -90,9 +98,9 @@ export class FeishuUserNames {
 }
 
 /**
- * Off the acknowledgement path (the core's `prepare`): the sender's name for group turns, where the model sees
- * who is speaking, names for mentions the event left without one, and the messages a merged forward holds
- * (`readForward`). Direct chats show no author, so their sender is not looked up.
+ * Off the acknowledgement path (the core's `prepare`): the sender's name and time zone (what "at 9:00" means to
+ * them; looked up in direct chats too, for that), names for mentions the event left without one, and the messages
+ * a merged forward holds (`readForward`).
  */
 export async function prepareFeishuMessage(
   names: FeishuUserNames,
@@ -103,7 +111,12 @@ export async function prepareFeishuMessage(
   const text = message.forwardsHistory
     ? await readForward(message.messageId)
     : await names.resolveText(tenantKey, message.text);
-  const name =
-    message.user.name ?? (message.isDirect ? undefined : await names.get(tenantKey, message.user.id));
-  return { message: { ...message, text, user: name ? { ...message.user, name } : message.user } };
+  const profile = await names.profile(tenantKey, message.user.id);
+  const name = message.user.name ?? profile.name;
+  const user = {
+    ...message.user,
+    ...(name ? { name } : {}),
+    ...(profile.timezone ? { timezone: profile.timezone } : {}),
+  };
+  return { message: { ...message, text, user } };
 }

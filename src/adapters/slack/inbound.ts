@@ -270,7 +270,7 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
     const stop = sessionStopOf(body, event);
     if (!stop) return;
     // The reply says who stopped it: by name where Slack tells it.
-    const name = await api.userName(stop.userId).catch(() => undefined);
+    const { name } = await api.userProfile(stop.userId).catch(() => ({ name: undefined }));
     const user = name ? { id: stop.userId, name } : { id: stop.userId };
     const status = await intake.stop({ address: stop.address, user, isDirect: stop.isDirect });
     logger.info(

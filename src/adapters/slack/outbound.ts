@@ -5,6 +5,7 @@ import type {
   ReplyTarget,
 } from '../../core/contracts/adapter.js';
 import type { ApprovalCard } from '../../core/contracts/approval-card.js';
+import { mainThread } from '../../core/contracts/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
@@ -228,6 +229,13 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         title: file.name,
         bytes: file.bytes,
       });
+    },
+
+    // "Remind me" asked in a channel: the runs go to the person's DM, which the note opens at its top level.
+    async openDirectConversation(user, workspace, note) {
+      const channel = await api.openDirectChannel(user.id);
+      await api.postMessage({ channel, text: markdownToMrkdwn(note) });
+      return { platform: 'slack', workspace, channel, thread: mainThread };
     },
 
     prepare: (message: InboundMessage, options: { newConversation: boolean }) =>

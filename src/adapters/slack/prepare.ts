@@ -7,7 +7,7 @@ import { messageContent } from './attachments.js';
 import { mentionedUserIds, replaceMentions } from './inbound-text.js';
 import type { BotIdentity } from './normalize.js';
 import { sharedFiles } from './shared-files.js';
-import { errorFields, type SlackApi, type SlackThreadMessage } from './slack-api.js';
+import { errorFields, type SlackApi, type SlackProfile, type SlackThreadMessage } from './slack-api.js';
 
 /** How many earlier thread messages a conversation that starts inside a thread gets as context. */
 export const threadContextSize = 20;
@@ -16,9 +16,9 @@ const contextMessageChars = 3000;
 const nameCacheTtlMs = 60 * 60 * 1000;
 const nameCacheSize = 2000;
 
-/** users.info lookups, cached: one name per user per hour. */
+/** users.info lookups, cached: one name and time zone per user per hour. */
 export class UserNames {
-  private readonly cache = new Map<string, { name: string | undefined; at: number }>();
+  private readonly cache = new Map<string, { profile: SlackProfile; at: number }>();
 
   constructor(
     private readonly api: SlackApi,
@@ -27,21 +27,26 @@ export class UserNames {
   ) {}
 
   async get(userId: string): Promise<string | undefined> {
+    return (await this.profile(userId)).name;
+  }
+
+  /** Name and time zone from one users.info answer; on failure what was known before (or nothing). */
+  async profile(userId: string): Promise<SlackProfile> {
     const hit = this.cache.get(userId);
-    if (hit && this.now() - hit.at < nameCacheTtlMs) return hit.name;
-    let name: string | undefined;
+    if (hit && this.now() - hit.at < nameCacheTtlMs) return hit.profile;
+    let profile: SlackProfile;
     try {
-      name = await this.api.userName(userId);
+      profile = await this.api.userProfile(userId);
     } catch (error) {
       this.logger.debug(
         { platform: 'slack', user: userId, ...errorFields(error) },
         'users.info failed; keeping the id',
       );
-      return hit?.name;
+      return hit?.profile ?? { name: undefined, timezone: undefined };
     }
     if (this.cache.size >= nameCacheSize) this.cache.clear();
-    this.cache.set(userId, { name, at: this.now() });
-    return name;
+    this.cache.set(userId, { profile, at: this.now() });
+    return profile;
   }
 
   async resolveText(text: string): Promise<string> {
@@ -119,8 +124,9 @@ async function threadContext(
 }
 
 /**
- * Off the acknowledgement path: mentions → names, the sender's name, and for a conversation that
- * starts inside an existing thread, that thread's recent messages. A failed thread fetch only loses context.
+ * Off the acknowledgement path: mentions → names, the sender's name and time zone (what "at 9:00" means to
+ * them), and for a conversation that starts inside an existing thread, that thread's recent messages. A failed
+ * thread fetch only loses context.
  */
 export async function prepareMessage(
   dependencies: PrepareDependencies,
@@ -129,11 +135,19 @@ export async function prepareMessage(
 ): Promise<PreparedMessage> {
   const { names } = dependencies;
   const text = await names.resolveText(message.text);
-  const name = message.user.name ?? (await names.get(message.user.id));
+  // users.info knows people (and bot users), not a legacy integration's `B…` id: that sender keeps its name.
+  const profile = message.user.id.startsWith('B')
+    ? { name: undefined, timezone: undefined }
+    : await names.profile(message.user.id);
+  const name = message.user.name ?? profile.name;
   const prepared: InboundMessage = {
     ...message,
     text,
-    user: name ? { ...message.user, name } : message.user,
+    user: {
+      ...message.user,
+      ...(name ? { name } : {}),
+      ...(profile.timezone ? { timezone: profile.timezone } : {}),
+    },
   };
   if (!options.newConversation || !startsInsideThread(message)) return { message: prepared };
   try {

@@ -23,6 +23,8 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   'assistant.threads.setSuggestedPrompts': tier4,
   // Tier 4 (docs.slack.dev/reference/methods/views.publish).
   'views.publish': tier4,
+  // Tier 3 (docs.slack.dev/reference/methods/conversations.open).
+  'conversations.open': tier3,
 };
 
 /**

@@ -1,6 +1,7 @@
 import { WebClient } from '@slack/web-api';
 import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import { isTimeZone } from '../../core/schedules/index.js';
 import { clientFetch } from '../../http/client-fetch.js';
 import { type CallObserver, Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
 import { downloadSlackFile, fileHosts, postUpload } from './file-access.js';
@@ -51,6 +52,12 @@ export interface SuggestedPrompt {
   message: string;
 }
 
+/** What users.info tells of a person: the name to show, and the IANA time zone of their profile. */
+export interface SlackProfile {
+  name: string | undefined;
+  timezone: string | undefined;
+}
+
 export interface SlackApi {
   authTest(): Promise<BotIdentity>;
   postMessage(args: {
@@ -98,7 +105,9 @@ export interface SlackApi {
     prompts: readonly SuggestedPrompt[];
     title?: string;
   }): Promise<void>;
-  userName(userId: string): Promise<string | undefined>;
+  userProfile(userId: string): Promise<SlackProfile>;
+  /** The direct-message channel (`D…`) between Butler and `userId`, opened if needed (scope `im:write`). */
+  openDirectChannel(userId: string): Promise<string>;
   threadReplies(args: {
     channel: string;
     ts: string;
@@ -313,16 +322,25 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     async setSuggestedPrompts({ channel, prompts, title }) {
       await call('assistant.threads.setSuggestedPrompts', { channel_id: channel, prompts, title });
     },
-    async userName(userId) {
+    async userProfile(userId) {
       const result = await call('users.info', { user: userId });
       const user = isRecord(result.user) ? result.user : {};
       const profile = isRecord(user.profile) ? user.profile : {};
-      return (
+      const name =
         stringField(profile, 'display_name') ??
         stringField(profile, 'real_name') ??
         stringField(user, 'real_name') ??
-        stringField(user, 'name')
-      );
+        stringField(user, 'name');
+      // `tz` is the zone the person set in Slack (users.info, "tz"); anything not IANA is left out.
+      const tz = stringField(user, 'tz');
+      return { name, timezone: tz && isTimeZone(tz) ? tz : undefined };
+    },
+    // conversations.open { users } opens or resumes the 1:1 DM (Tier 3, scope im:write; its method page).
+    async openDirectChannel(userId) {
+      const result = await call('conversations.open', { users: userId });
+      const channel = isRecord(result.channel) ? stringField(result.channel, 'id') : undefined;
+      if (!channel) throw new SlackApiError('conversations.open', 'missing_channel');
+      return channel;
     },
     async threadReplies({ channel, ts, latest, cursor }) {
       const result = await call('conversations.replies', {

@@ -1,6 +1,7 @@
 import type {
   ChatAdapter,
   OpenReplyOptions,
+  PreparedMessage,
   ReplyStream,
   ReplyTarget,
   TurnEvent,
@@ -13,10 +14,19 @@ import {
   pendingCalls,
   toolLabel,
 } from '../../core/contracts/approval-card.js';
-import type { ConversationAddress } from '../../core/contracts/events.js';
+import { mainThread } from '../../core/contracts/conversation-key.js';
+import type { ChatUser, ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import type { OutboundFile } from '../../core/contracts/files.js';
 import { joinNames, truncateText } from '../../core/text/index.js';
 import { saveFile } from './files.js';
+
+/** The terminal's one direct chat, at its top level (`/new` starts other threads of it). */
+export const terminalAddress: ConversationAddress = {
+  platform: 'console',
+  workspace: 'local',
+  channel: 'terminal',
+  thread: mainThread,
+};
 
 /** What ends a turn from the terminal's point of view. */
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
@@ -157,6 +167,25 @@ export class ConsoleAdapter implements ChatAdapter {
 
   async showWorking(): Promise<() => Promise<void>> {
     return async () => {};
+  }
+
+  /** Whoever types here sits at this machine: "at 9:00" means 9:00 in its time zone. */
+  async prepare(message: InboundMessage): Promise<PreparedMessage> {
+    const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    return { message: { ...message, user: { ...message.user, timezone } } };
+  }
+
+  /**
+   * The terminal is already a direct chat with its one person: the note is shown like a notice. It ends no turn
+   * (the turn that scheduled the task is still answering).
+   */
+  async openDirectConversation(
+    _user: ChatUser,
+    workspace: string,
+    note: string,
+  ): Promise<ConversationAddress> {
+    this.output.write(`${bold('butler ›')} ${note}\n\n`);
+    return { ...terminalAddress, workspace };
   }
 
   /** Saves the file on disk and says where; its path is what it was sent as. */

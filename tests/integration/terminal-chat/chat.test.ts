@@ -94,6 +94,34 @@ describe('npm run chat', () => {
     }
   }, 60_000);
 
+  it('tells the model the time zone of the machine the chat runs on', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'butler-chat-'));
+    const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
+    model.reset();
+    model.enqueue({ text: 'It is morning in Tokyo.' });
+    const chat = startChat({
+      BUTLER_BASE_URL: model.baseUrl,
+      BUTLER_MODEL: 'chat-model',
+      BUTLER_DATA_DIR: dataDir,
+      TZ: 'Asia/Tokyo',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    });
+    try {
+      await chat.waitFor('Butler chat with chat-model');
+      chat.type('what time is it here?');
+      await chat.waitFor('It is morning in Tokyo.');
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+      expect(String(model.requests[0]?.messages[0]?.content)).toMatch(
+        /The person's time zone is Asia\/Tokyo: .* there now\./,
+      );
+    } finally {
+      chat.child.kill('SIGKILL');
+      if (databaseUrl) await dropPostgresDatabase(databaseUrl);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   /** `npm run chat` with olga as the approver and a high-risk `restart_service` HTTP tool. */
   async function startChatWithTool(config: Record<string, unknown> = {}) {
     const directory = mkdtempSync(join(tmpdir(), 'butler-chat-'));

@@ -86,11 +86,28 @@ describe('Feishu user names', () => {
     ]);
   });
 
-  it('does not look up the sender of a direct message (the model sees no author there)', async () => {
+  it("gives the sender's profile time zone, in direct chats too, from the same answer as the name", async () => {
     const { names, lookups } = setup();
-    const prepared = await prepareFeishuMessage(names, { ...groupMessage('hi'), isDirect: true }, noForward);
-    expect(prepared.message.user).toEqual({ id: aliceOpenId });
-    expect(lookups()).toHaveLength(0);
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen', timeZone: 'Asia/Shanghai' });
+    const direct = { ...groupMessage('hi'), isDirect: true };
+    const prepared = await prepareFeishuMessage(names, direct, noForward);
+    expect(prepared.message.user).toEqual({ id: aliceOpenId, name: 'Alice Chen', timezone: 'Asia/Shanghai' });
+    await prepareFeishuMessage(names, groupMessage('and here'), noForward);
+    expect(lookups()).toHaveLength(1);
+  });
+
+  it('leaves out a time zone that is not an IANA name, and keeps the one the event named', async () => {
+    const { names } = setup();
+    fake.contactUsers.set(aliceOpenId, { name: 'Alice', timeZone: 'GMT+8 Beijing' });
+    const prepared = await prepareFeishuMessage(names, groupMessage('hi'), noForward);
+    expect(prepared.message.user).toEqual({ id: aliceOpenId, name: 'Alice' });
+    fake.contactUsers.set(bobOpenId, { name: 'Robert', timeZone: 'Europe/London' });
+    const named = await prepareFeishuMessage(
+      names,
+      { ...groupMessage('hi', bobOpenId), user: { id: bobOpenId, name: 'Bob' } },
+      noForward,
+    );
+    expect(named.message.user).toEqual({ id: bobOpenId, name: 'Bob', timezone: 'Europe/London' });
   });
 
   it('asks again after an hour', async () => {
