@@ -70,11 +70,14 @@ export async function incomingMessages(
         ...(files.mentions.length > 0 ? { files: files.mentions } : {}),
       });
     }
-    // The names `prepare` found show on approval cards, not the bare platform ids.
+    // The names `prepare` found show on approval cards, not the bare platform ids; the time zone it found
+    // is what "at 9" means to the person (a profile may give one without the other).
+    const found = message.user.name !== undefined || message.user.timezone !== undefined;
     turn.requesters = turn.requesters.map((person) =>
-      person.id === message.user.id && message.user.name ? message.user : person,
+      person.id === message.user.id && found ? { ...person, ...message.user } : person,
     );
-    if (message.user.id === turn.requester.id && message.user.name) turn.requester = message.user;
+    if (message.user.id === turn.requester.id && found)
+      turn.requester = { ...turn.requester, ...message.user };
     const files = await receiveFiles(deps, turn, message.files ?? [], budget, message);
     notes.push(...files.notes);
     const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
