@@ -21,7 +21,7 @@ const change = (operationId: string, summary: string, from: string) => ({
     ...errors,
     '403': { description: "`not_allowed`: not this key's task", ...json(errorBody) },
     ...notFound,
-    '409': { description: `\`status_conflict\`: only a task that is ${from} can be`, ...json(errorBody) },
+    '409': { description: `\`status_conflict\`: the task is not ${from}`, ...json(errorBody) },
   },
 });
 
