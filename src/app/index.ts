@@ -160,6 +160,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
           logger,
           streams: file.api.streams,
           uploads: fileLimits,
+          schedules: { book: schedules.book, answersOn: (platform) => adapters.has(platform) },
         })
       : undefined;
   for (const adapter of [

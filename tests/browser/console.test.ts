@@ -332,6 +332,51 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await page.context().close();
   }, 30_000);
 
+  it('lists scheduled tasks with where, who and when, and pauses and cancels them', async () => {
+    const made = await fetch(`${app.url}/api/v1/schedules`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.ci}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ conversationId: 'digests', prompt: 'Post the digest', cron: '0 9 * * 1-5' }),
+    });
+    const digest = ((await made.json()) as { id: string }).id;
+    const { schedule: reminder } = await app.butler.schedules.create({
+      creator: { platform: 'console', id: 'olga', name: 'Olga' },
+      address: { platform: 'console', workspace: 'local', channel: 'ops', thread: 't1' },
+      prompt: 'Remind me to check the deploy',
+      at: 'PT1H',
+      isDirect: false,
+      source: 'chat',
+    });
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.oncall);
+    await page.getByRole('tab', { name: 'Schedules' }).click();
+    const digestRow = page.locator(`tr[data-schedule-id="${digest}"]`);
+    const reminderRow = page.locator(`tr[data-schedule-id="${reminder.id}"]`);
+    await digestRow.waitFor();
+    expect(await digestRow.textContent()).toMatch(
+      /Post the digest.*api: ci-bot \/ digests.*ci-bot \(api\).*active.*0 9 \* \* 1-5/,
+    );
+    expect(await reminderRow.textContent()).toMatch(
+      /Remind me to check the deploy.*console: local \/ ops \/ t1.*Olga \(console\).*once/,
+    );
+
+    await reminderRow.getByRole('button', { name: 'Pause' }).click();
+    await page.locator(`tr[data-schedule-id="${reminder.id}"][data-status="paused"]`).waitFor();
+    expect(await reminderRow.textContent()).toContain('paused by oncall');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await digestRow.getByRole('button', { name: 'Cancel' }).click();
+    await digestRow.waitFor({ state: 'detached' });
+    await page
+      .locator('#schedules-status-line', { hasText: 'Task "Post the digest" is cancelled now.' })
+      .waitFor();
+    expect(await app.butler.schedules.get(digest)).toMatchObject({
+      status: 'cancelled',
+      statusNote: 'cancelled by oncall',
+    });
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+
   // Last: its request stays pending (no key here may decide it), which the tests above would see.
   it('offers no Approve to a key that may not decide, and says why', async () => {
     // oncall asks itself: a high-risk call needs an approver other than the one who asked.

@@ -39,4 +39,27 @@ describe('the OpenAPI document', () => {
     expect(download.operationId).toBe('downloadFile');
     expect(download.responses).toHaveProperty('404');
   });
+
+  it('describes scheduled tasks, and the time zone a message may carry', () => {
+    const create = document.paths['/schedules'].post;
+    const body = create.requestBody.content['application/json'].schema as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
+    expect(Object.keys(body.properties)).toEqual([
+      'conversationId',
+      'conversation',
+      'prompt',
+      'at',
+      'cron',
+      'timezone',
+    ]);
+    expect(body.required).toEqual(['prompt']);
+    expect(create.responses).toHaveProperty('201');
+    expect(document.paths['/schedules/{id}'].delete.responses).toHaveProperty('409');
+    expect(document.paths['/schedules/{id}/pause'].post.operationId).toBe('pauseSchedule');
+    const send = document.paths['/conversations/{id}/messages'].post.requestBody.content;
+    expect(send['multipart/form-data'].schema.properties).toHaveProperty('timezone');
+    expect(JSON.stringify(send['application/json'])).toContain('"timezone"');
+  });
 });

@@ -36,7 +36,7 @@ export function apiAddress(caller: Caller, id: string): ConversationAddress {
   return { platform: 'api', workspace: caller.name, channel: id, thread: 'main' };
 }
 
-function checkedId(raw: string | undefined): string {
+export function checkedId(raw: string | undefined): string {
   const parsed = conversationId.safeParse(raw);
   if (!parsed.success)
     throw new ApiError(400, 'invalid_conversation_id', parsed.error.issues[0]?.message ?? '');
@@ -65,7 +65,11 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         const id = checkedId(params[0]);
         const body = await readMessageBody(request, deps.uploads);
         const address = apiAddress(caller, id);
-        const user = { id: caller.name, name: caller.name };
+        const user = {
+          id: caller.name,
+          name: caller.name,
+          ...(body.timezone ? { timezone: body.timezone } : {}),
+        };
         const key = encodeConversationKey(address);
         const idempotencyKey = request.headers['idempotency-key'];
         const messageId = randomUUID();

@@ -2,8 +2,10 @@ import type { ApiKey } from '../../config/api-keys.js';
 import { defaultStreamLimits, type StreamLimits } from '../../config/api-streams.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
+import type { Platform } from '../../core/contracts/events.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { Store } from '../../core/contracts/store.js';
+import type { ScheduleBook } from '../../core/schedules/index.js';
 import { type RouteHandler, sendJson } from '../../http/server.js';
 import { adminRoutes } from './admin-routes.js';
 import { createApiAdapter } from './api-adapter.js';
@@ -16,6 +18,7 @@ import { fileRoutes } from './file-routes.js';
 import type { UploadLimits } from './message-body.js';
 import { openApiDocument } from './openapi.js';
 import { dispatcher } from './routes.js';
+import { scheduleRoutes } from './schedule-routes.js';
 import type { SseStream } from './sse.js';
 import { StreamSlots } from './stream-slots.js';
 
@@ -36,6 +39,8 @@ export interface ApiOptions {
   streams?: StreamLimits;
   /** What the files of one message may be (`files:` in the config file). */
   uploads: UploadLimits;
+  /** Scheduled tasks (`/schedules`), and whether Butler answers on a platform (tasks in other channels). */
+  schedules: { book: ScheduleBook; answersOn: (platform: Platform) => boolean };
 }
 
 /**
@@ -72,6 +77,7 @@ export function createApi(options: ApiOptions) {
       }),
       ...fileRoutes(store),
       ...feedbackRoutes({ intake: options.intake, store }),
+      ...scheduleRoutes({ ...options.schedules, store }),
       ...adminRoutes({
         intake: options.intake,
         store,

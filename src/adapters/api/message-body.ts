@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
 import type { FileBytes } from '../../core/contracts/files.js';
 import { formatBytes } from '../../core/files/index.js';
 import { ApiError, jsonBodyLimitBytes, parseJson, readLimitedBody } from './http-json.js';
-import { describeIssues, messageText, noContent, sendMessageBody } from './schemas.js';
+import { describeIssues, messageText, noContent, senderTimezone, sendMessageBody } from './schemas.js';
 
 /**
  * A message sent to Butler: its text and files, from JSON (`files[].data` in base64) or from
@@ -19,6 +20,8 @@ export interface UploadLimits {
 export interface MessageBody {
   text: string;
   files: FileBytes[];
+  /** The sender's IANA time zone, when the client says. */
+  timezone?: string;
 }
 
 /** A file sent without a type: Butler looks at its bytes and name. */
@@ -51,6 +54,7 @@ function fromJson(raw: Buffer): MessageBody {
       mimeType: file.mimeType ?? unknownType,
       bytes: Buffer.from(file.data, 'base64'),
     })),
+    ...(parsed.data.timezone ? { timezone: parsed.data.timezone } : {}),
   };
 }
 
@@ -64,6 +68,7 @@ async function fromMultipart(raw: Buffer, contentType: string): Promise<MessageB
     throw new ApiError(400, 'invalid_multipart', 'The body is not valid multipart/form-data.');
   }
   let text = '';
+  let timezone: string | undefined;
   const files: FileBytes[] = [];
   for (const [field, value] of form) {
     if (typeof value !== 'string')
@@ -73,12 +78,24 @@ async function fromMultipart(raw: Buffer, contentType: string): Promise<MessageB
         bytes: new Uint8Array(await value.arrayBuffer()),
       });
     else if (field === 'text') text = value;
-    else throw new ApiError(400, 'invalid_body', `${field}: not a field here (send text and file parts)`);
+    else if (field === 'timezone') timezone = checked(senderTimezone, value, 'timezone');
+    else
+      throw new ApiError(
+        400,
+        'invalid_body',
+        `${field}: not a field here (send text, timezone and file parts)`,
+      );
   }
-  const parsed = messageText.safeParse(text);
-  if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'text'));
-  if (parsed.data === '' && files.length === 0) throw new ApiError(400, 'invalid_body', `text: ${noContent}`);
-  return { text: parsed.data, files };
+  const checkedText = checked(messageText, text, 'text');
+  if (checkedText === '' && files.length === 0) throw new ApiError(400, 'invalid_body', `text: ${noContent}`);
+  return { text: checkedText, files, ...(timezone ? { timezone } : {}) };
+}
+
+/** A form field's value, or 400 naming it. */
+function checked(schema: z.ZodType<string>, value: string, field: string): string {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, field));
+  return parsed.data;
 }
 
 function checkFiles(files: readonly FileBytes[], limits: UploadLimits): void {

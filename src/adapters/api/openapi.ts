@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { anyJson, errors, idParameter, json, parameters, schema } from './openapi-parts.js';
+import { schedulePaths } from './openapi-schedules.js';
 import {
   approvalsQuery,
   auditQuery,
@@ -8,51 +10,13 @@ import {
   feedbackBody,
   messageText,
   pageQuery,
+  senderTimezone,
   sendMessageBody,
   usageQuery,
 } from './schemas.js';
 
 /** The OpenAPI 3.1 document of `/api/v1`, generated from the same zod schemas the routes validate with. */
 
-const schema = (type: z.ZodType) => {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(type, {
-    io: 'input',
-    unrepresentable: 'any',
-  }) as Record<string, unknown>;
-  return rest;
-};
-
-/** Query parameters of an object schema, one per property. */
-function parameters(type: z.ZodObject) {
-  const json = schema(type) as { properties?: Record<string, unknown>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: 'query',
-    required: json.required?.includes(name) ?? false,
-    schema: property,
-  }));
-}
-
-const idParameter = (name: string, description: string) => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
-
-const json = (body: z.ZodType) => ({ content: { 'application/json': { schema: schema(body) } } });
-const anyJson = (description: string) => ({ description, content: { 'application/json': { schema: {} } } });
-const errors = {
-  '400': { description: 'Bad request', ...json(errorBody) },
-  '401': { description: 'Missing or wrong API key', ...json(errorBody) },
-  '403': { description: 'The key lacks the scope', ...json(errorBody) },
-  '503': {
-    description: '`server_busy`: API requests hold every connection but those kept for webhooks; retry later',
-    headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
-    ...json(errorBody),
-  },
-};
 /** Every stream takes one of its key's places, and one of Butler's (`api.streams` in the config file). */
 const tooManyStreams = {
   '429': {
@@ -73,6 +37,7 @@ const messageBody = {
         type: 'object',
         properties: {
           text: schema(messageText),
+          timezone: schema(senderTimezone),
           files: {
             type: 'array',
             items: binary,
@@ -269,6 +234,7 @@ export function openApiDocument(serverUrl: string) {
           },
         },
       },
+      ...schedulePaths,
       '/feedback': read('listFeedback', 'Ratings of replies, most recently given first', pageQuery),
       '/audit': read('listAudit', 'Audit log of tool calls, newest first', auditQuery),
       '/usage': read('getUsage', 'Token usage and cost, rolled up', usageQuery),

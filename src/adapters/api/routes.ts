@@ -18,7 +18,7 @@ export interface RouteContext {
 }
 
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Matched against the path after `/api/v1`. */
   pattern: RegExp;
   /** The scope a key needs; `any` for every valid key. */

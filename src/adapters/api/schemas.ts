@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isTimeZone } from '../../core/schedules/index.js';
 
 /** Request and response shapes of the API: validated here, and the source of `openapi.json`. */
 
@@ -21,10 +22,18 @@ export const sharedFileBody = z.strictObject({
   data: z.base64().describe('The file content, base64-encoded (standard alphabet, padded)'),
 });
 
+/** The sender's IANA time zone: what "remind me at 9" in the message means. */
+export const senderTimezone = z
+  .string()
+  .max(64)
+  .refine(isTimeZone, 'an IANA time zone, e.g. Europe/Berlin')
+  .describe('Your IANA time zone: times in the message ("at 9") are read in it');
+
 export const sendMessageBody = z
   .strictObject({
     text: messageText.optional(),
     files: z.array(sharedFileBody).optional(),
+    timezone: senderTimezone.optional(),
   })
   .refine((body) => (body.text ?? '') !== '' || (body.files?.length ?? 0) > 0, {
     path: ['text'],
@@ -88,6 +97,62 @@ export const conversationEvent = z.discriminatedUnion('type', [
 export const feedbackBody = z.strictObject({
   rating: z.enum(['positive', 'negative']),
   comment: z.string().max(2000).optional(),
+});
+
+export const scheduleStatuses = ['active', 'paused', 'done', 'cancelled'] as const;
+
+/** Somewhere other than the key's own conversations: a Slack or Feishu channel or thread (admin keys only). */
+const otherConversation = z
+  .strictObject({
+    platform: z.enum(['slack', 'feishu']),
+    workspace: z.string().min(1).max(128).describe('Slack team id, Feishu tenant key'),
+    channel: z.string().min(1).max(128).describe('Slack channel id, Feishu chat id'),
+    thread: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe("A thread to answer in; absent: the channel's top level"),
+  })
+  .describe('Scope read only: a Slack or Feishu conversation the runs answer in, instead of conversationId');
+
+export const newScheduleBody = z
+  .strictObject({
+    conversationId: conversationId.optional().describe('Your API conversation the runs answer in'),
+    conversation: otherConversation.optional(),
+    prompt: z
+      .string()
+      .min(1)
+      .max(4000)
+      .describe("What Butler does when it runs, written as a person's request"),
+    at: z
+      .string()
+      .max(64)
+      .optional()
+      .describe(
+        'One time: ISO 8601 local time (2026-12-01T09:00), a time with an offset, or a duration (PT20M)',
+      ),
+    cron: z.string().max(120).optional().describe('Repeating: a 5-field cron pattern (0 9 * * 1-5)'),
+    timezone: z
+      .string()
+      .max(64)
+      .optional()
+      .describe('IANA time zone `at` and `cron` are read in; default schedules.defaultTimezone'),
+  })
+  .refine((body) => (body.conversationId === undefined) !== (body.conversation === undefined), {
+    path: ['conversationId'],
+    message: 'give exactly one of conversationId and conversation',
+    when: ({ value }) => typeof value === 'object' && value !== null,
+  });
+
+export const schedulesQuery = z.object({
+  conversationId: z
+    .string()
+    .min(1)
+    .max(1024)
+    .optional()
+    .describe('Your API conversation id, or a conversation key (from GET /conversations)'),
+  status: z.enum(scheduleStatuses).optional().describe('Default: active and paused'),
 });
 
 export const errorBody = z.object({ error: z.string(), message: z.string() });

@@ -1,5 +1,5 @@
-// Butler's admin console: sign in with an API key, then approvals, audit log, conversations, usage and a
-// chat box, all over the HTTP API, following the live events stream.
+// Butler's admin console: sign in with an API key, then approvals, audit log, conversations, usage, scheduled
+// tasks and a chat box, all over the HTTP API, following the live events stream.
 
 import { ApiFailure, createApi } from './api.js';
 import { createApprovalsPanel } from './approvals.js';
@@ -9,6 +9,7 @@ import { createConversationsPanel } from './conversations.js';
 import { byId, say } from './dom.js';
 import { followLiveEvents } from './live.js';
 import { requestInAddress } from './request.js';
+import { createSchedulesPanel } from './schedules.js';
 import { createUsagePanel } from './usage.js';
 
 const storageKey = 'butler.console.key';
@@ -61,6 +62,8 @@ function open(api, scopes) {
     audit: scopes.read ? createAuditPanel(context) : undefined,
     conversations: scopes.read ? createConversationsPanel(context) : undefined,
     usage: scopes.read ? createUsagePanel(context) : undefined,
+    // Every key has tasks: a read key sees everyone's, another its own.
+    schedules: createSchedulesPanel(context),
     chat: scopes.chat ? createChatPanel(context) : undefined,
   };
   const tabs = setUpTabs(panels);
