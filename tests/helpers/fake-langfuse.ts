@@ -41,9 +41,12 @@ interface OtlpValue {
   intValue?: number | string;
   doubleValue?: number;
   boolValue?: boolean;
+  /** OTLP arrays (trace tags): a list of values. */
+  arrayValue?: { values?: OtlpValue[] };
 }
 
 function value(attribute: OtlpValue): unknown {
+  if (attribute.arrayValue) return (attribute.arrayValue.values ?? []).map(value);
   return attribute.stringValue ?? attribute.intValue ?? attribute.doubleValue ?? attribute.boolValue;
 }
 

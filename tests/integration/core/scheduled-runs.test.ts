@@ -227,4 +227,31 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
       [],
     );
   });
+
+  it('records a run whose turn failed as a failure of its task, and tells the person in the thread', async () => {
+    const address = newAddress();
+    const { schedule } = await app.butler.schedules.create({
+      creator: { ...ana, platform: 'console' },
+      address,
+      prompt: 'Summarize the incidents',
+      at: 'PT1S',
+      isDirect: false,
+      source: 'chat',
+    });
+    // The model endpoint fails every try of this run (the client's retries included).
+    model.enqueueFor(
+      (request) =>
+        request.messages.some((message) => String(message.content).includes('Summarize the incidents')),
+      ...Array.from({ length: 5 }, () => ({ status: 500, body: { error: { message: 'upstream down' } } })),
+    );
+    const deadline = Date.now() + 15_000;
+    while ((await app.butler.schedules.get(schedule.id))?.lastOutcome !== 'failed' && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await app.butler.schedules.get(schedule.id)).toMatchObject({ failures: 1, status: 'done' });
+    // The person hears of the failure where the run would have answered.
+    const told = [...platform.replies, ...platform.notices].filter(
+      (entry) => entry.target.address.thread === address.thread,
+    );
+    expect(told.length).toBeGreaterThan(0);
+  });
 });

@@ -210,4 +210,32 @@ describe('Langfuse tracing', () => {
       inTurn.filter((span) => span.name === 'llm.chat' && span.parentSpanId === turn?.spanId),
     ).toHaveLength(2);
   });
+
+  it("tags a scheduled run's trace and names its task", async () => {
+    const app = await startTestButler({
+      env: tracing(),
+      adapters: [new RecordingAdapter()],
+      config: { schedules: { checkEvery: '100ms' } },
+    });
+    model.enqueue({ text: 'Deploy checked.' });
+    const { schedule } = await app.butler.schedules.create({
+      creator: { platform: 'console', id: 'U-scheduler' },
+      address: { platform: 'console', workspace: 'local', channel: 'ops', thread: 'main' },
+      prompt: 'Check the deploy',
+      at: 'PT1S',
+      isDirect: false,
+      source: 'chat',
+    });
+    const deadline = Date.now() + 10_000;
+    while ((await app.butler.schedules.get(schedule.id))?.lastOutcome !== 'replied' && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    await app.close();
+
+    const turn = langfuse.spans.find(
+      (span) => span.name === 'butler.turn' && span.attributes['user.id'] === 'U-scheduler',
+    );
+    expect(turn?.attributes['langfuse.trace.tags']).toEqual(['scheduled']);
+    expect(turn?.attributes['langfuse.trace.metadata.scheduleId']).toBe(schedule.id);
+    expect(turn?.attributes['langfuse.observation.metadata.scheduleId']).toBe(schedule.id);
+  });
 });
