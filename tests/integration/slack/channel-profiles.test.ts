@@ -43,6 +43,10 @@ beforeAll(async () => {
     env: { DOCS_MODEL_TOKEN: docsToken },
     config: {
       api: { keys: [{ name: 'admin', key: adminKey, scopes: ['read'] }] },
+      agents: [
+        { name: 'writer', description: 'Writes docs pages.', instructions: 'You write docs.' },
+        { name: 'oncall', description: 'Handles incidents.', instructions: 'You handle incidents.' },
+      ],
       channels: [
         {
           name: 'docs-desk',
@@ -51,6 +55,7 @@ beforeAll(async () => {
           instructions: 'You are the docs desk: answer from the handbook.',
           model: { name: 'docs-model', baseUrl: docsModel.baseUrl, apiToken: '$' + '{DOCS_MODEL_TOKEN}' },
           tools: ['restart_*'],
+          agents: ['writer'],
           approvers: ['U0DOCSLEAD'],
         },
         {
@@ -60,6 +65,7 @@ beforeAll(async () => {
           model: 'ops-model',
           approvers: ['U0OPSLEAD'],
           approversMode: 'replace',
+          agents: [],
         },
       ],
     },
@@ -81,6 +87,13 @@ const systemPrompt = (request: RecordedRequest | undefined) =>
   String(request?.messages.find((message) => message.role === 'system')?.content ?? '');
 const offered = (request: RecordedRequest | undefined) =>
   (request?.tools ?? []).map((tool) => (tool.function as { name: string }).name);
+/** The agents the request's `delegate` tool names. */
+const delegates = (request: RecordedRequest | undefined) => {
+  const delegate = request?.tools?.find((tool) => (tool.function as { name: string }).name === 'delegate');
+  const parameters = (delegate?.function as { parameters?: { properties?: { agent?: { enum?: string[] } } } })
+    ?.parameters;
+  return parameters?.properties?.agent?.enum;
+};
 
 async function mention(channel: string, text: string): Promise<string> {
   const ts = freshTs();
@@ -145,7 +158,8 @@ describe('channel profiles on Slack', () => {
     expect(docsRequest?.model).toBe('docs-model');
     expect(docsRequest?.headers.authorization).toBe(`Bearer ${docsToken}`);
     expect(systemPrompt(docsRequest)).toContain('You are the docs desk: answer from the handbook.');
-    expect(offered(docsRequest)).toEqual(['restart_service']);
+    expect(offered(docsRequest)).toEqual(['restart_service', 'delegate']);
+    expect(delegates(docsRequest)).toEqual(['writer']);
     expect(model.requests).toHaveLength(0);
 
     model.enqueue({ text: 'Hello.' });
@@ -202,6 +216,7 @@ describe('channel profiles on Slack', () => {
   it("puts a profile's approvers in place of the platform's (replace), on a model name of Butler's endpoint", async () => {
     const opsCard = await requestRestart(model, 'C0OPS');
     expect(model.requests[0]?.model).toBe('ops-model');
+    expect(offered(model.requests[0])).not.toContain('delegate');
     const card = slack
       .callsTo('chat.postMessage')
       .find((call) => call.args.channel === 'C0OPS' && call.args.blocks);
