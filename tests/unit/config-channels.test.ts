@@ -23,7 +23,7 @@ function load(channels: unknown, env: Record<string, string> = butler) {
 function issues(
   channels: unknown,
   env?: Record<string, string>,
-): Array<{ variable: string; message: string }> {
+): ReadonlyArray<{ variable: string; message: string }> {
   try {
     load(channels, env);
   } catch (error) {
