@@ -143,8 +143,7 @@ export class ApprovalPolicy {
     const anyApprover = approvers.length > 0;
     const quorum = input.quorum ?? 1;
     if (quorum > 1) {
-      if (approvers.length < quorum)
-        return `nobody: ${quorum} approvers are needed and fewer are configured`;
+      if (approvers.length < quorum) return `nobody: ${quorum} approvers are needed and fewer are configured`;
       return `${quorum} approvers other than the ${input.requesterCount > 1 ? 'people who asked' : 'requester'}`;
     }
     if (risk === 'medium') {
