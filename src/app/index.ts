@@ -16,6 +16,7 @@ import { FeedbackRecorder } from '../core/feedback/index.js';
 import { createFiles } from '../core/files/index.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
+import { firstCovering, profileApprovers } from '../core/profiles/index.js';
 import type { ScheduleBook } from '../core/schedules/index.js';
 import { TurnStops } from '../core/stop/turn-stops.js';
 import { ApprovalPolicy } from '../core/tools/policy.js';
@@ -27,6 +28,7 @@ import { createStore } from '../storage/store.js';
 import { createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
+import { createProfiles } from './profiles.js';
 import { createSchedules } from './schedules.js';
 import { createTools } from './tools.js';
 import { fileOptions, turnOptions, workerOptions } from './turns.js';
@@ -93,7 +95,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
   // sharing a database share their config, so each one that serves the stream also feeds it.
   const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
-  const policy = new ApprovalPolicy(file.approvers);
+  const policy = new ApprovalPolicy(file.approvers, profileApprovers(config.channels));
   const adapters = new Map<Platform, ChatAdapter>();
   const schedules = createSchedules(config, store, policy, adapters, logger);
   const { tools, mcp, toolProblems } = createTools(config, store, logger, schedules.tools);
@@ -114,6 +116,15 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const model = config.model ? modelClient(config.model, config) : undefined;
   const brain = createBrain(config, store, logger);
   const { delegator, router } = createAgents(config, model, tools, store);
+  const profiles =
+    config.channels.length > 0
+      ? createProfiles(config, store, tools, {
+          model,
+          tools,
+          ...(delegator ? { delegator } : {}),
+          ...(router ? { router } : {}),
+        })
+      : undefined;
 
   let worker: Worker | undefined;
   const wake = () => worker?.wake();
@@ -161,6 +172,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
           streams: file.api.streams,
           uploads: fileLimits,
           schedules: { book: schedules.book, answersOn: (platform) => adapters.has(platform) },
+          profileOf: (address) => firstCovering(config.channels, address)?.name,
         })
       : undefined;
   for (const adapter of [
@@ -182,6 +194,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     logger,
     ...(delegator ? { delegator } : {}),
     ...(router ? { router } : {}),
+    ...(profiles ? { profiles } : {}),
     files,
     stops,
     ...(file.budgets.length > 0 ? { budgets: new BudgetBook(file.budgets, store, logger) } : {}),

@@ -1,4 +1,4 @@
-import type { AppConfig, ModelEndpoint } from '../config/index.js';
+import type { AgentConfig, AppConfig, ModelEndpoint } from '../config/index.js';
 import { Delegator } from '../core/agents/delegator.js';
 import { Router } from '../core/agents/router.js';
 import { Compactor } from '../core/brain/compactor.js';
@@ -6,7 +6,7 @@ import { SessionBrain } from '../core/brain/session-brain.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { Store } from '../core/contracts/store.js';
 import { OpenAIModel } from '../core/model/openai-model.js';
-import type { ToolRegistry } from '../core/tools/registry.js';
+import type { ToolSet } from '../core/tools/registry.js';
 import { clientFetch } from '../http/client-fetch.js';
 
 /** The models Butler talks to: its own, the compaction model's session brain, the agents and the router. */
@@ -27,15 +27,19 @@ export function modelClient(
   });
 }
 
-/** Specialists and the routing step, when agents are configured and Butler has a model. */
+/**
+ * Specialists and the routing step, when agents are configured and Butler has a model: all of them over
+ * every tool, or a channel profile's agents over its tools.
+ */
 export function createAgents(
   config: AppConfig,
   model: OpenAIModel | undefined,
-  tools: ToolRegistry,
+  tools: ToolSet,
   store: Store,
+  agents: readonly AgentConfig[] = config.agents,
 ) {
-  if (!model || !config.model || config.agents.length === 0) return {};
-  const specs = config.agents.map((agent) => ({
+  if (!model || !config.model || agents.length === 0) return {};
+  const specs = agents.map((agent) => ({
     ...agent,
     model: agent.endpoint ? modelClient(agent.endpoint, config) : model,
   }));

@@ -4,6 +4,7 @@ import { agentsSchema, delegationSchema, routingSchema } from './agents-schema.j
 import { apiSchema } from './api-keys.js';
 import { approvalPolicySchema } from './approval-policy.js';
 import { budgetsSchema } from './budgets.js';
+import { channelsSchema } from './channels.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
@@ -94,6 +95,8 @@ export const fileConfigSchema = z
     delegation: delegationSchema,
     /** An optional classification before each turn that may hand the message straight to an agent. */
     routing: routingSchema,
+    /** Per-channel profiles: instructions, model, tools, agents and approvers where they match. */
+    channels: channelsSchema,
     /** USD per million tokens by model name, to put a cost on usage; an unlisted model's cost is unknown. */
     pricing: z
       .record(z.string().min(1), z.object({ input: z.number().min(0), output: z.number().min(0) }).strict())

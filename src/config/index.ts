@@ -8,6 +8,7 @@ import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from '
 import { resolveApiKeys } from './api-keys.js';
 import { approvalPolicyIssues } from './approval-policy.js';
 import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
+import { resolveChannels } from './channel-profiles.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -21,6 +22,7 @@ import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig, SlackConfig
 export type {
   AgentConfig,
   AppConfig,
+  ChannelProfileConfig,
   FeishuConfig,
   LangfuseConfig,
   LoadedConfig,
@@ -252,6 +254,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   const agentContext = { butlerModel: model, interpolate: fromEnv, issues };
   const agents = file ? resolveAgents(file.agents, agentContext) : [];
   const routing = file ? resolveRouting(file.routing, agents, agentContext) : { enabled: false as const };
+  const channels = file
+    ? resolveChannels(file.channels, { ...agentContext, agentNames: agents.map((agent) => agent.name) })
+    : [];
   if (file) {
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
@@ -299,6 +304,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       apiKeys,
       agents,
       routing,
+      channels,
       serviceName: env.OBSERVABILITY_SERVICE_NAME,
       logLevel: env.LOG_LEVEL,
       file,

@@ -1,3 +1,4 @@
+import type { ProfileRule } from '../core/profiles/index.js';
 import type { McpServerSettings } from '../core/tools/mcp/index.js';
 import type { ApiKey } from './api-keys.js';
 import type { Env } from './env.js';
@@ -40,6 +41,11 @@ export interface AgentConfig {
   timeoutMs: number;
 }
 
+/** A channel profile, with its model's endpoint when it names one (`${VAR}` resolved). */
+export interface ChannelProfileConfig extends ProfileRule {
+  endpoint: ModelEndpoint | undefined;
+}
+
 export type RoutingConfig =
   | { enabled: false }
   | { enabled: true; endpoint: ModelEndpoint | undefined; timeoutMs: number; minConfidence: number };
@@ -75,6 +81,8 @@ export interface AppConfig {
   /** The config file's `agents`, with `${VAR}` resolved and endpoints filled in from Butler's. */
   agents: AgentConfig[];
   routing: RoutingConfig;
+  /** The config file's `channels`: per-channel profiles, first match wins. */
+  channels: ChannelProfileConfig[];
   serviceName: string;
   logLevel: Env['LOG_LEVEL'];
   file: FileConfig;

@@ -139,6 +139,7 @@ class LangfuseTurn implements TurnObserver {
           platform: turn.platform,
           service: serviceName,
           ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
+          ...(turn.profile ? { profile: turn.profile } : {}),
         },
       },
       { parentSpanContext: turnTraceParent(turn.turnId) },
@@ -152,6 +153,9 @@ class LangfuseTurn implements TurnObserver {
         turn.scheduleId,
       );
     }
+    // A channel's traces are found by its profile, in the trace's metadata.
+    if (turn.profile)
+      this.root.otelSpan.setAttribute(`${LangfuseOtelSpanAttributes.TRACE_METADATA}.profile`, turn.profile);
     this.root.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_NAME, `butler.turn.${turn.trigger}`);
   }
 

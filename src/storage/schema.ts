@@ -260,6 +260,8 @@ export const auditLog = pgTable(
     agent: text('agent'),
     /** The scheduled task whose run made the call; null when a person's message did. */
     scheduleId: uuid('schedule_id'),
+    /** The channel profile of the conversation; null where the defaults applied. */
+    profile: text('profile'),
     error: text('error'),
     durationMs: integer('duration_ms').notNull(),
     createdAt: createdAt(),

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
+import type { ConversationAddress } from '../../core/contracts/events.js';
 import type { Store } from '../../core/contracts/store.js';
 import { apiAddress } from './conversation-routes.js';
 import { ApiError, readJson, sendJson } from './http-json.js';
@@ -28,6 +29,8 @@ export interface AdminRouteDependencies {
   slowConsumerMs: number;
   streams: Set<SseStream>;
   slots: StreamSlots;
+  /** The channel profile a conversation uses (absent or undefined: the defaults). */
+  profileOf?: (address: ConversationAddress) => string | undefined;
 }
 
 /** The query, or a 400 naming each bad parameter. */
@@ -41,6 +44,7 @@ const decisionStatus = { not_found: 404, not_authorized: 403, already_decided: 4
 
 export function adminRoutes(deps: AdminRouteDependencies): Route[] {
   const { store } = deps;
+  const profile = (address: ConversationAddress) => deps.profileOf?.(address) ?? null;
   return [
     {
       // Who the key is and what it may do (a client shows only what it may use).
@@ -81,7 +85,11 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       async handle({ response, query: params }) {
         const page = await store.reads.conversations(query(pageQuery, params));
         const usage = await store.usage.byConversation(page.items.map((item) => item.key));
-        const items = page.items.map((item) => ({ ...item, costUsd: usage.get(item.key)?.costUsd ?? null }));
+        const items = page.items.map((item) => ({
+          ...item,
+          profile: profile(item.address),
+          costUsd: usage.get(item.key)?.costUsd ?? null,
+        }));
         sendJson(response, 200, { ...page, items });
       },
     },
@@ -95,7 +103,7 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
         const key = raw.includes(':') ? raw : encodeConversationKey(apiAddress(caller, raw));
         const detail = await store.reads.conversation(key, 200);
         if (!detail) throw new ApiError(404, 'not_found', 'No such conversation.');
-        sendJson(response, 200, detail);
+        sendJson(response, 200, { ...detail, profile: profile(detail.address) });
       },
     },
     {

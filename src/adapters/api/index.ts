@@ -2,7 +2,7 @@ import type { ApiKey } from '../../config/api-keys.js';
 import { defaultStreamLimits, type StreamLimits } from '../../config/api-streams.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
-import type { Platform } from '../../core/contracts/events.js';
+import type { ConversationAddress, Platform } from '../../core/contracts/events.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { Store } from '../../core/contracts/store.js';
 import type { ScheduleBook } from '../../core/schedules/index.js';
@@ -41,6 +41,8 @@ export interface ApiOptions {
   uploads: UploadLimits;
   /** Scheduled tasks (`/schedules`), and whether Butler answers on a platform (tasks in other channels). */
   schedules: { book: ScheduleBook; answersOn: (platform: Platform) => boolean };
+  /** The channel profile a conversation uses, for the read endpoints. */
+  profileOf?: (address: ConversationAddress) => string | undefined;
 }
 
 /**
@@ -85,6 +87,7 @@ export function createApi(options: ApiOptions) {
         slowConsumerMs,
         streams,
         slots,
+        ...(options.profileOf ? { profileOf: options.profileOf } : {}),
       }),
     ],
   });

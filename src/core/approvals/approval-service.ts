@@ -125,7 +125,7 @@ export class ApprovalService {
   permission(
     approval: Pick<
       ApprovalRecord,
-      'platform' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
+      'platform' | 'conversationKey' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
     > &
       Partial<Pick<ApprovalRecord, 'quorum' | 'votes'>>,
     user: Person,
@@ -147,7 +147,7 @@ export class ApprovalService {
   newApproval(input: Omit<NewApproval, 'approverIds' | 'quorum'>): NewApproval {
     return {
       ...input,
-      approverIds: this.policy.approversOn(input.platform),
+      approverIds: this.policy.approversOn(input.platform, input.conversationKey),
       // A personal call is its owner's to confirm alone.
       quorum: input.confirmBy ? 1 : this.quorumFor(input.risk),
     };
@@ -315,7 +315,12 @@ export class ApprovalService {
         riskRank[input.risk] <= riskRank[grant.risk] &&
         // A call that needs two approvers is covered only by a grant two approvers gave together.
         (grant.quorum ?? 1) >= this.quorumFor(input.risk) &&
-        this.policy.grantCovers({ risk: input.risk, grantor: grant.grantedBy, requesters: input.requesters }),
+        this.policy.grantCovers({
+          risk: input.risk,
+          grantor: grant.grantedBy,
+          requesters: input.requesters,
+          conversationKey: input.conversationKey,
+        }),
     );
   }
 
@@ -325,7 +330,7 @@ export class ApprovalService {
     platform: Platform,
     user: ChatUser,
   ): Promise<{ ok: true; revoked: ApprovalGrant[] } | { ok: false; reason: string }> {
-    if (!this.policy.isApprover(onPlatform(user, platform)))
+    if (!this.policy.isApprover(onPlatform(user, platform), conversationKey))
       return { ok: false, reason: 'Only an approver can revoke standing approvals.' };
     const revoked = await this.store.grants.revokeActive(conversationKey, user, new Date());
     this.logger.info(

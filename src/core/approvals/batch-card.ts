@@ -73,6 +73,7 @@ function cardCall(
         requesterCount: approval.requesters.length,
         confirmBy,
         quorum: approval.quorum,
+        conversationKey: approval.conversationKey,
       }),
       ...progress(approval),
     ].join('; '),
@@ -136,7 +137,7 @@ export function batchCard(
     calls: ordered.map((approval) => cardCall(approval, policy, argumentsLimit)),
     requesters: first.requesters.map(visiblePerson),
     // Mentions go to the approvers who can decide now.
-    approverIds: policy.approversOn(first.platform),
+    approverIds: policy.approversOn(first.platform, first.conversationKey),
     expiresAt: first.expiresAt,
     ...(standingApprovalHours > 0 && offersStanding(batch) ? { standingApprovalHours } : {}),
     ...(link ? { link } : {}),

@@ -112,7 +112,7 @@ export class ApprovalNotices {
     if (stage === 'escalation')
       return (this.options.escalateTo[platform] ?? []).map((id) => ({ platform, id }));
     return this.policy
-      .approversOn(platform)
+      .approversOn(platform, first.conversationKey)
       .map((id): Person => ({ platform, id }))
       .filter((person) =>
         waiting.some(

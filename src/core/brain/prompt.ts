@@ -2,7 +2,10 @@ import type { ConversationAddress } from '../contracts/events.js';
 import type { Memory } from '../contracts/store.js';
 import { quotedMemories } from '../tools/memory-tools.js';
 
-/** The system prompt: built-in persona, the operator's additions, the date, and what Butler remembers. */
+/**
+ * The system prompt: built-in persona, the operator's additions and the channel's, the date, and what
+ * Butler remembers.
+ */
 const persona = `You are Butler, an assistant that lives in team chat (Slack and Feishu/Lark).
 - Answer like a capable colleague in chat: short, direct, useful. Use Markdown sparingly (bold, lists, code blocks).
 - In group conversations several people write; their messages start with the writer's name.
@@ -15,6 +18,8 @@ const weekdays = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frida
 
 export interface SystemPromptInput {
   operatorPrompt: string;
+  /** The conversation's channel profile's instructions, after the operator's. */
+  channelInstructions?: string | undefined;
   address: ConversationAddress;
   isDirect: boolean;
   now: Date;
@@ -33,6 +38,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   const where = input.isDirect ? 'a direct message' : 'a group conversation';
   const sections = [persona];
   if (input.operatorPrompt.trim()) sections.push(input.operatorPrompt.trim());
+  if (input.channelInstructions?.trim()) sections.push(input.channelInstructions.trim());
   sections.push(
     `Today is ${weekday}, ${date} (UTC ${input.now.toISOString().slice(11, 16)}). You are on ${input.address.platform}, in ${where}.`,
   );

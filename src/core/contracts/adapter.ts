@@ -158,7 +158,7 @@ export interface ButlerIntake {
   mayDecide(
     approval: Pick<
       ApprovalListItem,
-      'platform' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
+      'platform' | 'conversationKey' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
     >,
     user: Person,
   ): { allowed: true } | { allowed: false; reason: string };

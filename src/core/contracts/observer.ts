@@ -14,6 +14,8 @@ export interface TurnInfo {
   trigger: 'message' | 'resume';
   /** The scheduled task whose run this turn is; absent when people's messages started it. */
   scheduleId?: string;
+  /** The channel profile of its conversation; absent where the defaults apply. */
+  profile?: string;
 }
 
 export interface TokenUsage {

@@ -320,6 +320,8 @@ export interface AuditEntry {
   agent?: string | null;
   /** The scheduled task whose run made the call (a schedule asked, not a person's message). */
   scheduleId?: string | null;
+  /** The channel profile of the conversation the call was made in. */
+  profile?: string | null;
   toolName: string;
   toolCallId: string;
   arguments: unknown;

@@ -21,6 +21,7 @@ async function audit(
       requesters: scope.requesters.map((requester) => requester.id),
       agent: scope.agent ?? null,
       scheduleId: scope.scheduleId ?? null,
+      profile: scope.profile ?? null,
     });
   } catch (error) {
     scope.logger.error({ err: error, tool: entry.toolName }, 'audit write failed');

@@ -37,6 +37,8 @@ export interface ToolScope {
   isDirect: boolean;
   /** The scheduled task whose run made these calls; absent when people's messages did. */
   scheduleId?: string;
+  /** The channel profile of the conversation (its tools are the only ones here); absent: the defaults. */
+  profile?: string;
   /**
    * Whether the model may have read tool output (or, in a sub-agent, only Butler's words) before these
    * calls: a personal call (a memory) then needs its person's confirmation.

@@ -5,13 +5,16 @@ import type { Risk } from './tool.js';
  * Who may let a tool call run. low: at once. medium: an approver, or the requester when the turn answered
  * one person. high: an approver who is none of the people the turn answered (separation of duties).
  * A personal call (a memory saved for someone) is decided by that person alone.
- * Authority is the configured approver list in force now, compared by platform and id.
+ * Authority is the configured approver list in force now, compared by platform and id; a conversation's
+ * channel profile may add approvers there or replace the list with its own.
  * Fails closed: any risk other than exactly `low` needs approval, and only the listed cases may decide;
  * an error while deciding propagates and nothing is approved.
  */
 
 export interface DecisionCheck {
   risk: Risk;
+  /** The conversation the call was asked in: its channel profile may say who decides there. */
+  conversationKey?: string;
   /** Everyone whose message the turn answered, on the conversation's platform. */
   requesters: readonly Person[];
   /** A personal call: only this person decides it (and no standing approval covers it). */
@@ -31,16 +34,36 @@ const notRequester = (requesters: readonly Person[], quorum = 1) =>
 
 const nameOf = (person: Person) => person.name ?? person.id;
 
-export class ApprovalPolicy {
-  constructor(private readonly approvers: Readonly<Partial<Record<Platform, readonly string[]>>>) {}
+/** A channel profile's approvers: besides the platform's (`add`), or instead of everyone else's (`replace`). */
+export interface ConversationApprovers {
+  /** The conversation's platform, where these ids belong. */
+  platform: Platform;
+  ids: readonly string[];
+  mode: 'add' | 'replace';
+}
 
-  approversOn(platform: Platform): string[] {
-    return [...(this.approvers[platform] ?? [])];
+export class ApprovalPolicy {
+  constructor(
+    private readonly approvers: Readonly<Partial<Record<Platform, readonly string[]>>>,
+    private readonly approversIn: (conversationKey: string) => ConversationApprovers | undefined = () =>
+      undefined,
+  ) {}
+
+  /** Who may approve on `platform`, in the conversation when it is given (its profile's say included). */
+  approversOn(platform: Platform, conversationKey?: string): string[] {
+    const own = conversationKey === undefined ? undefined : this.approversIn(conversationKey);
+    const profile = own?.platform === platform ? own.ids : [];
+    if (own?.mode === 'replace') return [...profile];
+    return [...new Set([...(this.approvers[platform] ?? []), ...profile])];
   }
 
-  /** Whether `person` is a configured approver now (a removed approver decides nothing, grants included). */
-  isApprover(person: Pick<Person, 'platform' | 'id'>): boolean {
-    return (this.approvers[person.platform] ?? []).includes(person.id);
+  /**
+   * Whether `person` is an approver now (a removed approver decides nothing, grants included), in the
+   * conversation when it is given: where a profile replaces the approvers, nobody else is one, API keys
+   * included.
+   */
+  isApprover(person: Pick<Person, 'platform' | 'id'>, conversationKey?: string): boolean {
+    return this.approversOn(person.platform, conversationKey).includes(person.id);
   }
 
   needsApproval(risk: Risk): boolean {
@@ -54,7 +77,7 @@ export class ApprovalPolicy {
       return samePerson(user, check.confirmBy)
         ? allowed
         : refused(`Only ${nameOf(check.confirmBy)} can confirm this: it is saved for them.`);
-    const isApprover = this.isApprover(user);
+    const isApprover = this.isApprover(user, check.conversationKey);
     const isRequester = requesters.some((requester) => samePerson(requester, user));
     const quorum = check.quorum ?? 1;
     // Two-person approval: the people who asked never count toward it, whatever the risk.
@@ -81,7 +104,7 @@ export class ApprovalPolicy {
    */
   mayGrant(check: DecisionCheck): Permission {
     if (check.confirmBy) return refused('This request cannot be approved for the whole conversation.');
-    if (!this.isApprover(check.user))
+    if (!this.isApprover(check.user, check.conversationKey))
       return refused('Only an approver can approve a tool for the whole conversation.');
     const asked = check.requesters.some((requester) => samePerson(requester, check.user));
     if ((check.risk === 'high' || (check.quorum ?? 1) > 1) && asked)
@@ -94,22 +117,33 @@ export class ApprovalPolicy {
    * card: its grantor must still be an approver, and a grant never lets its grantor skip separation of
    * duties on a high-risk call they asked for themselves.
    */
-  grantCovers(input: { risk: Risk; grantor: Person; requesters: readonly Person[] }): boolean {
-    if (!this.isApprover(input.grantor)) return false;
+  grantCovers(input: {
+    risk: Risk;
+    grantor: Person;
+    requesters: readonly Person[];
+    conversationKey?: string;
+  }): boolean {
+    if (!this.isApprover(input.grantor, input.conversationKey)) return false;
     return !(input.risk === 'high' && input.requesters.some((person) => samePerson(person, input.grantor)));
   }
 
   /** "Who may approve", in words, for cards. */
   describe(
     risk: Risk,
-    input: { platform: Platform; requesterCount: number; confirmBy?: Person | undefined; quorum?: number },
+    input: {
+      platform: Platform;
+      requesterCount: number;
+      confirmBy?: Person | undefined;
+      quorum?: number;
+      conversationKey?: string;
+    },
   ): string {
     if (input.confirmBy) return `${nameOf(input.confirmBy)} (it is saved for them)`;
-    const anyApprover = this.approversOn(input.platform).length > 0;
+    const approvers = this.approversOn(input.platform, input.conversationKey);
+    const anyApprover = approvers.length > 0;
     const quorum = input.quorum ?? 1;
     if (quorum > 1) {
-      if (this.approversOn(input.platform).length < quorum)
-        return `nobody: ${quorum} approvers are needed and fewer are configured`;
+      if (approvers.length < quorum) return `nobody: ${quorum} approvers are needed and fewer are configured`;
       return `${quorum} approvers other than the ${input.requesterCount > 1 ? 'people who asked' : 'requester'}`;
     }
     if (risk === 'medium') {

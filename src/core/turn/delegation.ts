@@ -2,7 +2,7 @@ import type { TurnBinding } from '../agents/delegator.js';
 import type { ApprovalRecord } from '../contracts/store.js';
 import { joinNames } from '../text/index.js';
 import type { ParkedRun, ToolResult, ToolScope } from '../tool-calls/index.js';
-import type { Turn, TurnRunnerDeps } from './turn.js';
+import type { Turn } from './turn.js';
 
 /** Where a turn meets its sub-agents: what it lends their runs, and their continuation after a card. */
 
@@ -29,7 +29,6 @@ export function turnBinding(turn: Turn): TurnBinding {
  * again are returned.
  */
 export async function resumeAgents(
-  deps: TurnRunnerDeps,
   turn: Turn,
   scope: ToolScope,
   batch: readonly ApprovalRecord[],
@@ -37,7 +36,7 @@ export async function resumeAgents(
 ): Promise<ParkedRun[]> {
   const frames = batch[0]?.resume.agents ?? [];
   if (frames.length === 0) return [];
-  const { delegator } = deps;
+  const { delegator } = turn.profile;
   if (!delegator) {
     for (const frame of frames)
       decided.push({

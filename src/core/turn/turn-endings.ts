@@ -272,7 +272,7 @@ function commitTurn(
 /** The turn's usage row: Butler's model prices its tokens (sub-agents' included), the compaction model its own. */
 function usageRecord(deps: TurnRunnerDeps, turn: Turn): TurnUsageRecord {
   const { address } = turn.conversation;
-  const model = deps.model?.model ?? null;
+  const model = turn.profile.model?.model ?? null;
   const { promptTokens, completionTokens, compaction } = turn.usage;
   const parts = [
     ...(model ? [{ model, promptTokens, completionTokens }] : []),

@@ -171,7 +171,7 @@ export class TurnRunner {
       const decided: ToolResult[] = [];
       for (const approval of batch.filter((entry) => !entry.agent))
         decided.push(await resolveApprovedCall(scope, approval, approvedCall(approval, assistant)));
-      const parked = await resumeAgents(this.deps, turn, scope, batch, decided);
+      const parked = await resumeAgents(turn, scope, batch, decided);
       // Batches leave nothing else; a turn parked before batches still has the calls after its one.
       const resolution = await resolveToolCalls(
         scope,
@@ -242,11 +242,11 @@ export class TurnRunner {
   }
 
   private toolScope(turn: Turn, afterToolOutput: boolean): ToolScope {
-    const { delegator } = this.deps;
+    const { delegator, tools, name: profile } = turn.profile;
     return {
       ...(delegator ? { delegation: delegator.forTurn(turnBinding(turn)) } : {}),
       store: this.deps.store,
-      tools: this.deps.tools,
+      tools,
       policy: this.deps.policy,
       approvals: this.deps.approvals,
       conversationKey: turn.conversation.key,
@@ -256,6 +256,7 @@ export class TurnRunner {
       ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
       isDirect: turn.isDirect,
       ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
+      ...(profile ? { profile } : {}),
       afterToolOutput,
       observer: turn.observer,
       logger: turn.log,
@@ -273,6 +274,7 @@ export class TurnRunner {
     );
     const prompt = buildSystemPrompt({
       operatorPrompt: this.deps.options.systemPrompt,
+      channelInstructions: turn.profile.instructions,
       address: turn.target.address,
       isDirect: turn.isDirect,
       now: new Date(),
@@ -301,7 +303,7 @@ export class TurnRunner {
 
   /** With routing on, the decision for a new turn: a delegation done first, or a note for the prompt. */
   private async route(turn: Turn, pending: ConversationMessage[]) {
-    const { router } = this.deps;
+    const { router } = turn.profile;
     if (!router) return { parked: false };
     const route = await router.route({
       conversationKey: turn.conversation.key,
@@ -322,7 +324,8 @@ export class TurnRunner {
     pending: ConversationMessage[],
     options: { route?: boolean } = {},
   ): Promise<void> {
-    const { model, brain, files } = this.deps;
+    const { brain, files } = this.deps;
+    const { model, delegator, tools } = turn.profile;
     const { maxSteps } = this.deps.options;
     if (!model) {
       await turn.reply.append(noModelMessage);
@@ -333,7 +336,6 @@ export class TurnRunner {
       const routed = options.route ? await this.route(turn, pending) : { parked: false };
       if (routed.parked) return;
       const systemPrompt = this.systemPrompt(turn, routed.note);
-      const { delegator } = this.deps;
       let history = turn.opening.window;
       for (let step = 0; step < maxSteps; step++) {
         const prompt = await brain.prepare({
@@ -349,9 +351,7 @@ export class TurnRunner {
         const result = await model.complete({
           // Shared files' content goes to the model only, not into traces.
           messages: files ? await files.prompt.expand(prompt.messages) : prompt.messages,
-          tools: delegator
-            ? delegator.withDelegate(this.deps.tools.definitions())
-            : this.deps.tools.definitions(),
+          tools: delegator ? delegator.withDelegate(tools.definitions()) : tools.definitions(),
           signal: turn.signal,
           onText: (delta) => turn.reply.append(delta),
         });

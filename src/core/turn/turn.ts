@@ -11,6 +11,7 @@ import type { Observer, TurnObserver } from '../contracts/observer.js';
 import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../contracts/store.js';
 import type { Files } from '../files/index.js';
 import type { ModelClient } from '../model/model-client.js';
+import type { ChannelProfiles, TurnProfile } from '../profiles/index.js';
 import type { TurnStop, TurnStops } from '../stop/turn-stops.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -56,6 +57,8 @@ export interface TurnRunnerDeps {
   stops?: TurnStops;
   /** The configured budgets, checked before a turn calls the model; absent when there are none. */
   budgets?: BudgetBook;
+  /** Channel profiles; absent: every conversation gets the model, tools and agents above. */
+  profiles?: ChannelProfiles;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */
@@ -77,6 +80,8 @@ export interface Turn {
   scheduleId?: string;
   /** An approver let this answer go on past a spent budget: it and its continuations are not checked again. */
   overBudget?: boolean;
+  /** Its conversation's channel profile: the model, tools and agents it uses, and its extra instructions. */
+  profile: TurnProfile;
   eventIds: number[];
   inflight: InflightRecord;
   reply: TurnReply;
@@ -106,6 +111,18 @@ export async function reportTurnEvent(turn: Turn, event: TurnEvent): Promise<voi
   } catch (error) {
     turn.log.warn({ err: error, event: event.type }, 'the adapter could not take a turn event');
   }
+}
+
+/** The conversation's channel profile, or the defaults: Butler's model, every tool, every agent. */
+function profileFor(deps: TurnRunnerDeps, address: ReplyTarget['address']): TurnProfile {
+  return (
+    deps.profiles?.forTurn(address) ?? {
+      model: deps.model,
+      tools: deps.tools,
+      ...(deps.delegator ? { delegator: deps.delegator } : {}),
+      ...(deps.router ? { router: deps.router } : {}),
+    }
+  );
 }
 
 export function adapterFor(deps: TurnRunnerDeps, platform: Platform): ChatAdapter {
@@ -206,6 +223,7 @@ export async function beginTurn(
   }
   const record = new InflightRecord(store, conversation.id, inflight);
   const stop = deps.stops?.track(conversation.key);
+  const profile = profileFor(deps, address);
   const reply = new TurnReply(
     adapter,
     input.target,
@@ -225,6 +243,7 @@ export async function beginTurn(
     requesters: input.requesters,
     isDirect: input.isDirect,
     ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
+    profile,
     eventIds: input.eventIds,
     inflight: record,
     reply,
@@ -242,6 +261,7 @@ export async function beginTurn(
       userId: requester.id,
       trigger: input.trigger,
       ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
+      ...(profile.name ? { profile: profile.name } : {}),
     }),
     log,
     signal: stop ? AbortSignal.any([input.signal, stop.signal]) : input.signal,

@@ -189,6 +189,7 @@ export function readRepository(db: Database): ReadRepository {
           approvalId: row.approvalId,
           grantId: row.grantId,
           agent: row.agent,
+          profile: row.profile,
           toolName: row.toolName,
           toolCallId: row.toolCallId,
           arguments: row.arguments,

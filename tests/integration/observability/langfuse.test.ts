@@ -56,6 +56,36 @@ describe('Langfuse tracing', () => {
     expect(JSON.stringify(langfuse.spans)).not.toContain('sk-lf-test');
   });
 
+  it("names the conversation's channel profile in the trace, and uses its instructions", async () => {
+    const platform = new RecordingAdapter();
+    const app = await startTestButler({
+      env: tracing(),
+      adapters: [platform],
+      config: {
+        channels: [
+          {
+            name: 'general-desk',
+            platform: 'console',
+            id: 'general',
+            instructions: 'You are the general desk.',
+          },
+        ],
+      },
+    });
+    model.enqueue({ text: 'Desk here.' });
+    await app.butler.service.accept(inboundMessage({ text: 'hello', user: { id: 'U-profiled' } }));
+    await app.settle();
+    await app.close();
+
+    const system = model.requests.at(-1)?.messages.find((message) => message.role === 'system');
+    expect(String(system?.content)).toContain('You are the general desk.');
+    const turn = langfuse.spans.find(
+      (span) => span.name === 'butler.turn' && span.attributes['user.id'] === 'U-profiled',
+    );
+    expect(turn?.attributes['langfuse.trace.metadata.profile']).toBe('general-desk');
+    expect(turn?.attributes['langfuse.observation.metadata.profile']).toBe('general-desk');
+  });
+
   it('keeps answering when Langfuse fails', async () => {
     langfuse.status = 500;
     const platform = new RecordingAdapter();

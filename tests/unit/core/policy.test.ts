@@ -4,6 +4,7 @@ import {
   encodeConversationKey,
 } from '../../../src/core/contracts/conversation-key.js';
 import type { Person } from '../../../src/core/contracts/events.js';
+import { profileApprovers } from '../../../src/core/profiles/index.js';
 import { ApprovalPolicy } from '../../../src/core/tools/policy.js';
 
 const slack = (id: string): Person => ({ platform: 'slack', id });
@@ -95,6 +96,51 @@ describe('approval policy', () => {
     expect(policy.describe('high', { platform: 'slack', requesterCount: 2 })).toBe(
       'an approver other than the people who asked',
     );
+  });
+});
+
+describe('approval policy with channel profiles', () => {
+  const profile = (name: string, channel: string, mode: 'add' | 'replace') => ({
+    name,
+    platform: 'slack' as const,
+    where: { channels: [channel] },
+    approvers: { ids: ['ULEAD'], mode },
+  });
+  const policy = new ApprovalPolicy(
+    { slack: ['UAPPROVER'], api: ['admin'] },
+    profileApprovers([profile('docs', 'CDOCS', 'add'), profile('ops', 'COPS', 'replace')]),
+  );
+  const key = (channel: string) => `slack:T1:${channel}:1700000000.000100`;
+  const decide = (user: Person, channel: string) =>
+    policy.mayDecide({ risk: 'high', requesters: [slack('UREQUESTER')], user, conversationKey: key(channel) })
+      .allowed;
+
+  it('adds the profile approvers to the platform approvers, in its channels only', () => {
+    expect(decide(slack('ULEAD'), 'CDOCS')).toBe(true);
+    expect(decide(slack('UAPPROVER'), 'CDOCS')).toBe(true);
+    expect(decide(slack('ULEAD'), 'COTHER')).toBe(false);
+    expect(policy.approversOn('slack', key('CDOCS'))).toEqual(['UAPPROVER', 'ULEAD']);
+  });
+
+  it('replaces every other approver, API keys included, where it says replace', () => {
+    expect(decide(slack('ULEAD'), 'COPS')).toBe(true);
+    expect(decide(slack('UAPPROVER'), 'COPS')).toBe(false);
+    expect(decide({ platform: 'api', id: 'admin' }, 'COPS')).toBe(false);
+    expect(decide({ platform: 'api', id: 'admin' }, 'CDOCS')).toBe(true);
+    expect(policy.approversOn('slack', key('COPS'))).toEqual(['ULEAD']);
+    expect(
+      policy.grantCovers({
+        risk: 'high',
+        grantor: slack('UAPPROVER'),
+        requesters: [slack('UREQUESTER')],
+        conversationKey: key('COPS'),
+      }),
+    ).toBe(false);
+  });
+
+  it('keeps deciding without a conversation as before: the platform list alone', () => {
+    expect(policy.isApprover(slack('ULEAD'))).toBe(false);
+    expect(policy.isApprover(slack('UAPPROVER'))).toBe(true);
   });
 });
 

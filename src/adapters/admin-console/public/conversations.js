@@ -32,7 +32,7 @@ export function createConversationsPanel(context) {
       if (!append) rows.replaceChildren();
       rows.append(...page.items.map(row));
       if (rows.children.length === 0)
-        rows.append(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No conversations yet.')));
+        rows.append(h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No conversations yet.')));
       cursor = page.nextCursor;
       more.hidden = !cursor;
     } catch (error) {
@@ -53,6 +53,7 @@ export function createConversationsPanel(context) {
       { dataset: { key: item.key } },
       h('th', { scope: 'row' }, button),
       h('td', {}, address.platform),
+      h('td', {}, item.profile ?? 'default'),
       h('td', {}, time(item.lastActivity)),
       h('td', { class: 'number' }, formatNumber(item.promptTokens)),
       h('td', { class: 'number' }, formatNumber(item.completionTokens)),
@@ -86,6 +87,12 @@ export function createConversationsPanel(context) {
     const messages = conversation.messages ?? [];
     const compactions = conversation.compactions ?? [];
     return [
+      h(
+        'p',
+        { class: 'conversation-profile' },
+        'Channel profile: ',
+        conversation.profile ? h('strong', {}, conversation.profile) : 'none (the defaults)',
+      ),
       h('h4', {}, 'Summary'),
       conversation.summary
         ? h('p', { class: 'conversation-summary' }, conversation.summary)
