@@ -263,7 +263,13 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push(...unsignedFeishuApprovals(file, feishu));
     issues.push(...approvalPolicyIssues(file));
     const compacting = env.BUTLER_CONTEXT_COMPACTION_ENABLED ? compactionModel?.model : undefined;
-    issues.push(...unpricedBudgetModels(file.budgets, file.pricing, [model?.model, compacting]));
+    // Turns in a channel with its own model are priced by that model's name.
+    const profileModels = file.channels.map((profile) =>
+      typeof profile.model === 'string' ? profile.model : profile.model?.name,
+    );
+    issues.push(
+      ...unpricedBudgetModels(file.budgets, file.pricing, [model?.model, compacting, ...profileModels]),
+    );
     issues.push(...budgetsWithoutApprovers(file.budgets, file.approvers));
   }
 

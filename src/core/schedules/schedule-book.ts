@@ -158,7 +158,7 @@ export class ScheduleBook {
 
   /** Tasks a person sees: their own in `conversationKey` (all of them in it for an approver or admin). */
   async list(actor: ScheduleActor, conversationKey?: string, statuses?: readonly ScheduleStatus[]) {
-    const seesAll = actor.admin || this.deps.policy.isApprover(actor.person);
+    const seesAll = actor.admin || this.deps.policy.isApprover(actor.person, conversationKey);
     return this.deps.store.schedules.list({
       ...(conversationKey ? { conversationKey } : {}),
       ...(seesAll ? {} : { creator: actor.person }),
@@ -192,7 +192,8 @@ export class ScheduleBook {
     const { store, policy } = this.deps;
     const schedule = await store.schedules.get(id);
     if (!schedule) throw new ScheduleRequestError(`there is no task ${id}`);
-    if (!actor.admin && !samePerson(schedule.creator, actor.person) && !policy.isApprover(actor.person))
+    const approver = !actor.admin && policy.isApprover(actor.person, schedule.conversationKey);
+    if (!actor.admin && !samePerson(schedule.creator, actor.person) && !approver)
       throw new NotAllowedError('Only the person who made this task, or an approver, may change it.');
     const who = actor.admin ? actor.name : (actor.person.name ?? actor.person.id);
     const nextRunAt = status === 'active' ? this.resumedAt(schedule) : null;
