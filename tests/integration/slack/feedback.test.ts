@@ -153,7 +153,9 @@ describe('Slack feedback', () => {
 
   it('a click on a message that is not a Butler reply stores nothing', async () => {
     const before = (await ratings()).length;
-    const threadTs = freshTs();
+    // Not `freshTs()`: within one second it can equal the ts the fake gave an earlier test's reply
+    // (a thread's reply is its ts plus a microsecond), and that one is a Butler reply.
+    const threadTs = '1600000000.000100';
     await postToSlack(slackUrl, asForm(feedbackClick({ messageTs: threadTs, threadTs, rating: 'positive' })));
     await expect.poll(() => fake.callsTo('chat.postEphemeral').length).toBe(1);
     expect(String(fake.callsTo('chat.postEphemeral')[0]?.args.text)).toContain('not a Butler reply');
