@@ -5,7 +5,6 @@ import { defineConfig } from 'vitest/config';
 const processTests = [
   'tests/integration/service/**/*.test.ts',
   'tests/integration/core/recovery.test.ts',
-  'tests/integration/core/scheduled-crash.test.ts',
   'tests/integration/terminal-chat/chat.test.ts',
 ];
 
