@@ -14,6 +14,7 @@ import { describeMachine } from './lib/machine.js';
 import { bullets, table } from './lib/markdown.js';
 import { memoryBenchmark } from './memory.js';
 import { rateTiersBenchmark } from './rate-tiers.js';
+import { schedulesBenchmark } from './schedules.js';
 import { streamingBenchmark } from './streaming.js';
 import { tokenEconomyBenchmark } from './token-economy.js';
 import { turnCostsBenchmark } from './turn-costs.js';
@@ -36,6 +37,7 @@ const benchmarks: Benchmark[] = [
   decisionLatencyBenchmark,
   rateTiersBenchmark,
   filesBenchmark,
+  schedulesBenchmark,
 ];
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));

@@ -94,12 +94,19 @@ export function shortestGapMs(cron: string, timezone: string, from: Date, count 
 
 /**
  * The slots of a cron task due at `now`: every slot from `due` (its recorded next run) up to now, at most
- * `limit` of the latest, oldest first. After downtime only the last may run; the others are missed.
+ * `limit` of the latest, oldest first. After downtime only the last may run; the others are missed. Stepping
+ * forward from `due` costs one step per slot missed (usually none), not a search over `limit` slots.
  */
 export function dueSlots(cron: string, timezone: string, due: Date, now: Date, limit = 100): Date[] {
   const job = cronJob(cron, timezone);
-  const latest = job.previousRuns(limit, new Date(now.getTime() + 1)).filter((slot) => slot >= due);
-  return latest.length > 0 ? latest.reverse() : [due];
+  const slots: Date[] = [];
+  let next = job.nextRun(new Date(due.getTime() - 1));
+  while (next && next <= now) {
+    slots.push(next);
+    if (slots.length > limit) slots.shift();
+    next = job.nextRun(next);
+  }
+  return slots.length > 0 ? slots : [due];
 }
 
 /** "Mon 30 Nov 2026, 09:00 (Europe/Berlin)": a time as the person reads it. */
