@@ -6,6 +6,7 @@ import { createAttachFileTool } from '../core/files/index.js';
 import { createHttpTool } from '../core/tools/http-tool.js';
 import { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createMemoryTools } from '../core/tools/memory-tools.js';
+import { includeFilter } from '../core/tools/name-patterns.js';
 import { ToolRegistry } from '../core/tools/registry.js';
 import type { Tool } from '../core/tools/tool.js';
 
@@ -24,8 +25,9 @@ export function createTools(config: AppConfig, store: Store, logger: Logger, bui
   ];
   const mcp = new McpServerGroup(config.mcpServers, logger);
   const tools = new ToolRegistry(toolList, mcp.servers, logger);
-  /** What the tool lists known so far break: name clashes, high-risk tools nobody may approve. */
+  /** What the tool lists known so far break: name clashes, high-risk tools nobody may approve, profile typos. */
   const toolProblems = (): ConfigIssue[] => [
+    ...profilePatternProblems(config, tools),
     ...tools.clashes().map((clash) => ({
       variable: 'config file: mcpServers',
       message: `${clash.kept} and ${clash.dropped} would both be named ${clash.name}`,
@@ -50,4 +52,35 @@ export function createTools(config: AppConfig, store: Store, logger: Logger, bui
       }
     });
   return { tools, mcp, toolProblems };
+}
+
+/**
+ * A channel profile's tool pattern that can offer nothing is a typo: a name or glob that matches none of
+ * Butler's own and HTTP tools, or an MCP pattern (`server__…`) naming a server that is not configured. MCP
+ * tools themselves are not required to exist: their server may connect later.
+ */
+function profilePatternProblems(config: AppConfig, tools: ToolRegistry): ConfigIssue[] {
+  const servers = new Set(config.mcpServers.map((server) => server.name));
+  const local = tools
+    .all()
+    .filter((tool) => tool.origin?.kind !== 'mcp')
+    .map((tool) => tool.name);
+  return config.channels.flatMap((profile, index) =>
+    (profile.tools ?? []).flatMap((pattern) => {
+      const [server] = pattern.split('__');
+      const mcp = pattern.includes('__');
+      const fine = mcp
+        ? server === undefined || server.includes('*') || servers.has(server)
+        : pattern === 'delegate' || local.some(includeFilter([pattern]));
+      if (fine) return [];
+      return [
+        {
+          variable: `config file: channels.${index}.tools`,
+          message: mcp
+            ? `"${pattern}" names the MCP server ${server}, which is not configured`
+            : `"${pattern}" matches none of Butler's tools (MCP tools are named server__tool)`,
+        },
+      ];
+    }),
+  );
 }
