@@ -19,6 +19,8 @@ export interface BudgetNotice {
 export interface BudgetRepository {
   /** Records the notice; false when it was already recorded (the note is someone else's to post). */
   claimNotice(notice: BudgetNotice): Promise<boolean>;
+  /** Deletes notes recorded before `before`; returns how many. */
+  pruneNotices(before: Date): Promise<number>;
 }
 
 /**

@@ -18,6 +18,7 @@ export interface SweeperOptions {
 const pruneEveryMs = 3_600_000;
 const pruneBatch = 1_000;
 const pruneBatchesPerRun = 100;
+const budgetNoteRetentionMs = 35 * 86_400_000;
 
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -89,5 +90,8 @@ export class Sweeper {
       if (deleted < pruneBatch) break;
     }
     if (runs > 0) this.logger.info({ runs, before }, 'pruned records of scheduled runs');
+    // A budget note is kept past the longest period it counts (a calendar month), or it would be posted twice.
+    const notes = await this.store.budgets.pruneNotices(new Date(Date.now() - budgetNoteRetentionMs));
+    if (notes > 0) this.logger.info({ notes }, 'pruned budget notes of past periods');
   }
 }

@@ -1,3 +1,4 @@
+import { lt } from 'drizzle-orm';
 import type { BudgetRepository } from '../../core/contracts/store.js';
 import type { Database } from '../database.js';
 import { budgetNotices } from '../schema.js';
@@ -12,6 +13,14 @@ export function budgetRepository(db: Database): BudgetRepository {
         .onConflictDoNothing()
         .returning({ budget: budgetNotices.budget });
       return inserted.length > 0;
+    },
+
+    async pruneNotices(before) {
+      const deleted = await db
+        .delete(budgetNotices)
+        .where(lt(budgetNotices.createdAt, before))
+        .returning({ budget: budgetNotices.budget });
+      return deleted.length;
     },
   };
 }

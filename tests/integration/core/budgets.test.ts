@@ -227,6 +227,9 @@ describe(`budgets on ${databaseKind}`, () => {
         conversationKey: 'elsewhere',
       }),
     ).toBe(false);
+    // Notes are kept past their period; pruning takes only older ones.
+    expect(await app.butler.store.budgets.pruneNotices(new Date(Date.now() - 35 * 86_400_000))).toBe(0);
+    expect(await app.butler.store.budgets.pruneNotices(new Date(Date.now() + 60_000))).toBeGreaterThan(0);
 
     expect(platform.lastCard().card.calls[0]?.summary).toBe(
       [
