@@ -263,9 +263,13 @@ export class ApprovalService {
       channel: crossChannel || input.offCard === true || onNotice,
       except: input.cardMessageId,
     });
-    const skipped = open.length - changed.length;
+    // An approval counted toward a quorum is neither decided nor left to someone else: it waits for more.
+    const skipped = open.length - changed.length - voted.length;
     const notes = [
       ...(skipped > 0 ? [partialMessage(changed.length, skipped, refusals[0])] : []),
+      ...(skipped === 0 && changed.length === 0
+        ? ['Your approval is counted: it waits for another approver.']
+        : []),
       ...(crossChannel && this.options.answersOn?.(first.platform) === false
         ? [
             `The request was asked on ${first.platform}: Butler continues it there, as soon as a Butler process serving ${first.platform} runs on this database.`,
