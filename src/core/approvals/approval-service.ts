@@ -97,7 +97,11 @@ export class ApprovalService {
     if (!first) return undefined;
     if (first.platform !== received.platform && !decidesEverywhere.includes(received.platform))
       return undefined;
-    if (received.cardMessageId !== undefined && received.cardMessageId !== first.cardMessageId) {
+    // Its card, or a copy of it sent to someone directly (which shows the same button).
+    const onCard =
+      received.cardMessageId === first.cardMessageId ||
+      first.noticeCards.some((notice) => notice.messageId === received.cardMessageId);
+    if (received.cardMessageId !== undefined && !onCard) {
       this.logger.warn(
         { approvalId: id, platform: received.platform, clickedMessage: received.cardMessageId },
         'show-arguments click on a message that is not its card',

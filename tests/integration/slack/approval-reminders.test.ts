@@ -178,9 +178,49 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
       thread_ts: threadTs,
     });
 
-    // Later clicks, on the channel's card or a copy, run nothing more.
+    // A later click on a copy runs nothing more, and says why.
     await approve(approvalId, { channel: 'D0ONCALL', messageTs: dmCards('D0ONCALL')[0]?.ts ?? '' }, oncall);
+    const late = await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[2]);
+    expect(late.args).toMatchObject({
+      channel: 'D0ONCALL',
+      text: 'This request was already approved by pat.',
+    });
     await app.settle();
     expect(tools.requests).toHaveLength(1);
+  });
+
+  it('opens the whole arguments from a DM copy too, as from the channel card, deciding nothing', async () => {
+    const service = `svc-${'x'.repeat(5_000)}:end`;
+    model.enqueue({
+      toolCalls: [
+        { id: `call_${freshTs()}`, name: 'restart_service', arguments: JSON.stringify({ service }) },
+      ],
+    });
+    await postToSlack(
+      slackUrl,
+      asJson(envelope(appMention({ ts: freshTs(), text: '<@U0BUTLER> restart the long one' }))),
+    );
+    const card = await fake.waitFor(() => cardsIn('C0GENERAL')[0]);
+    expect(shown(card)).toContain('butler_show_arguments');
+    const approvalId = approvalIdOf(card);
+    await fake.waitFor(() => dmCards('D0PAT')[0], 10_000);
+    await postToSlack(
+      slackUrl,
+      asForm(
+        blockActions({
+          approvalId,
+          actionId: 'butler_show_arguments',
+          messageTs: dmCards('D0PAT')[0]?.ts ?? '',
+          channel: 'D0PAT',
+          user: pat,
+        }),
+      ),
+    );
+    const opened = await fake.waitFor(() => fake.callsTo('views.open')[0]);
+    expect(JSON.stringify(opened.args.view)).toContain(':end');
+    expect(fake.callsTo('chat.postEphemeral')).toEqual([]);
+    await app.settle();
+    expect(tools.requests).toHaveLength(0);
+    expect((await app.butler.store.approvals.get(approvalId))?.status).toBe('pending');
   });
 });
