@@ -101,7 +101,7 @@ const cardsIn = (channel: string) => platform.cards.filter((card) => card.target
 
 describe(`reminders and escalation (${databaseKind})`, () => {
   it('reminds each approver who has not approved once, escalates once, and the cards sent decide the request', async () => {
-    const app = await start({ remindAfter: '300ms', escalateAfter: '1200ms' });
+    const app = await start({ remindAfter: '1500ms', escalateAfter: '3s' });
     const channelCard = await askForRestart(app);
     const approvalId = channelCard.card.calls[0]?.approvalId ?? '';
     await app.butler.service.decide({ approvalId, platform: 'console', user: olga, decision: 'approve' });

@@ -23,8 +23,8 @@ const suite = useFeishuButler({
     approvers: { feishu: [approverOpenId, patOpenId, oncallOpenId] },
     approvalPolicy: {
       quorum: { high: 2 },
-      remindAfter: '300ms',
-      escalateAfter: '1s',
+      remindAfter: '1500ms',
+      escalateAfter: '3s',
       escalateTo: { feishu: [oncallOpenId] },
     },
   },

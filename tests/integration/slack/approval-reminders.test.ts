@@ -41,8 +41,8 @@ beforeAll(async () => {
       approvers: { slack: [olga.id, pat.id, oncall.id] },
       approvalPolicy: {
         quorum: { high: 2 },
-        remindAfter: '300ms',
-        escalateAfter: '1s',
+        remindAfter: '1500ms',
+        escalateAfter: '3s',
         escalateTo: { slack: [oncall.id] },
       },
     },
