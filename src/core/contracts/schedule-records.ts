@@ -14,12 +14,11 @@ export type ScheduleSource = 'chat' | 'config' | 'api';
 /** How a run ended, as its turn ended; `skipped`: missed past the grace window, never run. */
 export type ScheduleRunOutcome = 'queued' | 'replied' | 'parked' | 'stopped' | 'failed' | 'skipped';
 
-export interface ScheduleRecord {
-  id: string;
+export interface NewSchedule {
   /** Where runs are answered. */
   conversationKey: string;
   /** Config entries' name (unique among them); absent for tasks made in chat or over the API. */
-  name: string | null;
+  name?: string;
   source: ScheduleSource;
   /** Who asked for it: each run's requester (its risky calls wait for someone else's approval). */
   creator: Person;
@@ -33,6 +32,12 @@ export interface ScheduleRecord {
   anchor: string | null;
   /** Whether runs go to a direct chat (no author line, personal memories allowed). */
   isDirect: boolean;
+  nextRunAt: Date;
+}
+
+export interface ScheduleRecord extends Omit<NewSchedule, 'name' | 'nextRunAt'> {
+  id: string;
+  name: string | null;
   status: ScheduleStatus;
   /** When the next run is due; null unless active. */
   nextRunAt: Date | null;
@@ -44,20 +49,6 @@ export interface ScheduleRecord {
   statusNote: string | null;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface NewSchedule {
-  conversationKey: string;
-  name?: string;
-  source: ScheduleSource;
-  creator: Person;
-  prompt: string;
-  cron: string | null;
-  runAt: Date | null;
-  timezone: string;
-  anchor: string | null;
-  isDirect: boolean;
-  nextRunAt: Date;
 }
 
 /** One run of a task: a slot queued (as an inbox event) or skipped, and how it ended. */

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationAddress } from '../../../src/core/contracts/events.js';
-import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
+import type { TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
+import { butlersOnOneDatabase } from '../../helpers/one-database.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -17,11 +15,10 @@ import { waitFor } from '../../helpers/wait-for.js';
  * card directly once, then the on-call does; the cards sent are decidable; restarts repeat nothing.
  */
 
+const onOneDatabase = butlersOnOneDatabase('butler-reminders-');
 let model: FakeModelServer;
 let toolServer: ToolServer;
-let dataDir: string;
 let platform: RecordingAdapter;
-const running: TestButler[] = [];
 let thread = 0;
 
 const ana = { id: 'ana', name: 'Ana' };
@@ -39,19 +36,13 @@ beforeEach(() => {
   model.reset();
   toolServer.requests.length = 0;
   platform = new RecordingAdapter();
-  dataDir = mkdtempSync(join(tmpdir(), 'butler-reminders-'));
-  return async () => {
-    for (const app of running.splice(0).reverse()) await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
 });
 
 async function start(
   timing: { remindAfter: string; escalateAfter: string },
   extra: { approvalTtlMinutes?: number; onExpiry?: 'reject' } = {},
 ): Promise<TestButler> {
-  const first = running[0];
-  const app = await startTestButler({
+  const app = await onOneDatabase({
     env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model' },
     config: {
       approvers: { console: ['olga', 'pat', 'oncall'] },
@@ -72,11 +63,8 @@ async function start(
         },
       ],
     },
-    dataDir,
-    ...(first?.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
     adapters: [platform],
   });
-  running.push(app);
   return app;
 }
 

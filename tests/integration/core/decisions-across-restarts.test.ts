@@ -1,14 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationAddress } from '../../../src/core/contracts/events.js';
 import { auditLog, inboundEvents } from '../../../src/storage/schema.js';
-import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
+import type { TestButler, TestButlerOptions } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
+import { butlersOnOneDatabase } from '../../helpers/one-database.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
@@ -18,11 +16,10 @@ import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
  * console) continues in the terminal chat, not in a process that cannot answer there.
  */
 
+const onOneDatabase = butlersOnOneDatabase('butler-decisions-');
 let model: FakeModelServer;
 let toolServer: ToolServer;
 let platform: RecordingAdapter;
-let dataDir: string;
-const running: TestButler[] = [];
 
 const ana = { id: 'ana', name: 'Ana' };
 const olga = { id: 'olga', name: 'Olga' };
@@ -41,17 +38,10 @@ beforeEach(() => {
   model.reset();
   toolServer.requests.length = 0;
   platform = new RecordingAdapter();
-  dataDir = mkdtempSync(join(tmpdir(), 'butler-decisions-'));
-  return async () => {
-    // The first Butler of a test owns the Postgres database: close it last.
-    for (const app of running.splice(0).reverse()) await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
 });
 
 /** A Butler on the test's database; `terminal` with the terminal chat's adapter, else the service with the API. */
 async function start(options: { approvers: string[]; terminal: boolean }): Promise<TestButler> {
-  const first = running[0];
   const settings: TestButlerOptions = {
     env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model', ONCALL_KEY: oncallKey },
     config: {
@@ -72,12 +62,9 @@ async function start(options: { approvers: string[]; terminal: boolean }): Promi
         ],
       },
     },
-    dataDir,
-    ...(first?.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
     ...(options.terminal ? { adapters: [platform] } : {}),
   };
-  const app = await startTestButler(settings);
-  running.push(app);
+  const app = await onOneDatabase(settings);
   return app;
 }
 

@@ -1,14 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationAddress, Decision } from '../../../src/core/contracts/events.js';
 import { approvalGrants } from '../../../src/storage/schema.js';
-import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
+import type { TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
+import { butlersOnOneDatabase } from '../../helpers/one-database.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 
@@ -17,11 +15,10 @@ import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
  * approver who did not ask approves it; one reject ends it; across restarts and processes.
  */
 
+const onOneDatabase = butlersOnOneDatabase('butler-quorum-');
 let model: FakeModelServer;
 let toolServer: ToolServer;
-let dataDir: string;
 let platform: RecordingAdapter;
-const running: TestButler[] = [];
 let thread = 0;
 
 const ana = { id: 'ana', name: 'Ana' };
@@ -40,18 +37,11 @@ beforeEach(() => {
   model.reset();
   toolServer.requests.length = 0;
   platform = new RecordingAdapter();
-  dataDir = mkdtempSync(join(tmpdir(), 'butler-quorum-'));
-  return async () => {
-    // The first Butler of a test owns the Postgres database: close it last.
-    for (const app of running.splice(0).reverse()) await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
 });
 
 /** A Butler on the test's database (a second one shares it: a restart, or another process on Postgres). */
 async function start(): Promise<TestButler> {
-  const first = running[0];
-  const app = await startTestButler({
+  const app = await onOneDatabase({
     env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model' },
     config: {
       approvers: { console: ['olga', 'pat', 'quinn'] },
@@ -66,11 +56,8 @@ async function start(): Promise<TestButler> {
         },
       ],
     },
-    dataDir,
-    ...(first?.databaseUrl ? { databaseUrl: first.databaseUrl } : {}),
     adapters: [platform],
   });
-  running.push(app);
   return app;
 }
 
@@ -166,7 +153,7 @@ describe(`two-person approvals (${databaseKind})`, () => {
     const before = await start();
     const [approvalId = ''] = (await askForRestarts(before, newAddress(), ['cache'])).approvalIds;
     await decide(before, approvalId, olga);
-    // Stopped, it stays first in `running`: its database is the test's, dropped when the test ends.
+    // Stopped, it stays among the test's Butlers: its database is the test's, dropped when the test ends.
     await before.stop();
 
     const after = await start();
