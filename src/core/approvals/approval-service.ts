@@ -12,6 +12,7 @@ import {
   type Platform,
   samePerson,
 } from '../contracts/events.js';
+import { isUuid } from '../contracts/ids.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Observer } from '../contracts/observer.js';
 import type {
@@ -34,8 +35,12 @@ import { batchCard, batchDetails, isPastDeadline, offersStanding } from './batch
 import type { DecisionResult } from './decision.js';
 import { decisionParties } from './parties.js';
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const riskRank: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
+const approvedAlready = 'You approved it already: it waits for another approver.';
+
+/** Whether a click came from the request's card or a copy of it sent to someone directly (same buttons). */
+const isCardOf = (first: ApprovalRecord, messageId: string | undefined) =>
+  messageId === first.cardMessageId || first.noticeCards.some((notice) => notice.messageId === messageId);
 
 export interface ApprovalServiceOptions {
   /** How long "Approve for this conversation" lasts; 0 turns it off. */
@@ -90,18 +95,14 @@ export class ApprovalService {
    */
   async details(received: ApprovalDetailsRequest): Promise<ApprovalDetails | undefined> {
     const id = (received.approvalId ?? received.batchId).toLowerCase();
-    if (!uuidPattern.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const batch =
       received.batchId === undefined ? await this.batchOf(id) : await this.store.approvals.listBatch(id);
     const [first] = batch;
     if (!first) return undefined;
     if (first.platform !== received.platform && !decidesEverywhere.includes(received.platform))
       return undefined;
-    // Its card, or a copy of it sent to someone directly (which shows the same button).
-    const onCard =
-      received.cardMessageId === first.cardMessageId ||
-      first.noticeCards.some((notice) => notice.messageId === received.cardMessageId);
-    if (received.cardMessageId !== undefined && !onCard) {
+    if (received.cardMessageId !== undefined && !isCardOf(first, received.cardMessageId)) {
       this.logger.warn(
         { approvalId: id, platform: received.platform, clickedMessage: received.cardMessageId },
         'show-arguments click on a message that is not its card',
@@ -139,7 +140,7 @@ export class ApprovalService {
     if (approval.status !== 'pending' || approval.expiresAt <= new Date())
       return { allowed: false, reason: 'It no longer waits for a decision.' };
     if (approval.votes?.some((vote) => samePerson(vote, user)))
-      return { allowed: false, reason: 'You approved it already: it waits for another approver.' };
+      return { allowed: false, reason: approvedAlready };
     return this.policy.mayDecide({
       ...decisionParties(approval),
       risk: approval.risk,
@@ -174,7 +175,7 @@ export class ApprovalService {
       code: 'not_found',
       message: 'This approval request no longer exists.',
     };
-    if (!uuidPattern.test(id)) return notFound;
+    if (!isUuid(id)) return notFound;
     const log = this.logger.child({ approvalId: id, platform: input.platform });
     const batch =
       input.batchId === undefined
@@ -197,8 +198,7 @@ export class ApprovalService {
     }
     // A button decides only the card it is on (or a copy of it sent to someone directly): a value naming
     // another request is not this card's.
-    const onNotice = first.noticeCards.some((notice) => notice.messageId === input.cardMessageId);
-    if (input.cardMessageId !== undefined && input.cardMessageId !== first.cardMessageId && !onNotice) {
+    if (input.cardMessageId !== undefined && !isCardOf(first, input.cardMessageId)) {
       log.warn({ clickedMessage: input.cardMessageId }, 'approval click on a message that is not its card');
       return { ...notFound, message: 'This button does not belong to this request.' };
     }
@@ -238,7 +238,7 @@ export class ApprovalService {
         return {
           ok: false,
           code: 'not_authorized',
-          message: 'You approved it already: it waits for another approver.',
+          message: approvedAlready,
           card: this.card(after),
         };
       return alreadyDecided(after, input.approvalId, this.card(after));
@@ -264,7 +264,12 @@ export class ApprovalService {
     // Every card of the request shows the decision, but the one clicked (its platform redraws that one): the
     // channel's card after a decision taken elsewhere (the API, Slack's App Home, a reminder), and the copies.
     await this.showEverywhere(after, {
-      channel: crossChannel || input.offCard === true || onNotice,
+      // A click on a copy sent directly (it passed the check above) leaves the channel's card to be redrawn here.
+      channel:
+        crossChannel ||
+        input.offCard === true ||
+        (input.cardMessageId !== undefined && input.cardMessageId !== first.cardMessageId),
+      card,
       except: input.cardMessageId,
     });
     // An approval counted toward a quorum is neither decided nor left to someone else: it waits for more.
@@ -289,11 +294,14 @@ export class ApprovalService {
    */
   async showEverywhere(
     batch: readonly ApprovalRecord[],
-    { channel = true, except }: { channel?: boolean; except?: string | undefined } = {},
+    {
+      channel = true,
+      except,
+      card = this.card(batch),
+    }: { channel?: boolean; except?: string | undefined; card?: ApprovalCard } = {},
   ): Promise<void> {
     const [first] = batch;
     if (!first) return;
-    const card = this.card(batch);
     const log = this.logger.child({ batchId: first.batchId });
     if (channel && first.cardMessageId && first.cardMessageId !== except)
       await this.options

@@ -84,10 +84,11 @@ export class ApprovalNotices {
       stage === 'reminder'
         ? `A request in a conversation is waiting for your decision (asked by ${names(first.requesters)}).`
         : `Escalated to you: a request has waited for a decision since ${first.createdAt.toISOString().slice(11, 16)} UTC (asked by ${names(first.requesters)}).`;
+    // One card for everyone told now; the redraw below adds who was told to every copy.
+    const card = this.approvals.card(batch);
     for (const person of people) {
       try {
         const direct = await adapter.openDirectConversation(person, address.workspace, note);
-        const card = this.approvals.card(await this.store.approvals.listBatch(batchId));
         const messageId = await adapter.postApprovalCard({ address: direct, userId: person.id }, card);
         await this.store.approvals.addNoticeCard(batchId, {
           stage,

@@ -33,6 +33,12 @@ export type BudgetVerdict =
 const percent = (fraction: number) => `${Math.floor(fraction * 100)}%`;
 
 export class BudgetBook {
+  /**
+   * Notes this process knows were claimed (by it or another): once a threshold is passed every later turn of
+   * the period would ask again, and the answer never changes, so it is asked once.
+   */
+  private readonly noted = new Set<string>();
+
   constructor(
     private readonly budgets: readonly Budget[],
     private readonly store: Store,
@@ -126,6 +132,8 @@ export class BudgetBook {
     const passed = state.budget.warnAt.filter((fraction) => state.fraction >= fraction);
     let claimed = false;
     for (const threshold of passed) {
+      const known = `${state.key}|${state.limit}|${state.period}|${threshold}`;
+      if (this.noted.has(known)) continue;
       const notice = {
         budget: state.key,
         limit: state.limit,
@@ -134,6 +142,7 @@ export class BudgetBook {
         conversationKey: subject.conversationKey,
       };
       if (await this.store.budgets.claimNotice(notice)) claimed = true;
+      this.noted.add(known);
     }
     if (!claimed) return undefined;
     this.logger.info(

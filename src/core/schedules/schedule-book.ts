@@ -2,6 +2,7 @@ import type { TurnOutcome } from '../contracts/adapter.js';
 import { encodeConversationKey } from '../contracts/conversation-key.js';
 import { NotAllowedError } from '../contracts/errors.js';
 import { type ConversationAddress, type Person, samePerson } from '../contracts/events.js';
+import { isUuid } from '../contracts/ids.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ScheduleRecord, ScheduleSource, ScheduleStatus, Store } from '../contracts/store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
@@ -166,8 +167,9 @@ export class ScheduleBook {
     });
   }
 
-  get(id: string): Promise<ScheduleRecord | undefined> {
-    return this.deps.store.schedules.get(id);
+  /** The task, or undefined for an id that names none (one that is no UUID included). */
+  async get(id: string): Promise<ScheduleRecord | undefined> {
+    return isUuid(id) ? this.deps.store.schedules.get(id) : undefined;
   }
 
   cancel(id: string, actor: ScheduleActor): Promise<ScheduleRecord> {
@@ -190,7 +192,7 @@ export class ScheduleBook {
     from: readonly ScheduleStatus[],
   ): Promise<ScheduleRecord> {
     const { store, policy } = this.deps;
-    const schedule = await store.schedules.get(id);
+    const schedule = await this.get(id);
     if (!schedule) throw new ScheduleRequestError(`there is no task ${id}`);
     const approver = !actor.admin && policy.isApprover(actor.person, schedule.conversationKey);
     if (!actor.admin && !samePerson(schedule.creator, actor.person) && !approver)

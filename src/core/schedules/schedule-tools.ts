@@ -3,7 +3,7 @@ import { onPlatform } from '../contracts/events.js';
 import type { ScheduleRecord } from '../contracts/store.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { PersonalOwner, Tool, ToolContext } from '../tools/tool.js';
-import { type ScheduleBook, ScheduleRequestError } from './schedule-book.js';
+import type { ScheduleBook } from './schedule-book.js';
 import { describeTime } from './timing.js';
 
 /**
@@ -25,16 +25,6 @@ function asker(context: ToolContext) {
   const owner = soleAsker(context.requesters);
   if (!owner.ok) throw new Error(owner.error);
   return onPlatform(owner.owner, context.address.platform);
-}
-
-/** A request the book refused is the model's to fix or explain: its message, not a stack. */
-async function asked<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ScheduleRequestError) throw new Error(error.message);
-    throw error;
-  }
 }
 
 export function describeTask(schedule: ScheduleRecord, timezone = schedule.timezone): string {
@@ -83,20 +73,18 @@ export function createScheduleTools(book: ScheduleBook): Tool[] {
     execute: async (input, context) => {
       // A run that schedules more runs could multiply itself without anyone asking.
       if (context.scheduleId) throw new Error('a scheduled run cannot schedule further tasks');
-      const { confirmation } = await asked(() =>
-        book.create({
-          creator: asker(context),
-          address: context.address,
-          prompt: input.prompt,
-          at: input.at,
-          cron: input.cron,
-          timezone: input.timezone,
-          anchor: context.replyTo,
-          isDirect: context.isDirect,
-          direct: input.direct,
-          source: 'chat',
-        }),
-      );
+      const { confirmation } = await book.create({
+        creator: asker(context),
+        address: context.address,
+        prompt: input.prompt,
+        at: input.at,
+        cron: input.cron,
+        timezone: input.timezone,
+        anchor: context.replyTo,
+        isDirect: context.isDirect,
+        direct: input.direct,
+        source: 'chat',
+      });
       return confirmation;
     },
   });
@@ -127,7 +115,7 @@ export function createScheduleTools(book: ScheduleBook): Tool[] {
     personal: (_input, requesters) => soleAsker(requesters),
     summarize: (input) => `Cancel scheduled task ${input.id}`,
     execute: async (input, context) => {
-      const cancelled = await asked(() => book.cancel(input.id, { person: asker(context) }));
+      const cancelled = await book.cancel(input.id, { person: asker(context) });
       return `Cancelled task ${cancelled.id} (${JSON.stringify(cancelled.prompt)}).`;
     },
   });
