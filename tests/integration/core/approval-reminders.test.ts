@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ConversationAddress } from '../../../src/core/contracts/events.js';
+import { ageRequest, hour } from '../../helpers/approval-clock.js';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -89,16 +90,19 @@ const cardsIn = (channel: string) => platform.cards.filter((card) => card.target
 
 describe(`reminders and escalation (${databaseKind})`, () => {
   it('reminds each approver who has not approved once, escalates once, and the cards sent decide the request', async () => {
-    const app = await start({ remindAfter: '1500ms', escalateAfter: '3s' });
+    const app = await start({ remindAfter: '1h', escalateAfter: '2h' });
     const channelCard = await askForRestart(app);
     const approvalId = channelCard.card.calls[0]?.approvalId ?? '';
     await app.butler.service.decide({ approvalId, platform: 'console', user: olga, decision: 'approve' });
 
+    // Aged past the reminder only after Olga's approval, so the test never races a real delay.
+    await ageRequest(app.butler, approvalId, hour);
     await waitFor(() => sentTo('pat').length > 0 && sentTo('oncall').length > 0, 10_000);
     // Olga approved already, Ana asked: neither is reminded.
     expect(sentTo('olga')).toEqual([]);
     expect(sentTo('ana')).toEqual([]);
     expect(cardsIn('Dpat')).toHaveLength(1);
+    await ageRequest(app.butler, approvalId, hour);
     await waitFor(() => sentTo('oncall').length === 2, 10_000);
     expect(sentTo('oncall')[1]?.note).toMatch(/^Escalated to you: a request has waited/);
     await delay(800);

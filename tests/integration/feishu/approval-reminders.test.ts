@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { ageRequest, hour } from '../../helpers/approval-clock.js';
 import { databaseKind } from '../../helpers/database.js';
 import type { FakeMessage } from '../../helpers/fake-feishu-api.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -23,8 +24,8 @@ const suite = useFeishuButler({
     approvers: { feishu: [approverOpenId, patOpenId, oncallOpenId] },
     approvalPolicy: {
       quorum: { high: 2 },
-      remindAfter: '1500ms',
-      escalateAfter: '3s',
+      remindAfter: '1h',
+      escalateAfter: '2h',
       escalateTo: { feishu: [oncallOpenId] },
     },
   },
@@ -68,7 +69,8 @@ describe(`Feishu reminders and escalation of a two-person approval (${databaseKi
         text: '@_user_1 restart billing',
       }),
     );
-    // The first approver approves as soon as the card is up: before the reminder is due, so is not reminded.
+    // The first approver approves before the reminder is due (the request is aged past it only then), so is not
+    // reminded.
     const card = await waitFor(() => repliesTo(suite.fake, userMessageId).find(isCard));
     expect(card.replyInThread).toBe(true);
     const approvalId = /"approval_id":"([^"]+)"/.exec(JSON.stringify(card.content))?.[1] ?? '';
@@ -82,6 +84,9 @@ describe(`Feishu reminders and escalation of a two-person approval (${databaseKi
     expect(buttonCount(first.body.card)).toBeGreaterThan(0);
 
     // Pat and the on-call get the card in their direct chats; then the on-call again, escalated.
+    await ageRequest(suite.app.butler, approvalId, hour);
+    await waitFor(() => (cardsTo(oncallOpenId).length === 1 && cardsTo(patOpenId).length === 1) || undefined);
+    await ageRequest(suite.app.butler, approvalId, hour);
     await waitFor(() => cardsTo(oncallOpenId).length === 2 || undefined, 10_000);
     await delay(800);
     expect(cardsTo(patOpenId)).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ageRequest, hour } from '../../helpers/approval-clock.js';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -41,8 +42,8 @@ beforeAll(async () => {
       approvers: { slack: [olga.id, pat.id, oncall.id] },
       approvalPolicy: {
         quorum: { high: 2 },
-        remindAfter: '1500ms',
-        escalateAfter: '3s',
+        remindAfter: '1h',
+        escalateAfter: '2h',
         escalateTo: { slack: [oncall.id] },
       },
     },
@@ -93,7 +94,7 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
       slackUrl,
       asJson(envelope(appMention({ ts: threadTs, text: '<@U0BUTLER> restart billing' }))),
     );
-    // Olga approves as soon as the card is up: before the reminder is due, so she is not reminded.
+    // Olga approves before the reminder is due (the request is aged past it only then), so she is not reminded.
     const card = await fake.waitFor(() => cardsIn('C0GENERAL')[0]);
     expect(card.args.thread_ts).toBe(threadTs);
     const approvalId = approvalIdOf(card);
@@ -111,6 +112,9 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
     expect(tools.requests).toHaveLength(0);
 
     // Pat and the on-call are reminded in their DMs; then the on-call gets the card again, escalated.
+    await ageRequest(app.butler, approvalId, hour);
+    await fake.waitFor(() => cardsIn('D0ONCALL').length === 1 && cardsIn('D0PAT').length === 1, 10_000);
+    await ageRequest(app.butler, approvalId, hour);
     await fake.waitFor(() => cardsIn('D0ONCALL').length === 2, 10_000);
     await delay(800);
     expect(cardsIn('D0PAT')).toHaveLength(1);
@@ -203,6 +207,7 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
     const card = await fake.waitFor(() => cardsIn('C0GENERAL')[0]);
     expect(shown(card)).toContain('butler_show_arguments');
     const approvalId = approvalIdOf(card);
+    await ageRequest(app.butler, approvalId, hour);
     await fake.waitFor(() => dmCards('D0PAT')[0], 10_000);
     await postToSlack(
       slackUrl,
