@@ -57,7 +57,9 @@ function environment() {
   writeFileSync(
     configPath,
     JSON.stringify({
-      worker: { leaseSeconds: 2, pollMilliseconds: 20, sweepMilliseconds: 200 },
+      // A lease long enough that a child stalled by a loaded machine (the embedded database runs on its
+      // main thread) keeps it: a lapsed lease rightly reruns the turn, which would ask the model a third time.
+      worker: { leaseSeconds: 4, pollMilliseconds: 20, sweepMilliseconds: 200 },
       schedules: { checkEvery: '100ms' },
     }),
   );
