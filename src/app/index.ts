@@ -4,6 +4,7 @@ import type { PlatformConnector } from '../adapters/connector.js';
 import type { CallOutcome } from '../adapters/pacing/index.js';
 import type { AppConfig } from '../config/index.js';
 import { ApprovalService } from '../core/approvals/approval-service.js';
+import { createApprovalTools } from '../core/approvals/approval-tools.js';
 import { ApprovalNotices } from '../core/approvals/notices.js';
 import { BudgetBook } from '../core/budgets/index.js';
 import type { ButlerIntake, ChatAdapter } from '../core/contracts/adapter.js';
@@ -98,7 +99,10 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const policy = new ApprovalPolicy(file.approvers, profileApprovers(config.channels));
   const adapters = new Map<Platform, ChatAdapter>();
   const schedules = createSchedules(config, store, policy, adapters, logger);
-  const { tools, mcp, toolProblems } = createTools(config, store, logger, schedules.tools);
+  const { tools, mcp, toolProblems } = createTools(config, store, logger, [
+    ...schedules.tools,
+    ...createApprovalTools(store.reads, policy, file.schedules.defaultTimezone),
+  ]);
   // Served on the service's HTTP port; the terminal chat has none.
   const metrics =
     options.listen && file.metrics.enabled

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Butler } from '../../src/app/index.js';
+import type { OpenDatabase } from '../../src/storage/database.js';
 import { approvals } from '../../src/storage/schema.js';
 
 /**
@@ -7,8 +7,12 @@ import { approvals } from '../../src/storage/schema.js';
  * next sweep. Tests give `remindAfter` and `escalateAfter` hours and age the request when they want the next
  * stage: a click that must land before the reminder then never races a real delay on a loaded machine.
  */
-export async function ageRequest(butler: Butler, approvalId: string, ms: number): Promise<void> {
-  await butler.database.db
+export async function ageRequest(
+  database: Pick<OpenDatabase, 'db'>,
+  approvalId: string,
+  ms: number,
+): Promise<void> {
+  await database.db
     .update(approvals)
     .set({ createdAt: sql`${approvals.createdAt} - ${Math.round(ms)}::int * interval '1 millisecond'` })
     .where(

@@ -89,6 +89,9 @@ export interface ReadRepository {
     filter: PageRequest & {
       status?: ApprovalRecord['status'] | undefined;
       platform?: ApprovalRecord['platform'] | undefined;
+      conversationKey?: string | undefined;
+      /** Asked at or after this time. */
+      since?: Date | undefined;
     },
   ): Promise<Page<ApprovalListItem>>;
   /** The conversations `person` last wrote in (within the inbox's retention), newest first. */

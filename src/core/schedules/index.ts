@@ -10,4 +10,4 @@ export {
 } from './schedule-book.js';
 export { createScheduleTools, describeTask } from './schedule-tools.js';
 export { Scheduler, type SchedulerOptions } from './scheduler.js';
-export { describeTime, isTimeZone } from './timing.js';
+export { describeTime, isTimeZone, parseSince } from './timing.js';

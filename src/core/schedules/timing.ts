@@ -76,6 +76,18 @@ export function parseMoment(text: string, timezone: string, now: Date): Checked<
   };
 }
 
+/** A moment in the past: an ISO 8601 duration back from now (`P1D`), or a time as `parseMoment` reads one. */
+export function parseSince(text: string, timezone: string, now: Date): Checked<Date> {
+  const back = durationMs(text);
+  if (back !== undefined) return { ok: true, value: new Date(now.getTime() - back) };
+  const moment = parseMoment(text, timezone, now);
+  if (moment.ok) return moment;
+  return {
+    ok: false,
+    error: `"${text}" is not a time: give an ISO 8601 time (2026-12-01T09:00, with or without an offset) or a duration back from now (P1D)`,
+  };
+}
+
 /** The first slot after `after`, or null when the pattern has no more. */
 export function nextSlot(cron: string, timezone: string, after: Date): Date | null {
   return cronJob(cron, timezone).nextRun(after);

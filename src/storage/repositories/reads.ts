@@ -105,7 +105,7 @@ export function readRepository(db: Database): ReadRepository {
       };
     },
 
-    async approvals({ cursor, limit, status, platform }) {
+    async approvals({ cursor, limit, status, platform, conversationKey, since }) {
       const rows = await db
         .select()
         .from(approvals)
@@ -113,6 +113,8 @@ export function readRepository(db: Database): ReadRepository {
           all(
             status ? eq(approvals.status, status) : undefined,
             platform ? eq(approvals.platform, platform) : undefined,
+            conversationKey ? eq(approvals.conversationKey, conversationKey) : undefined,
+            since ? gte(approvals.createdAt, since) : undefined,
             before(cursor, approvals.createdAt, approvals.id),
           ),
         )

@@ -96,13 +96,13 @@ describe(`reminders and escalation (${databaseKind})`, () => {
     await app.butler.service.decide({ approvalId, platform: 'console', user: olga, decision: 'approve' });
 
     // Aged past the reminder only after Olga's approval, so the test never races a real delay.
-    await ageRequest(app.butler, approvalId, hour);
+    await ageRequest(app.butler.database, approvalId, hour);
     await waitFor(() => sentTo('pat').length > 0 && sentTo('oncall').length > 0, 10_000);
     // Olga approved already, Ana asked: neither is reminded.
     expect(sentTo('olga')).toEqual([]);
     expect(sentTo('ana')).toEqual([]);
     expect(cardsIn('Dpat')).toHaveLength(1);
-    await ageRequest(app.butler, approvalId, hour);
+    await ageRequest(app.butler.database, approvalId, hour);
     await waitFor(() => sentTo('oncall').length === 2, 10_000);
     expect(sentTo('oncall')[1]?.note).toMatch(/^Escalated to you: a request has waited/);
     await delay(800);

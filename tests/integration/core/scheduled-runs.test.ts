@@ -149,6 +149,42 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
     expect((await app.butler.schedules.get(schedule.id))?.lastOutcome).toBe('parked');
   });
 
+  it('a digest run by an approver lists the requests still waiting in every conversation ("post yesterday\'s open approvals")', async () => {
+    const asked = newAddress();
+    model.enqueue(call('deploy', { service: 'billing' }, 'call_waiting_deploy'));
+    await ask(asked, 'deploy billing');
+    await waitFor(() => platform.cards.some((card) => card.target.address.thread === asked.thread), 10_000);
+    const digest = newAddress();
+    model.enqueue(call('list_approvals', { everywhere: true, since: 'P1D' }), (request) => ({
+      text: String(request.messages.at(-1)?.content),
+    }));
+    await app.butler.schedules.create({
+      creator: { ...olga, platform: 'console' },
+      address: digest,
+      prompt: "Post yesterday's open approvals here",
+      at: 'PT1S',
+      isDirect: false,
+      source: 'chat',
+    });
+    const posted = await waitFor(
+      () => platform.replies.find((reply) => reply.target.address.thread === digest.thread)?.finalText,
+      10_000,
+    );
+    expect(posted).toMatch(/^Pending approval requests on console since /);
+    expect(posted).toMatch(
+      new RegExp(
+        `deploy \\(high risk\\) "Deploy a service \\(service=billing\\)": waiting, .*asked for Ana .* in console channel ops, thread ${asked.thread}`,
+      ),
+    );
+    await app.butler.service.decide({
+      approvalId: platform.lastCard().card.calls[0]?.approvalId ?? '',
+      platform: 'console',
+      user: olga,
+      decision: 'reject',
+    });
+    await app.settle();
+  });
+
   it('cancels a task from chat before it runs; nobody else may', async () => {
     const address = newAddress();
     const { schedule } = await app.butler.schedules.create({

@@ -84,9 +84,9 @@ describe(`Feishu reminders and escalation of a two-person approval (${databaseKi
     expect(buttonCount(first.body.card)).toBeGreaterThan(0);
 
     // Pat and the on-call get the card in their direct chats; then the on-call again, escalated.
-    await ageRequest(suite.app.butler, approvalId, hour);
+    await ageRequest(suite.app.butler.database, approvalId, hour);
     await waitFor(() => (cardsTo(oncallOpenId).length === 1 && cardsTo(patOpenId).length === 1) || undefined);
-    await ageRequest(suite.app.butler, approvalId, hour);
+    await ageRequest(suite.app.butler.database, approvalId, hour);
     await waitFor(() => cardsTo(oncallOpenId).length === 2 || undefined, 10_000);
     await delay(800);
     expect(cardsTo(patOpenId)).toHaveLength(1);

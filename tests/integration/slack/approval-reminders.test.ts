@@ -112,9 +112,9 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
     expect(tools.requests).toHaveLength(0);
 
     // Pat and the on-call are reminded in their DMs; then the on-call gets the card again, escalated.
-    await ageRequest(app.butler, approvalId, hour);
+    await ageRequest(app.butler.database, approvalId, hour);
     await fake.waitFor(() => cardsIn('D0ONCALL').length === 1 && cardsIn('D0PAT').length === 1, 10_000);
-    await ageRequest(app.butler, approvalId, hour);
+    await ageRequest(app.butler.database, approvalId, hour);
     await fake.waitFor(() => cardsIn('D0ONCALL').length === 2, 10_000);
     await delay(800);
     expect(cardsIn('D0PAT')).toHaveLength(1);
@@ -207,7 +207,7 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
     const card = await fake.waitFor(() => cardsIn('C0GENERAL')[0]);
     expect(shown(card)).toContain('butler_show_arguments');
     const approvalId = approvalIdOf(card);
-    await ageRequest(app.butler, approvalId, hour);
+    await ageRequest(app.butler.database, approvalId, hour);
     await fake.waitFor(() => dmCards('D0PAT')[0], 10_000);
     await postToSlack(
       slackUrl,
