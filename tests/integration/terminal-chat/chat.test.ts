@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCard } from '../../../src/adapters/terminal-chat/console-adapter.js';
@@ -219,7 +219,8 @@ describe('npm run chat', () => {
       expect(chat.output()).not.toContain('Nothing is running.');
       model.enqueue({ text: 'Briefly, then.' });
       chat.type('briefly');
-      await chat.waitFor('Briefly, then.');
+      // The prompt comes back once the turn has ended: a /stop typed before it would still stop the turn.
+      await chat.waitFor(`Briefly, then.\n\n${userInfo().username} › `);
       chat.type('/stop');
       await chat.waitFor('Nothing is running.');
       chat.type('/quit');
