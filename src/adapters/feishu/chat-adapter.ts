@@ -174,6 +174,8 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
       return address;
     },
 
+    nameOf: (userId, workspace) => names.get(workspace, userId),
+
     async prepare(message: InboundMessage, { newConversation }): Promise<PreparedMessage> {
       // A direct chat is one conversation per person: its first message is the first they sent Butler.
       const prompts = options.suggestedPrompts ?? [];

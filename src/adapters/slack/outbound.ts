@@ -238,6 +238,8 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
       return { platform: 'slack', workspace, channel, thread: mainThread };
     },
 
+    nameOf: (userId) => names.get(userId),
+
     prepare: (message: InboundMessage, options: { newConversation: boolean }) =>
       prepareMessage({ api, names, identity: dependencies.identity, logger }, message, options),
   };

@@ -86,7 +86,10 @@ export class ApprovalNotices {
         : `Escalated to you: a request has waited for a decision since ${first.createdAt.toISOString().slice(11, 16)} UTC (asked by ${names(first.requesters)}).`;
     // One card for everyone told now; the redraw below adds who was told to every copy.
     const card = this.approvals.card(batch);
-    for (const person of people) {
+    for (const known of people) {
+      // Approvers are configured by id: the card says who was told by the name the platform knows.
+      const name = await adapter.nameOf?.(known.id, address.workspace);
+      const person = name ? { ...known, name } : known;
       try {
         const direct = await adapter.openDirectConversation(person, address.workspace, note);
         const messageId = await adapter.postApprovalCard({ address: direct, userId: person.id }, card);

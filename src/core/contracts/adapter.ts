@@ -135,6 +135,12 @@ export interface ChatAdapter {
    * message have one). Scheduled tasks that answer "remind me" use it. Throws when the platform refuses.
    */
   openDirectConversation?(user: ChatUser, workspace: string, note: string): Promise<ConversationAddress>;
+  /**
+   * Optional: the name the platform shows for `userId` in `workspace` (from its cached profile lookups), for
+   * text about someone Butler knows only by id, such as who was reminded of a request. Undefined when the
+   * platform does not say; never throws.
+   */
+  nameOf?(userId: string, workspace: string): Promise<string | undefined>;
 }
 
 export interface PreparedMessage {

@@ -57,6 +57,7 @@ function click(approvalId: string, messageId: string, operatorOpenId: string) {
 
 describe(`Feishu reminders and escalation of a two-person approval (${databaseKind})`, () => {
   it('sends the card to each approver still needed once, the on-call once more, and a click on a copy completes the quorum', async () => {
+    suite.fake.contactUsers.set(patOpenId, { name: 'Pat Lin' });
     suite.model.enqueue({
       toolCalls: [{ id: uniqueId('call_'), name: 'restart_service', arguments: '{"service":"billing"}' }],
     });
@@ -103,9 +104,9 @@ describe(`Feishu reminders and escalation of a two-person approval (${databaseKi
       expect(JSON.stringify(copy.content)).toContain(`"approval_id":"${approvalId}"`);
       expect(copy.replyTo).toBeUndefined();
     }
-    // The group's card says who was told.
+    // The group's card says who was told: by name where the contact API gives one, else by open_id.
     expect(suite.fake.visibleText(card.messageId)).toMatch(
-      /reminded .*pat.*, .*oncall.* at \d\d:\d\d UTC; escalated to .*oncall.* at \d\d:\d\d UTC/,
+      /reminded Pat Lin, ou&#95;oncall0+4 at \d\d:\d\d UTC; escalated to ou&#95;oncall0+4 at \d\d:\d\d UTC/,
     );
 
     // A callback naming the request from a message that is neither its card nor a copy (Pat's reminder note).

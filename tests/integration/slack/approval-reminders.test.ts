@@ -139,9 +139,9 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
       expect(approvalIdOf(dmCard)).toBe(approvalId);
       expect(dmCard.args.thread_ts).toBeUndefined();
     }
-    // The channel's card says who was told (by member id: the notices know no names yet).
+    // The channel's card says who was told, by the names users.info gives.
     expect(shown(updatesOf('C0GENERAL', channelCard.messageTs).at(-1))).toMatch(
-      /reminded (pat|U0PAT), (oncall|U0ONCALL) at \d\d:\d\d UTC; escalated to (oncall|U0ONCALL) at \d\d:\d\d UTC/,
+      /reminded pat, oncall at \d\d:\d\d UTC; escalated to oncall at \d\d:\d\d UTC/,
     );
 
     // A click naming the request, from a message that is neither its card nor a copy (Pat's reminder note).
