@@ -101,6 +101,8 @@ export class Router {
     signal: AbortSignal;
     observer: StepObserver;
     logger: Logger;
+    /** The routing model's tokens, counted with the turn's (usage and budgets). */
+    addUsage: (usage: TokenUsage) => void;
   }): Promise<Route> {
     const startTime = new Date();
     const lines = transcript(input.messages);
@@ -124,6 +126,7 @@ export class Router {
       });
       content = result.content;
       usage = result.usage;
+      if (usage) input.addUsage(usage);
       decision = this.validate(parseDecisionText(result.content));
     } catch (caught) {
       if (input.signal.aborted) throw caught;

@@ -17,11 +17,14 @@ export function turnBinding(turn: Turn): TurnBinding {
       turn.reply.endStep();
       await turn.working.progress(`is asking ${names}…`);
     },
-    addUsage: (usage) => {
-      turn.usage.promptTokens += usage.promptTokens;
-      turn.usage.completionTokens += usage.completionTokens;
-    },
+    addUsage: (usage) => addTokens(turn, usage),
   };
+}
+
+/** Tokens another model spent for the turn (a sub-agent, routing): counted as the turn's, at its price. */
+export function addTokens(turn: Turn, usage: { promptTokens: number; completionTokens: number }): void {
+  turn.usage.promptTokens += usage.promptTokens;
+  turn.usage.completionTokens += usage.completionTokens;
 }
 
 /**

@@ -16,7 +16,7 @@ import {
 } from '../tool-calls/index.js';
 import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.js';
 import { answerCommand } from './commands.js';
-import { resumeAgents, turnBinding } from './delegation.js';
+import { addTokens, resumeAgents, turnBinding } from './delegation.js';
 import { incomingMessages } from './incoming.js';
 import {
   adapterFor,
@@ -312,6 +312,7 @@ export class TurnRunner {
       signal: turn.signal,
       observer: turn.observer,
       logger: turn.log,
+      addUsage: (usage) => addTokens(turn, usage),
     });
     if (route.action === 'delegated')
       return { parked: await this.resolveStep(turn, pending, routedStep(route)) };

@@ -69,6 +69,21 @@ describe(`routing decisions on ${databaseKind}`, () => {
     });
   });
 
+  it("counts the routing model's tokens with the turn's, as its usage and budgets see them", async () => {
+    suite.model.enqueueFor(isRouting, {
+      ...decision({}),
+      usage: { promptTokens: 300, completionTokens: 20 },
+    });
+    suite.model.enqueue({ text: 'Answered.', usage: { promptTokens: 100, completionTokens: 10 } });
+    const address = newAddress();
+    await ask(suite.app, address, 'hello');
+    const totals = await suite.app.butler.store.usage.totals({
+      conversationKey: `console:local:ops:${address.thread}`,
+      since: new Date(Date.now() - 60_000),
+    });
+    expect(totals).toMatchObject({ turns: 1, promptTokens: 400, completionTokens: 30 });
+  });
+
   it('leaves a low-confidence delegation to Butler’s own model', async () => {
     suite.model.enqueueFor(isRouting, decision({ intent: 'delegate', agent: 'ops', confidence: 0.4 }));
     suite.model.enqueue({ text: 'Answered myself.' });
