@@ -124,6 +124,10 @@ async function main(): Promise<void> {
     terminal.setPrompt(`${user.id} › `);
     terminal.prompt();
   };
+  adapter.onUnawaitedEnd((end) => {
+    if (end.kind === 'card') waiting = end.card;
+    prompt();
+  });
   prompt();
   for await (const input of terminal) {
     const line = input.trim();

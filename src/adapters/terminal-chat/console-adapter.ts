@@ -106,6 +106,7 @@ export function approvalHint(card: ApprovalCard): string {
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = 'console' as const;
   private waiters: Array<(end: TurnEnd) => void> = [];
+  private unawaited: ((end: TurnEnd) => void) | undefined;
   private sequence = 0;
 
   constructor(
@@ -119,8 +120,18 @@ export class ConsoleAdapter implements ChatAdapter {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Called when a turn nobody in the chat waited on ends (a scheduled task's run): the chat shows its prompt
+   * again, and takes the run's card so that /approve decides it.
+   */
+  onUnawaitedEnd(handler: (end: TurnEnd) => void): void {
+    this.unawaited = handler;
+  }
+
   private ended(end: TurnEnd): void {
-    for (const resolve of this.waiters.splice(0)) resolve(end);
+    const waiting = this.waiters.splice(0);
+    if (waiting.length === 0) this.unawaited?.(end);
+    for (const resolve of waiting) resolve(end);
   }
 
   async openReply(_target: ReplyTarget, options: OpenReplyOptions = {}): Promise<ReplyStream> {

@@ -202,6 +202,37 @@ describe('npm run chat', () => {
     }
   }, 60_000);
 
+  it('answers a scheduled task at the prompt, and a risky call in its run waits for /approve', async () => {
+    tools.requests.length = 0;
+    const { chat, cleanUp } = await startChatWithTool({ schedules: { checkEvery: '200ms' } });
+    try {
+      await chat.waitFor('Butler chat with chat-model');
+      model.enqueue(
+        {
+          toolCalls: [
+            { id: 'call_task', name: 'schedule_task', arguments: '{"prompt":"Restart api","at":"PT2S"}' },
+          ],
+        },
+        (request) => ({ text: `Sure. ${String(request.messages.at(-1)?.content)}` }),
+        { toolCalls: [{ id: 'call_run', name: 'restart_service', arguments: '{"service":"api"}' }] },
+      );
+      chat.type('in 2 seconds, restart api');
+      await chat.waitFor('scheduled: next run');
+      // The run's card shows while nobody typed; the prompt comes back under it, and /approve decides it.
+      await chat.waitFor('Approval needed: restart_service (high risk)');
+      await chat.waitFor(`${userInfo().username} › `, { times: 3 });
+      model.enqueue({ text: 'api was restarted.' });
+      chat.type('/as olga');
+      chat.type('/approve');
+      await chat.waitFor('api was restarted.');
+      expect(restartedServices()).toEqual(['api']);
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+    } finally {
+      await cleanUp();
+    }
+  }, 60_000);
+
   it('stops an answer with /stop typed while it streams, then answers the next message', async () => {
     const { chat, cleanUp } = await startChatWithTool();
     try {
