@@ -27,6 +27,11 @@ export default defineConfig({
           // Most test time is waiting on sockets, child processes and timers: three files at once finish
           // in about 60% of the time on 2 cores (vitest's default here is one).
           maxWorkers: 3,
+          // Files share a worker's module cache: importing the SDKs and the database drivers once per worker
+          // instead of once per file took this project from about 455 s to 223 s on a 2-core machine (import
+          // time 300 s → 23 s). Test files keep no state in src's modules, and restore what they change in
+          // process.env.
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },

@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPostgresDatabase, dropPostgresDatabase, testDatabaseUrl } from './database.js';
+import {
+  createPostgresDatabase,
+  dropPostgresDatabase,
+  seedPgliteDirectory,
+  testDatabaseUrl,
+} from './database.js';
 import { entryArguments, tsxEnvironment } from './entry-points.js';
 
 /**
@@ -62,6 +67,7 @@ export async function createServiceHome(config: Record<string, unknown>): Promis
   const configPath = join(directory, 'butler.config.json');
   writeFileSync(configPath, JSON.stringify(config));
   const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
+  if (!databaseUrl) seedPgliteDirectory(join(directory, 'data'));
   const running = new Set<ChildProcessWithoutNullStreams>();
 
   return {
