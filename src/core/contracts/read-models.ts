@@ -90,6 +90,8 @@ export interface ReadRepository {
       status?: ApprovalRecord['status'] | undefined;
       platform?: ApprovalRecord['platform'] | undefined;
       conversationKey?: string | undefined;
+      /** Conversation keys that start with this (`channelKeyPrefix`: every thread of a channel). */
+      conversationKeyPrefix?: string | undefined;
       /** Asked at or after this time. */
       since?: Date | undefined;
     },

@@ -105,7 +105,7 @@ export function readRepository(db: Database): ReadRepository {
       };
     },
 
-    async approvals({ cursor, limit, status, platform, conversationKey, since }) {
+    async approvals({ cursor, limit, status, platform, conversationKey, conversationKeyPrefix, since }) {
       const rows = await db
         .select()
         .from(approvals)
@@ -114,6 +114,9 @@ export function readRepository(db: Database): ReadRepository {
             status ? eq(approvals.status, status) : undefined,
             platform ? eq(approvals.platform, platform) : undefined,
             conversationKey ? eq(approvals.conversationKey, conversationKey) : undefined,
+            conversationKeyPrefix
+              ? sql`starts_with(${approvals.conversationKey}, ${conversationKeyPrefix})`
+              : undefined,
             since ? gte(approvals.createdAt, since) : undefined,
             before(cursor, approvals.createdAt, approvals.id),
           ),

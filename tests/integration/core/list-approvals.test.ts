@@ -19,6 +19,7 @@ let store: Store;
 let tool: Tool;
 
 const here = 'slack:T1:C0OPS:100.1';
+const otherThread = 'slack:T1:C0OPS:300.3';
 const elsewhere = 'slack:T1:C0DEV:200.2';
 
 beforeAll(async () => {
@@ -59,25 +60,27 @@ beforeAll(async () => {
     at: new Date(),
   });
   await ask(elsewhere, 'drop_table', 'Drop the users table');
+  await ask(otherThread, 'scale_up', 'Scale the api to 6');
   const old = await ask(here, 'rotate_keys', 'Rotate the keys');
   await ageRequest(database, old.id, 3 * 86_400_000);
 });
 afterAll(() => database.close());
 
-const context = (requesters: ToolContext['requesters']): ToolContext => ({
+const context = (requesters: ToolContext['requesters'], isDirect: boolean): ToolContext => ({
   ...toolContext(),
   address: { platform: 'slack', workspace: 'T1', channel: 'C0OPS', thread: '100.1' },
   conversationKey: here,
   requester: requesters.at(-1) ?? { id: 'nobody' },
   requesters,
+  isDirect,
 });
 const ana = { id: 'U0ANA', name: 'Ana', timezone: 'America/New_York' };
 const olga = { id: 'U0OLGA', name: 'Olga' };
 
-async function run(input: unknown, requesters: ToolContext['requesters'] = [ana]) {
+async function run(input: unknown, requesters: ToolContext['requesters'] = [ana], isDirect = false) {
   const parsed = tool.parse(input);
   if (!parsed.ok) throw new Error(parsed.error);
-  return String(await tool.execute(parsed.value, context(requesters)));
+  return String(await tool.execute(parsed.value, context(requesters, isDirect)));
 }
 
 describe(`list_approvals (${databaseKind})`, () => {
@@ -107,12 +110,20 @@ describe(`list_approvals (${databaseKind})`, () => {
     await expect(run({ since: 'yesterday' })).rejects.toThrow(/"yesterday" is not a time/);
   });
 
-  it('lists every conversation of the platform for approvers only, and not when a non-approver wrote too', async () => {
-    const everywhere = await run({ everywhere: true }, [olga]);
-    expect(everywhere).toMatch(/^Pending approval requests on slack/);
+  it("lists a channel's threads to anyone there, and every conversation only to an approver in a direct chat", async () => {
+    const channel = await run({ scope: 'channel' });
+    expect(channel).toMatch(/^Pending approval requests in this conversation's channel/);
+    expect(channel).toContain('"Scale the api to 6": waiting');
+    expect(channel).toContain('in slack channel C0OPS, thread 300.3');
+    expect(channel).not.toContain('drop_table');
+
+    const everywhere = await run({ scope: 'everywhere' }, [olga], true);
+    expect(everywhere).toMatch(/^Pending approval requests on this platform/);
     expect(everywhere).toContain('"Drop the users table": waiting');
     expect(everywhere).toContain('in slack channel C0DEV, thread 200.2');
-    await expect(run({ everywhere: true }, [ana])).rejects.toThrow(/only approvers may list/);
-    await expect(run({ everywhere: true }, [olga, ana])).rejects.toThrow(/only approvers may list/);
+    // Not in a thread others read, not to a non-approver, not in a turn a non-approver wrote in too.
+    await expect(run({ scope: 'everywhere' }, [olga], false)).rejects.toThrow(/in a direct chat/);
+    await expect(run({ scope: 'everywhere' }, [ana], true)).rejects.toThrow(/only an approver/);
+    await expect(run({ scope: 'everywhere' }, [olga, ana], true)).rejects.toThrow(/only an approver/);
   });
 });

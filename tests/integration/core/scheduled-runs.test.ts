@@ -149,13 +149,13 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
     expect((await app.butler.schedules.get(schedule.id))?.lastOutcome).toBe('parked');
   });
 
-  it('a digest run by an approver lists the requests still waiting in every conversation ("post yesterday\'s open approvals")', async () => {
+  it('a digest run lists the requests still waiting in its channel\'s threads ("post yesterday\'s open approvals here")', async () => {
     const asked = newAddress();
     model.enqueue(call('deploy', { service: 'billing' }, 'call_waiting_deploy'));
     await ask(asked, 'deploy billing');
     await waitFor(() => platform.cards.some((card) => card.target.address.thread === asked.thread), 10_000);
     const digest = newAddress();
-    model.enqueue(call('list_approvals', { everywhere: true, since: 'P1D' }), (request) => ({
+    model.enqueue(call('list_approvals', { scope: 'channel', since: 'P1D' }), (request) => ({
       text: String(request.messages.at(-1)?.content),
     }));
     await app.butler.schedules.create({
@@ -170,7 +170,7 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
       () => platform.replies.find((reply) => reply.target.address.thread === digest.thread)?.finalText,
       10_000,
     );
-    expect(posted).toMatch(/^Pending approval requests on console since /);
+    expect(posted).toMatch(/^Pending approval requests in this conversation's channel since /);
     expect(posted).toMatch(
       new RegExp(
         `deploy \\(high risk\\) "Deploy a service \\(service=billing\\)": waiting, .*asked for Ana .* in console channel ops, thread ${asked.thread}`,
