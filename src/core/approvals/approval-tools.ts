@@ -3,6 +3,7 @@ import { channelKeyPrefix, decodeConversationKey, mainThread } from '../contract
 import { onPlatform } from '../contracts/events.js';
 import type { ApprovalListItem, ReadRepository } from '../contracts/read-models.js';
 import { describeTime, parseSince } from '../schedules/index.js';
+import { joinNames } from '../text/index.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { Tool } from '../tools/tool.js';
@@ -26,7 +27,7 @@ const scopeWords: Record<Scope, string> = {
 };
 
 const names = (people: readonly { id: string; name?: string | undefined }[]) =>
-  people.map((person) => person.name ?? person.id).join(', ');
+  joinNames(people.map((person) => person.name ?? person.id));
 
 function place(conversationKey: string, here: string): string {
   if (conversationKey === here) return 'here';
