@@ -6,7 +6,15 @@ import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/f
 import { serviceTools } from '../../helpers/platform-butler.js';
 import { readEvents, type SseEvent } from '../../helpers/sse-client.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
-import { appMention, asJson, envelope, postToSlack, signingSecret } from '../../unit/slack/payloads.js';
+import {
+  appMention,
+  asForm,
+  asJson,
+  blockActions,
+  envelope,
+  postToSlack,
+  signingSecret,
+} from '../../unit/slack/payloads.js';
 import { freshTs } from '../slack/slack-butler.js';
 
 /**
@@ -114,6 +122,48 @@ describe(`the API beside Slack on ${databaseKind}`, () => {
         toolName: 'restart_service',
       });
       expect(JSON.stringify(events)).not.toContain('payments-api');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts an API approver toward a two-person quorum: the Slack card shows it, a Slack click completes it', async () => {
+    const base = options();
+    const app = await startTestButler({
+      ...base,
+      config: { ...base.config, approvalPolicy: { quorum: { high: 2 } } },
+    });
+    try {
+      tools.requests.length = 0;
+      const { threadTs, card, approvalId } = await askInSlack(app);
+      const counted = await fetch(`${app.url}/api/v1/approvals/${approvalId}/decision`, {
+        method: 'POST',
+        headers: authorized,
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(counted.status).toBe(200);
+      expect(await counted.json()).toEqual({
+        ok: true,
+        status: 'pending',
+        message: 'Your approval is counted: it waits for another approver.',
+      });
+      const updates = () => slack.callsTo('chat.update').filter((call) => call.args.ts === card.ts);
+      expect(JSON.stringify(updates().at(-1)?.args)).toContain('1 of 2 approvals: oncall');
+      expect(tools.requests).toEqual([]);
+
+      model.enqueue({ text: 'payments-api restarted.' });
+      const click = blockActions({ approvalId, actionId: 'butler_approve', messageTs: card.ts, threadTs });
+      expect((await postToSlack(`${app.url}/slack/events`, asForm(click))).status).toBe(200);
+      await app.settle();
+      expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
+      expect(JSON.stringify(updates().at(-1)?.args)).toContain('Approved by');
+      expect(await app.butler.store.approvals.get(approvalId)).toMatchObject({
+        status: 'approved',
+        votes: [
+          expect.objectContaining({ platform: 'api', id: 'oncall' }),
+          expect.objectContaining({ platform: 'slack', id: 'U0APPROVER' }),
+        ],
+      });
     } finally {
       await app.close();
     }
