@@ -7,7 +7,7 @@ const maxErrorLength = 300;
 
 /**
  * Feeds the event bus from what the core reports to observers: turns starting and finishing, approvals
- * requested, decided and expired, compactions. Only ids, names and counts are published; generations,
+ * requested, voted on, decided and expired, compactions. Only ids, names and counts are published; generations,
  * tool calls and sub-agent runs (which carry model input and tool arguments) are not events.
  * The bus is shared with the events endpoint and closed by its owner, not here.
  */
@@ -66,6 +66,19 @@ export function createEventsObserver(bus: EventBus, now: () => Date = () => new 
         risk: approval.risk,
         decision: approval.decision,
         decidedBy: approval.decidedBy,
+      });
+    },
+    approvalVoted(approval) {
+      bus.publish({
+        type: 'approval_voted',
+        at: at(),
+        conversationKey: approval.conversationKey,
+        approvalId: approval.approvalId,
+        toolName: approval.toolName,
+        risk: approval.risk,
+        votes: approval.votes,
+        quorum: approval.quorum,
+        votedBy: approval.votedBy,
       });
     },
     approvalExpired(approval) {

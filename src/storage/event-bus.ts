@@ -33,6 +33,7 @@ const eventTypes: Record<ButlerEventType, true> = {
   turn_finished: true,
   approval_requested: true,
   approval_decided: true,
+  approval_voted: true,
   approval_expired: true,
   compaction: true,
 };

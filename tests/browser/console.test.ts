@@ -20,6 +20,7 @@ const screenshotPath = join(tmpdir(), 'butler-console.png');
 
 const keys = {
   oncall: 'oncall-console-key-0123456789',
+  auditor: 'auditor-console-key-0123456789',
   ci: 'ci-console-key-0123456789',
 };
 
@@ -65,9 +66,9 @@ async function openConsole(): Promise<{ page: Page; problems: string[] }> {
   return { page, problems };
 }
 
-/** Another system asks for a high-risk call over the API: the turn parks on an approval. */
-async function askForRestart(conversation: string, service = 'api', key = keys.ci) {
-  model.enqueue({ toolCalls: [{ name: 'restart_service', arguments: JSON.stringify({ service }) }] });
+/** Another system asks for a call (a high-risk restart unless told) over the API: the turn parks on an approval. */
+async function askForRestart(conversation: string, service = 'api', key = keys.ci, tool = 'restart_service') {
+  model.enqueue({ toolCalls: [{ name: tool, arguments: JSON.stringify({ service }) }] });
   const events = await readEvents(
     await fetch(`${app.url}/api/v1/conversations/${conversation}/messages`, {
       method: 'POST',
@@ -95,10 +96,13 @@ beforeAll(async () => {
       BUTLER_BASE_URL: model.baseUrl,
       BUTLER_MODEL: 'test-model',
       KEY_ONCALL: keys.oncall,
+      KEY_AUDITOR: keys.auditor,
       KEY_CI: keys.ci,
     },
     config: {
-      approvers: { console: ['olga'], api: ['oncall'] },
+      approvers: { console: ['olga'], api: ['oncall', 'auditor'] },
+      // Only rotate_keys is medium risk here: the other tests' high-risk calls need one approver.
+      approvalPolicy: { quorum: { medium: 2 } },
       tools: [
         {
           name: 'restart_service',
@@ -107,11 +111,20 @@ beforeAll(async () => {
           input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
           http: { method: 'POST', url: `${tools.url}/restart_service` },
         },
+        {
+          name: 'rotate_keys',
+          description: 'Rotates the keys of a service.',
+          risk: 'medium',
+          input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
+          http: { method: 'POST', url: `${tools.url}/rotate_keys` },
+        },
       ],
       api: {
         keys: [
           // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
           { name: 'oncall', key: '${KEY_ONCALL}', scopes: ['chat', 'approve', 'read'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'auditor', key: '${KEY_AUDITOR}', scopes: ['approve', 'read'] },
           // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
           { name: 'ci-bot', key: '${KEY_CI}', scopes: ['chat', 'read'] },
         ],
@@ -376,6 +389,58 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     expect(problems).toEqual([]);
     await page.context().close();
   }, 30_000);
+
+  it('counts a two-person approval from two consoles: the second sees the first live, and it runs once', async () => {
+    const oncall = await openConsole();
+    await signIn(oncall.page, keys.oncall);
+    const auditor = await openConsole();
+    await signIn(auditor.page, keys.auditor);
+    for (const { page } of [oncall, auditor]) await page.locator('#live-status[data-state="live"]').waitFor();
+
+    const confirm = await askForRestart('rotate-console', 'billing', keys.ci, 'rotate_keys');
+    expect(confirm).toMatchObject({ type: 'confirm_required', tool: 'rotate_keys', risk: 'medium' });
+    const cardIn = (page: Page) => page.locator(`article[data-approval-id="${String(confirm?.approvalId)}"]`);
+    await cardIn(auditor.page)
+      .filter({ hasText: /Approvals\s*0 of 2/ })
+      .waitFor();
+
+    await cardIn(oncall.page).getByRole('button', { name: 'Approve', exact: true }).click();
+    // What the decision answered, or the live event of it when that came after.
+    await oncall.page
+      .locator('#approvals-status-line', {
+        hasText:
+          /Your approval is counted: it waits for another approver|oncall approved rotate_keys: 1 of 2/,
+      })
+      .waitFor();
+    // Still waiting, redrawn with the approval it has, and no second Approve for the one who gave it.
+    const counted = cardIn(oncall.page).filter({ hasText: /Approvals\s*1 of 2: oncall/ });
+    await counted.waitFor();
+    expect(await counted.textContent()).toContain('You cannot decide this one: You approved it already');
+    expect(await counted.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
+    expect(tools.requests).toEqual([]);
+
+    // The other console hears of it from the live events, without a reload.
+    await auditor.page
+      .locator('#approvals-status-line', { hasText: 'oncall approved rotate_keys: 1 of 2 approvals' })
+      .waitFor();
+    const waiting = cardIn(auditor.page).filter({ hasText: /Approvals\s*1 of 2: oncall/ });
+    await waiting.waitFor();
+    model.enqueue({ text: 'Rotated the billing keys.' });
+    await waiting.getByRole('button', { name: 'Approve', exact: true }).click();
+    await cardIn(auditor.page).waitFor({ state: 'detached' });
+    await cardIn(oncall.page).waitFor({ state: 'detached' });
+    await app.settle();
+    expect(tools.requests.map((request) => request.path)).toEqual(['/rotate_keys']);
+
+    await auditor.page.locator('#approvals-status').selectOption('approved');
+    const decided = cardIn(auditor.page);
+    await decided.waitFor();
+    expect(await decided.textContent()).toMatch(/Approvals\s*2 of 2: oncall, auditor/);
+    expect(await decided.textContent()).toMatch(/Outcome\s*ran, succeeded/);
+    expect([...oncall.problems, ...auditor.problems]).toEqual([]);
+    await oncall.page.context().close();
+    await auditor.page.context().close();
+  }, 40_000);
 
   // Last: its request stays pending (no key here may decide it), which the tests above would see.
   it('offers no Approve to a key that may not decide, and says why', async () => {

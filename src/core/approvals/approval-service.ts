@@ -243,11 +243,21 @@ export class ApprovalService {
         };
       return alreadyDecided(after, input.approvalId, this.card(after));
     }
-    for (const approval of voted)
+    for (const approval of voted) {
       log.info(
         { user: user.id, approval: approval.id, votes: approval.votes.length },
         'approval given, more needed',
       );
+      this.observer.approvalVoted?.({
+        approvalId: approval.id,
+        conversationKey: approval.conversationKey,
+        toolName: approval.toolName,
+        risk: approval.risk,
+        votes: approval.votes.length,
+        quorum: approval.quorum,
+        votedBy: input.user.id,
+      });
+    }
     for (const approval of changed) {
       log.info({ user: user.id, status: approval.status, approval: approval.id }, 'approval decided');
       this.observer.approvalDecided({

@@ -40,6 +40,18 @@ export type ButlerEvent =
       decidedBy: string;
     }
   | {
+      /** An approval counted toward a quorum: the request still waits for `quorum - votes` more. */
+      type: 'approval_voted';
+      at: string;
+      conversationKey: string;
+      approvalId: string;
+      toolName: string;
+      risk: string;
+      votes: number;
+      quorum: number;
+      votedBy: string;
+    }
+  | {
       type: 'approval_expired';
       at: string;
       conversationKey: string;

@@ -119,6 +119,8 @@ export interface Observer {
   startTurn(turn: TurnInfo): TurnObserver;
   approvalDecided(approval: ApprovalRecordInfo & { decision: Decision; decidedBy: string }): void;
   approvalExpired(approval: ApprovalRecordInfo): void;
+  /** Optional: an approval counted toward a quorum that still needs more (`votes` of `quorum` given). */
+  approvalVoted?(approval: ApprovalRecordInfo & { votes: number; quorum: number; votedBy: string }): void;
   /** Optional: a rating was given or changed (after it is stored). */
   feedbackGiven?(feedback: FeedbackInfo): void;
   flush(): Promise<void>;

@@ -65,6 +65,9 @@ export function combineObservers(...observers: Observer[]): Observer {
     approvalExpired: (approval) => {
       for (const observer of active) observer.approvalExpired(approval);
     },
+    approvalVoted: (approval) => {
+      for (const observer of active) observer.approvalVoted?.(approval);
+    },
     feedbackGiven: (feedback) => {
       for (const observer of active) observer.feedbackGiven?.(feedback);
     },

@@ -131,12 +131,14 @@ describe('events observer', () => {
     });
   });
 
-  it('maps approval decisions and expiries', () => {
+  it('maps approvals counted toward a quorum, decisions and expiries', () => {
     const { bus, published } = memoryBus();
     const observer = createEventsObserver(bus, () => now);
+    observer.approvalVoted?.({ ...approval, votes: 1, quorum: 2, votedBy: 'U3' });
     observer.approvalDecided({ ...approval, decision: 'approve_for_conversation', decidedBy: 'U2' });
     observer.approvalExpired(approval);
     expect(published).toEqual([
+      { type: 'approval_voted', at, ...approval, votes: 1, quorum: 2, votedBy: 'U3' },
       { type: 'approval_decided', at, ...approval, decision: 'approve_for_conversation', decidedBy: 'U2' },
       { type: 'approval_expired', at, ...approval },
     ]);
@@ -182,6 +184,7 @@ describe('combined observers', () => {
     );
     const turnObserver = observer.startTurn(turn);
     turnObserver.end({ status: 'replied' });
+    observer.approvalVoted?.({ ...approval, votes: 1, quorum: 2, votedBy: 'U3' });
     observer.approvalDecided({ ...approval, decision: 'approve', decidedBy: 'U2' });
     await observer.flush();
     await observer.shutdown();
@@ -190,6 +193,7 @@ describe('combined observers', () => {
       expect(published.map((event) => event.type)).toEqual([
         'turn_started',
         'turn_finished',
+        'approval_voted',
         'approval_decided',
       ]);
     }

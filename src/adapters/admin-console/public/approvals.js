@@ -52,9 +52,11 @@ export function createApprovalsPanel(context) {
     const current = new Map(
       [...list.querySelectorAll('article')].map((node) => [node.dataset.approvalId, node]),
     );
+    // A card is redrawn when its state moved on: decided, or another approval counted toward its quorum.
     const kept = (item) => {
       const node = current.get(item.id);
-      return node && node.dataset.status === item.status ? node : card(item);
+      const same = node?.dataset.status === item.status && node.dataset.votes === String(item.votes.length);
+      return same ? node : card(item);
     };
     const wanted = append
       ? [...current.values(), ...items.filter((item) => !current.has(item.id)).map(card)]
@@ -113,7 +115,7 @@ export function createApprovalsPanel(context) {
         class: 'approval',
         tabindex: -1,
         'aria-labelledby': headingId,
-        dataset: { approvalId: item.id, status: item.status },
+        dataset: { approvalId: item.id, status: item.status, votes: String(item.votes.length) },
       },
       h(
         'h3',
@@ -131,6 +133,7 @@ export function createApprovalsPanel(context) {
         item.agent ? fact('Agent', item.agent.name ?? String(item.agent)) : null,
         fact('Requested', time(item.createdAt)),
         pending ? fact('Expires', time(item.expiresAt)) : fact('Status', item.status),
+        item.quorum > 1 ? fact('Approvals', approvals(item)) : null,
         pending ? null : fact('Decided', [time(item.decidedAt), ` by ${decider}`]),
         item.reason ? fact('Reason', item.reason) : null,
         pending ? null : fact('Outcome', outcome(item)),
@@ -198,6 +201,12 @@ export function createApprovalsPanel(context) {
         const verb = String(event.decision).startsWith('reject') ? 'rejected' : 'approved';
         say(statusLine, `${event.toolName} was ${verb} by ${event.decidedBy}.`);
         reloadSoon();
+      } else if (event.type === 'approval_voted') {
+        say(
+          statusLine,
+          `${event.votedBy} approved ${event.toolName}: ${event.votes} of ${event.quorum} approvals, it waits for more.`,
+        );
+        reloadSoon();
       } else if (event.type === 'approval_expired') {
         say(statusLine, `An approval for ${event.toolName} expired.`);
         reloadSoon();
@@ -228,6 +237,12 @@ function outcome(item) {
     default:
       return 'approved; the turn continues and runs it';
   }
+}
+
+/** A call that needs several approvers: how many it has of how many, and whose. */
+function approvals(item) {
+  const who = item.votes.map((vote) => vote.name ?? vote.id).join(', ');
+  return `${item.votes.length} of ${item.quorum}${who ? `: ${who}` : ''}`;
 }
 
 function fact(term, value) {

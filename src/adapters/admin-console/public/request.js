@@ -13,7 +13,8 @@ export function requestInAddress() {
 
 function outcome(call) {
   const who = call.decidedBy ? (call.decidedBy.name ?? call.decidedBy.id) : 'someone';
-  if (call.status === 'pending') return 'Waiting for a decision';
+  // Who may decide, and for a call that needs several approvers, whose approvals it has so far.
+  if (call.status === 'pending') return `Waiting for a decision by ${call.whoMayApprove}`;
   if (call.status === 'expired') return 'Expired: nothing was run';
   if (call.status === 'approved') return `Approved by ${who}`;
   return `Rejected by ${who}${call.reason ? `: ${call.reason}` : ''}`;
