@@ -14,7 +14,7 @@ import {
 } from '../contracts/events.js';
 import { isUuid } from '../contracts/ids.js';
 import type { Logger } from '../contracts/logger.js';
-import type { Observer } from '../contracts/observer.js';
+import type { ApprovalRecordInfo, Observer } from '../contracts/observer.js';
 import type {
   ApprovalGrant,
   ApprovalNoticeCard,
@@ -37,6 +37,14 @@ import { decisionParties } from './parties.js';
 
 const riskRank: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 const approvedAlready = 'You approved it already: it waits for another approver.';
+
+/** What observers hear of a request: ids and names, never its arguments. */
+const recordInfo = (approval: ApprovalRecord): ApprovalRecordInfo => ({
+  approvalId: approval.id,
+  conversationKey: approval.conversationKey,
+  toolName: approval.toolName,
+  risk: approval.risk,
+});
 
 /** Whether a click came from the request's card or a copy of it sent to someone directly (same buttons). */
 const isCardOf = (first: ApprovalRecord, messageId: string | undefined) =>
@@ -244,29 +252,21 @@ export class ApprovalService {
       return alreadyDecided(after, input.approvalId, this.card(after));
     }
     for (const approval of voted) {
-      log.info(
-        { user: user.id, approval: approval.id, votes: approval.votes.length },
-        'approval given, more needed',
-      );
+      log.info({ user: user.id, approval: approval.id, votes: approval.votes.length }, 'approval counted');
+      const { votes, quorum } = approval;
       this.observer.approvalVoted?.({
-        approvalId: approval.id,
-        conversationKey: approval.conversationKey,
-        toolName: approval.toolName,
-        risk: approval.risk,
-        votes: approval.votes.length,
-        quorum: approval.quorum,
-        votedBy: input.user.id,
+        ...recordInfo(approval),
+        votes: votes.length,
+        quorum,
+        votedBy: user.id,
       });
     }
     for (const approval of changed) {
       log.info({ user: user.id, status: approval.status, approval: approval.id }, 'approval decided');
       this.observer.approvalDecided({
-        approvalId: approval.id,
-        conversationKey: approval.conversationKey,
-        toolName: approval.toolName,
-        risk: approval.risk,
+        ...recordInfo(approval),
         decision: input.decision,
-        decidedBy: input.user.id,
+        decidedBy: user.id,
       });
     }
     this.onWork();
@@ -384,12 +384,7 @@ export class ApprovalService {
     });
     for (const row of expired) {
       this.logger.info({ approvalId: row.id, conversation: row.conversationKey }, 'approval expired');
-      this.observer.approvalExpired({
-        approvalId: row.id,
-        conversationKey: row.conversationKey,
-        toolName: row.toolName,
-        risk: row.risk,
-      });
+      this.observer.approvalExpired(recordInfo(row));
     }
     if (expired.length > 0) this.onWork();
     return expired.length;
