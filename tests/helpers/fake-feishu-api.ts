@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { buttonValue, type Json, refuseCardkit, refuseMessage } from './fake-feishu-card-rules.js';
 import { answerContactUser, type FakeContactUser } from './fake-feishu-contact.js';
 import { type FakeAnswer, FakeFeishuFiles, type FakeUpload } from './fake-feishu-files.js';
+import { FakeFeishuTopics } from './fake-feishu-topics.js';
 
 /**
  * A local stand-in for the Feishu / Lark Open API, reached through FEISHU_DOMAIN. It records every call and
@@ -109,6 +110,8 @@ export class FakeFeishuApi {
   readonly contactUsers = new Map<string, FakeContactUser>();
   /** Message resources, uploads and their counts. */
   readonly files = new FakeFeishuFiles();
+  /** Topics people started, which `GET /open-apis/im/v1/messages?container_id_type=thread` lists. */
+  readonly topics = new FakeFeishuTopics();
   /** When true, the contact API answers like an app without any contact scope (code 99991672). */
   contactScopeMissing = false;
   /**
@@ -338,6 +341,8 @@ export class FakeFeishuApi {
     let match = /^\/open-apis\/contact\/v3\/users\/([^/]+)$/.exec(path);
     if (method === 'GET' && match)
       return answerContactUser(this, decodeURIComponent(match[1] as string), call.query);
+    if (method === 'GET' && path === '/open-apis/im/v1/messages')
+      return this.topics.list(call.query, this.messages.values());
     if (method === 'POST' && path === '/open-apis/im/v1/messages') {
       if (call.query.receive_id_type !== 'chat_id' && call.query.receive_id_type !== 'open_id') {
         return this.error(99992402, 'field validation failed: receive_id_type');

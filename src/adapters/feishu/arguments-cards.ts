@@ -8,7 +8,7 @@ import {
 import { graphemePrefix, truncateText } from '../../core/text/index.js';
 import { codeMarkdown, escapeMarkdown, outcomeMarkdown, toolMarkdown } from './approval-markdown.js';
 import { cardBodyBudgetBytes, cardBodyBytes } from './card-limits.js';
-import { destinationFor } from './chat-adapter.js';
+import { destinationFor } from './destination.js';
 import type { FeishuApi } from './feishu-api-types.js';
 import type { JsonRecord } from './fields.js';
 

@@ -12,15 +12,16 @@ import type { FileBytes, InboundFile, OutboundFile } from '../../core/contracts/
 import type { Logger } from '../../core/contracts/logger.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { CardkitHealth } from './cardkit-health.js';
-import type { FeishuApi, MessageDestination } from './feishu-api-types.js';
+import { destinationFor } from './destination.js';
+import type { FeishuApi } from './feishu-api-types.js';
 import { forwardedHistoryText } from './forwarded-history.js';
 import { defuseMentions } from './mentions.js';
 import { parseFileLocator } from './message-files.js';
-import { isThreadId } from './normalize.js';
 import { sendFeishuFile } from './outbound-files.js';
 import { FeishuReplyStream } from './reply-stream.js';
 import { stopValueFor } from './stop-button.js';
 import type { StreamSettings } from './stream-settings.js';
+import { FeishuTopics } from './topics.js';
 import { type FeishuUserNames, prepareFeishuMessage } from './user-names.js';
 import { welcomeCard } from './welcome-card.js';
 
@@ -39,25 +40,9 @@ export interface FeishuChatAdapterOptions {
 /** Feishu's "typing" emoji: shown on the user's message while Butler works. */
 export const workingEmoji = 'Typing';
 
-/**
- * Where an answer goes. Direct chats: straight into the chat. Groups: a reply to the user's message, as a thread
- * reply when the conversation is a thread (`omt_…`). Without a message to answer, the thread anchor (a message
- * id) is answered instead.
- */
-export function destinationFor(target: ReplyTarget): MessageDestination {
-  const { address } = target;
-  if (address.thread === mainThread)
-    return { chatId: address.channel, replyTo: undefined, replyInThread: false };
-  const replyTo = target.replyTo ?? (address.thread.startsWith('om_') ? address.thread : undefined);
-  return {
-    chatId: address.channel,
-    replyTo,
-    replyInThread: replyTo !== undefined && isThreadId(address.thread),
-  };
-}
-
 export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): ChatAdapter {
   const { api, logger, names } = options;
+  const topics = new FeishuTopics(api, logger, options.now);
   const conversationLogger = (address: ConversationAddress) =>
     logger.child({ conversation: encodeConversationKey(address) });
 
@@ -80,7 +65,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     async openReply(target: ReplyTarget, replyOptions?: OpenReplyOptions): Promise<ReplyStream> {
       return new FeishuReplyStream({
         api,
-        destination: destinationFor(target),
+        destination: await topics.destination(target),
         logger: conversationLogger(target.address),
         now: options.now,
         settings: options.settings,
@@ -92,14 +77,14 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     },
 
     async postNotice(target: ReplyTarget, text: string): Promise<void> {
-      await api.sendMessage(destinationFor(target), {
+      await api.sendMessage(await topics.destination(target), {
         msgType: 'text',
         content: { text: defuseMentions(text) },
       });
     },
 
     async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
-      const messageId = await api.sendMessage(destinationFor(target), {
+      const messageId = await api.sendMessage(await topics.destination(target), {
         msgType: 'interactive',
         content: renderApprovalCard(card),
       });
@@ -150,7 +135,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     },
 
     async sendFile(target: ReplyTarget, file: OutboundFile): Promise<string> {
-      const messageId = await sendFeishuFile(api, destinationFor(target), file);
+      const messageId = await sendFeishuFile(api, await topics.destination(target), file);
       conversationLogger(target.address).info(
         { fileId: file.id, mimeType: file.mimeType, bytes: file.bytes.byteLength, messageId },
         'Feishu file sent',

@@ -41,6 +41,11 @@ export interface FeishuApi {
    * message itself and then every message it holds, each naming its forward in `upper_message_id`.
    */
   messageItems(messageId: string): Promise<JsonRecord[]>;
+  /**
+   * A message of a topic (`omt_…`) to reply under: the root of its oldest message, or undefined when Feishu lists
+   * none. Throws FeishuApiError (`scopeMissing` without a message-reading scope).
+   */
+  topicMessage(threadId: string): Promise<string | undefined>;
   /** CardKit: creates a card entity from card JSON 2.0; returns its card_id. */
   createCard(card: JsonRecord): Promise<string>;
   /** CardKit: replaces an element's content; `sequence` must grow per card. */

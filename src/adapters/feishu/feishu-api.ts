@@ -97,9 +97,9 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       cache,
     });
   const client = clientFor(larkLogger);
-  // Name lookups fail routinely (optional scope not granted, people outside the contact range) and the caller
-  // handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
-  const contactClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
+  // Name and topic lookups fail routinely (optional scope not granted, people outside the contact range) and the
+  // caller handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
+  const quietClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
   const data = (body: JsonRecord) => recordField(body, 'data');
   const pacer = new Pacer({ onCall: options.onCall });
   type Request = () => Promise<unknown>;
@@ -168,6 +168,27 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           }),
         (body) => recordsField(data(body), 'items'),
       ),
+    // GET /open-apis/im/v1/messages?container_id_type=thread (open.larksuite.com im-v1/message/list: a topic's
+    // messages; one of im:message, im:message:readonly, im:message.history:readonly, and in a group also "read all
+    // messages in group chats"; the bot must be in the chat; 1000/min and 50/s per app).
+    topicMessage: (threadId) =>
+      call(
+        'message list',
+        paced([endpointLane(config.appId, 'message.list')], () =>
+          quietClient.im.v1.message.list({
+            params: {
+              container_id_type: 'thread',
+              container_id: threadId,
+              sort_type: 'ByCreateTimeAsc',
+              page_size: 1,
+            },
+          }),
+        ),
+        (body) => {
+          const [first] = recordsField(data(body), 'items');
+          return stringField(first, 'root_id') ?? stringField(first, 'message_id');
+        },
+      ),
     // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, time_zone, …}
     // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,
     // … to call it; `name` only with the field scope contact:user.base:readonly).
@@ -175,7 +196,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       call(
         'contact user get',
         () =>
-          contactClient.contact.v3.user.get({
+          quietClient.contact.v3.user.get({
             path: { user_id: openId },
             params: { user_id_type: 'open_id' },
           }),

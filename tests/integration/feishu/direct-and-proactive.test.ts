@@ -13,8 +13,8 @@ import { useFeishuButler } from './feishu-butler.js';
 
 /**
  * Feishu for scheduled tasks, through the running Butler with the real Lark SDK: a person's time zone from the
- * contact API, runs that answer no message (sent into the chat, or under the thread's anchor), and "remind me"
- * reaching the person's direct chat by open_id.
+ * contact API, runs that answer no message (sent into the chat, under the thread's anchor, or under a topic's
+ * first message), and "remind me" reaching the person's direct chat by open_id.
  */
 
 const suite = useFeishuButler({
@@ -118,6 +118,23 @@ describe(`Feishu time zones and scheduled runs (${databaseKind})`, () => {
     await suite.app.settle();
     const replies = suite.fake.sentMessages().filter((message) => message.replyTo === anchor);
     expect(replies.map((message) => message.replyInThread)).toEqual([true]);
+  });
+
+  it("replies in a topic named without a message (a config or API task) under the topic's first message", async () => {
+    const { threadId, rootId } = suite.fake.topics.start('oc_topics_named');
+    suite.model.enqueue({ text: 'Digest posted.' });
+    await scheduleRun(address('oc_topics_named', threadId), 'Post the digest');
+    await waitUntil(() => suite.fake.sentMessages().some((message) => message.replyTo === rootId));
+    await suite.app.settle();
+    const replies = suite.fake.sentMessages().filter((message) => message.replyTo === rootId);
+    expect(replies.map((message) => message.replyInThread)).toEqual([true]);
+    expect(suite.fake.visibleText(replies[0]?.messageId ?? '')).toContain('Digest posted.');
+    // Nothing went to the chat itself, which would have started a new topic.
+    expect(suite.fake.callsTo('POST', '/open-apis/im/v1/messages')).toEqual([]);
+    expect(suite.fake.callsTo('GET', '/open-apis/im/v1/messages')[0]?.query).toMatchObject({
+      container_id_type: 'thread',
+      container_id: threadId,
+    });
   });
 
   it("sends a run's approval card into the direct chat", async () => {

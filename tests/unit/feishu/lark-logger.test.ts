@@ -1,24 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createLarkLogger } from '../../../src/adapters/feishu/lark-logger.js';
-import type { Logger } from '../../../src/core/contracts/logger.js';
-
-function recordingLogger() {
-  const lines: Array<{ level: string; fields: unknown; message: unknown }> = [];
-  const at = (level: string) => (fields: unknown, message?: unknown) =>
-    void lines.push({ level, fields, message });
-  const logger: Logger = {
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    child: () => logger,
-  };
-  return { lines, logger };
-}
+import { recordingLogger } from '../../helpers/recording-logger.js';
 
 describe('Lark SDK logger adapter', () => {
   it('keeps codes and statuses but never request bodies, headers or tokens', () => {
-    const { lines, logger } = recordingLogger();
+    const { calls: lines, logger } = recordingLogger();
     const larkLogger = createLarkLogger(logger);
     // What the SDK's LoggerProxy passes for a failed call: one array holding formatErrors(error).
     larkLogger.error([

@@ -1,25 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   contactScopeHint,
   FeishuUserNames,
   prepareFeishuMessage,
 } from '../../../src/adapters/feishu/user-names.js';
 import type { InboundMessage } from '../../../src/core/contracts/events.js';
-import type { Logger } from '../../../src/core/contracts/logger.js';
-import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
-import { feishuClientFor } from '../../helpers/feishu-client.js';
+import { feishuClientFor, useFakeFeishu } from '../../helpers/feishu-client.js';
+import { recordingLogger } from '../../helpers/recording-logger.js';
 import { aliceOpenId, bobOpenId, testTenantKey } from './feishu-events.js';
 
 /** FeishuUserNames through the real Lark SDK client against the fake Open API. */
 
-let fake: FakeFeishuApi;
-
-beforeAll(async () => {
-  fake = await FakeFeishuApi.start();
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.calls.length = 0;
+const feishu = useFakeFeishu((fake) => {
   fake.contactUsers.clear();
   fake.contactScopeMissing = false;
   fake.restore();
@@ -30,26 +22,17 @@ async function noForward(): Promise<string> {
   throw new Error('no forwarded history expected');
 }
 
-function recordingLogger() {
-  const lines: Array<{ level: string; message: unknown }> = [];
-  const at = (level: string) => (fields: unknown, message?: unknown) =>
-    void lines.push({ level, message: message ?? fields });
-  const logger: Logger = {
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    child: () => logger,
-  };
-  return { lines, logger };
-}
-
 function setup() {
   const clock = { now: 1_000_000 };
   const { lines, logger } = recordingLogger();
-  const api = feishuClientFor(fake, logger);
+  const api = feishuClientFor(feishu.fake, logger);
   const names = new FeishuUserNames(api, logger, () => clock.now);
-  return { names, lines, clock, lookups: () => fake.callsTo('GET', /^\/open-apis\/contact\/v3\/users\//) };
+  return {
+    names,
+    lines,
+    clock,
+    lookups: () => feishu.fake.callsTo('GET', /^\/open-apis\/contact\/v3\/users\//),
+  };
 }
 
 function groupMessage(text: string, userId = aliceOpenId): InboundMessage {
@@ -70,8 +53,8 @@ function groupMessage(text: string, userId = aliceOpenId): InboundMessage {
 describe('Feishu user names', () => {
   it('names the sender and people mentioned by open_id, asking the contact API once per person', async () => {
     const { names, lookups } = setup();
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
-    fake.contactUsers.set(bobOpenId, { name: 'Bob Li' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
+    feishu.fake.contactUsers.set(bobOpenId, { name: 'Bob Li' });
     const prepared = await prepareFeishuMessage(
       names,
       groupMessage(`ask @${bobOpenId} and @${bobOpenId}`),
@@ -88,7 +71,7 @@ describe('Feishu user names', () => {
 
   it("gives the sender's profile time zone, in direct chats too, from the same answer as the name", async () => {
     const { names, lookups } = setup();
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen', timeZone: 'Asia/Shanghai' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen', timeZone: 'Asia/Shanghai' });
     const direct = { ...groupMessage('hi'), isDirect: true };
     const prepared = await prepareFeishuMessage(names, direct, noForward);
     expect(prepared.message.user).toEqual({ id: aliceOpenId, name: 'Alice Chen', timezone: 'Asia/Shanghai' });
@@ -98,10 +81,10 @@ describe('Feishu user names', () => {
 
   it('leaves out a time zone that is not an IANA name, and keeps the one the event named', async () => {
     const { names } = setup();
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice', timeZone: 'GMT+8 Beijing' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice', timeZone: 'GMT+8 Beijing' });
     const prepared = await prepareFeishuMessage(names, groupMessage('hi'), noForward);
     expect(prepared.message.user).toEqual({ id: aliceOpenId, name: 'Alice' });
-    fake.contactUsers.set(bobOpenId, { name: 'Robert', timeZone: 'Europe/London' });
+    feishu.fake.contactUsers.set(bobOpenId, { name: 'Robert', timeZone: 'Europe/London' });
     const named = await prepareFeishuMessage(
       names,
       { ...groupMessage('hi', bobOpenId), user: { id: bobOpenId, name: 'Bob' } },
@@ -112,19 +95,19 @@ describe('Feishu user names', () => {
 
   it('asks again after an hour', async () => {
     const { names, clock, lookups } = setup();
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
     await names.get(testTenantKey, aliceOpenId);
     clock.now += 30 * 60_000;
     await names.get(testTenantKey, aliceOpenId);
     expect(lookups()).toHaveLength(1);
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice Chen' });
     clock.now += 31 * 60_000;
     expect(await names.get(testTenantKey, aliceOpenId)).toBe('Alice Chen');
   });
 
   it('keeps the open_id when the scope is missing, hints once, and stops asking for a while', async () => {
     const { names, lines, clock, lookups } = setup();
-    fake.contactScopeMissing = true;
+    feishu.fake.contactScopeMissing = true;
     const prepared = await prepareFeishuMessage(names, groupMessage(`cc @${bobOpenId}`), noForward);
     expect(prepared.message.user).toEqual({ id: aliceOpenId });
     expect(prepared.message.text).toBe(`cc @${bobOpenId}`);
@@ -135,8 +118,8 @@ describe('Feishu user names', () => {
     expect(contactScopeHint).toContain('contact:user.base:readonly');
 
     // Granted later: names appear after the recheck interval, without a restart or a second hint.
-    fake.contactScopeMissing = false;
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    feishu.fake.contactScopeMissing = false;
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
     clock.now += 11 * 60_000;
     expect(await names.get(testTenantKey, aliceOpenId)).toBe('Alice');
     expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
@@ -144,8 +127,8 @@ describe('Feishu user names', () => {
 
   it('hints once when the answer has no name (only the field scope is missing)', async () => {
     const { names, lines } = setup();
-    fake.contactUsers.set(aliceOpenId, { name: undefined });
-    fake.contactUsers.set(bobOpenId, { name: undefined });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: undefined });
+    feishu.fake.contactUsers.set(bobOpenId, { name: undefined });
     expect(await names.get(testTenantKey, aliceOpenId)).toBeUndefined();
     expect(await names.get(testTenantKey, bobOpenId)).toBeUndefined();
     expect(lines.filter((line) => line.level === 'warn')).toEqual([
@@ -155,20 +138,20 @@ describe('Feishu user names', () => {
 
   it('tolerates other failures quietly and retries them after a few minutes', async () => {
     const { names, lines, clock, lookups } = setup();
-    fake.fail({ path: /^\/open-apis\/contact\//, status: 500, code: 1, msg: 'boom' });
+    feishu.fake.fail({ path: /^\/open-apis\/contact\//, status: 500, code: 1, msg: 'boom' });
     expect(await names.get(testTenantKey, aliceOpenId)).toBeUndefined();
     expect(await names.get(testTenantKey, bobOpenId)).toBeUndefined(); // outside the contact range
     expect(await names.get(testTenantKey, aliceOpenId)).toBeUndefined();
     expect(lookups()).toHaveLength(2);
     expect(lines.filter((line) => line.level !== 'debug')).toEqual([]);
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
     clock.now += 6 * 60_000;
     expect(await names.get(testTenantKey, aliceOpenId)).toBe('Alice');
   });
 
   it('keeps names apart per tenant', async () => {
     const { names, lookups } = setup();
-    fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
+    feishu.fake.contactUsers.set(aliceOpenId, { name: 'Alice' });
     await names.get('tenant_a', aliceOpenId);
     await names.get('tenant_b', aliceOpenId);
     expect(lookups()).toHaveLength(2);
