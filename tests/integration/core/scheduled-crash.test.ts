@@ -79,8 +79,16 @@ async function start(): Promise<ButlerChild> {
   return child;
 }
 
-/** Asks `child` for a reminder in `seconds`, and waits for the confirmation. */
-async function scheduleReminder(child: ButlerChild, prompt: string, seconds: number): Promise<void> {
+/**
+ * Asks `child` for a reminder in `seconds`, and waits for the confirmation from any of `answering`: with several
+ * processes on one database, whichever claims the message first answers it.
+ */
+async function scheduleReminder(
+  child: ButlerChild,
+  prompt: string,
+  seconds: number,
+  answering: readonly ButlerChild[] = [child],
+): Promise<void> {
   model.enqueue(
     {
       toolCalls: [
@@ -94,9 +102,13 @@ async function scheduleReminder(child: ButlerChild, prompt: string, seconds: num
     { text: 'Scheduled.' },
   );
   child.send(JSON.stringify(inboundMessage({ text: `remind me in ${seconds} seconds: ${prompt}` })));
-  await child.waitFor(
-    (line): line is { type: 'finish'; messageId: string; text: string } =>
-      isType('finish')(line) && line.text === 'Scheduled.',
+  await Promise.any(
+    answering.map((candidate) =>
+      candidate.waitFor(
+        (line): line is { type: 'finish'; messageId: string; text: string } =>
+          isType('finish')(line) && line.text === 'Scheduled.',
+      ),
+    ),
   );
 }
 
@@ -195,7 +207,7 @@ describe(`scheduled runs across crashes (${databaseKind})`, () => {
         (request) => request.messages.some((message) => message.content === 'Remind us of the stand-up'),
         { text: 'Stand-up in five minutes.' },
       );
-      await scheduleReminder(left, 'Remind us of the stand-up', 2);
+      await scheduleReminder(left, 'Remind us of the stand-up', 2, [left, right]);
       await delay(2_000);
       const both = [left, right];
       for (
