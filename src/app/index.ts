@@ -164,6 +164,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     }),
   });
 
+  const budgets = file.budgets.length > 0 ? new BudgetBook(file.budgets, store, logger) : undefined;
   const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
   const api =
     config.apiKeys.length > 0
@@ -177,6 +178,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
           uploads: fileLimits,
           schedules: { book: schedules.book, answersOn: (platform) => adapters.has(platform) },
           profileOf: (address) => firstCovering(config.channels, address)?.name,
+          ...(budgets ? { budgets: () => budgets.standing() } : {}),
         })
       : undefined;
   for (const adapter of [
@@ -201,7 +203,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     ...(profiles ? { profiles } : {}),
     files,
     stops,
-    ...(file.budgets.length > 0 ? { budgets: new BudgetBook(file.budgets, store, logger) } : {}),
+    ...(budgets ? { budgets } : {}),
     options: turnOptions(config),
   });
   const { approvalPolicy } = file;

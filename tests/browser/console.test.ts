@@ -103,6 +103,9 @@ beforeAll(async () => {
       approvers: { console: ['olga'], api: ['oncall', 'auditor'] },
       // Only rotate_keys is medium risk here: the other tests' high-risk calls need one approver.
       approvalPolicy: { quorum: { medium: 2 } },
+      budgets: [
+        { scope: 'workspace', platform: 'api', id: 'ci-bot', name: 'the CI bot', tokensPerDay: 1_000_000 },
+      ],
       tools: [
         {
           name: 'restart_service',
@@ -230,6 +233,13 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     expect(await row.textContent()).toMatch(/approved.*succeeded.*ci-bot.*oncall/);
 
     await page.getByRole('tab', { name: 'Usage' }).click();
+    // Where the CI bot's daily budget stands, above the chart.
+    const budget = page.locator('#budget-rows tr[data-budget="workspace:api:ci-bot"]');
+    await budget.waitFor();
+    expect(await budget.textContent()).toMatch(
+      /the CI bot.*1,000,000 tokens today.*\d tokens.*\d+%.*stops answering/,
+    );
+    expect(await budget.getAttribute('data-state')).toBe('ok');
     const bars = page.locator('#usage-chart svg rect.bar');
     await bars.first().waitFor();
     expect(await bars.count()).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { LimitState } from '../../core/budgets/index.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
@@ -31,7 +32,24 @@ export interface AdminRouteDependencies {
   slots: StreamSlots;
   /** The channel profile a conversation uses (absent or undefined: the defaults). */
   profileOf?: (address: ConversationAddress) => string | undefined;
+  /** Where each configured budget stands now (absent: none configured). */
+  budgets?: () => Promise<readonly LimitState[]>;
 }
+
+/** A budget limit as `GET /budgets` lists it: what it caps, for whom, and how much of it is used. */
+const budgetView = ({ budget, label, limit, max, used, fraction, period }: LimitState) => ({
+  scope: budget.scope,
+  platform: budget.platform,
+  id: budget.id,
+  name: label,
+  limit,
+  max,
+  used,
+  fraction,
+  period,
+  warnAt: budget.warnAt,
+  onExceeded: budget.onExceeded,
+});
 
 /** The query, or a 400 naming each bad parameter. */
 export function query<T>(schema: z.ZodType<T>, params: URLSearchParams): T {
@@ -104,6 +122,15 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
         const detail = await store.reads.conversation(key, 200);
         if (!detail) throw new ApiError(404, 'not_found', 'No such conversation.');
         sendJson(response, 200, { ...detail, profile: profile(detail.address) });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/budgets$/,
+      scope: 'read',
+      async handle({ response }) {
+        const states = (await deps.budgets?.()) ?? [];
+        sendJson(response, 200, { items: states.map(budgetView) });
       },
     },
     {

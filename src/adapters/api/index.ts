@@ -1,5 +1,6 @@
 import type { ApiKey } from '../../config/api-keys.js';
 import { defaultStreamLimits, type StreamLimits } from '../../config/api-streams.js';
+import type { LimitState } from '../../core/budgets/index.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
 import type { ConversationAddress, Platform } from '../../core/contracts/events.js';
@@ -43,6 +44,8 @@ export interface ApiOptions {
   schedules: { book: ScheduleBook; answersOn: (platform: Platform) => boolean };
   /** The channel profile a conversation uses, for the read endpoints. */
   profileOf?: (address: ConversationAddress) => string | undefined;
+  /** Where each configured budget stands now (`/budgets`). */
+  budgets?: () => Promise<readonly LimitState[]>;
 }
 
 /**
@@ -88,6 +91,7 @@ export function createApi(options: ApiOptions) {
         streams,
         slots,
         ...(options.profileOf ? { profileOf: options.profileOf } : {}),
+        ...(options.budgets ? { budgets: options.budgets } : {}),
       }),
     ],
   });

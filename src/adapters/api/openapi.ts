@@ -238,6 +238,7 @@ export function openApiDocument(serverUrl: string) {
       '/feedback': read('listFeedback', 'Ratings of replies, most recently given first', pageQuery),
       '/audit': read('listAudit', 'Audit log of tool calls, newest first', auditQuery),
       '/usage': read('getUsage', 'Token usage and cost, rolled up', usageQuery),
+      '/budgets': read('listBudgets', 'Each configured budget limit: used and allowed in its current period'),
       '/events': {
         get: {
           operationId: 'followEvents',

@@ -46,10 +46,29 @@ export class BudgetBook {
   ) {}
 
   /** Every limit of every budget the subject's spending counts toward, for the current period. */
-  async measure(subject: BudgetSubject, now = new Date()): Promise<LimitState[]> {
+  measure(subject: BudgetSubject, now = new Date()): Promise<LimitState[]> {
+    return this.measureEach(
+      this.budgets.filter((budget) => applies(budget, subject)),
+      (budget) => labelOf(budget, subject),
+      now,
+    );
+  }
+
+  /**
+   * Where every budget stands now, each limit for its current period, named by its `name` or by its scope and
+   * id: what the admin console and `GET /api/v1/budgets` show.
+   */
+  standing(now = new Date()): Promise<LimitState[]> {
+    return this.measureEach(this.budgets, (budget) => budget.name ?? `${budget.scope} ${budget.id}`, now);
+  }
+
+  private async measureEach(
+    budgets: readonly Budget[],
+    label: (budget: Budget) => string,
+    now: Date,
+  ): Promise<LimitState[]> {
     const states: LimitState[] = [];
-    for (const budget of this.budgets) {
-      if (!applies(budget, subject)) continue;
+    for (const budget of budgets) {
       const totalsBySince = new Map<number, Promise<UsageTotals>>();
       for (const limit of budgetLimits) {
         const max = budget[limit];
@@ -68,7 +87,7 @@ export class BudgetBook {
           fraction: used / max,
           period,
           totals: await totals,
-          label: labelOf(budget, subject),
+          label: label(budget),
         });
       }
     }

@@ -33,6 +33,8 @@ const channelBudget = (id: string, extra: Record<string, unknown>) => ({
   ...extra,
 });
 
+const adminKey = 'admin-budgets-key-0123456789';
+
 let model: FakeModelServer;
 let toolServer: ToolServer;
 let platform: RecordingAdapter;
@@ -44,9 +46,11 @@ beforeAll(async () => {
   toolServer = await startToolServer();
   platform = new RecordingAdapter();
   app = await startTestButler({
-    env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model' },
+    env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model', KEY_ADMIN: adminKey },
     config: {
       pricing,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+      api: { keys: [{ name: 'admin', key: '${KEY_ADMIN}', scopes: ['read'] }] },
       approvers: { console: ['olga'] },
       tools: [
         {
@@ -66,6 +70,7 @@ beforeAll(async () => {
         channelBudget('quiet', { onExceeded: 'stop' }),
         channelBudget('agents', { tokensPerDay: 20_000, onExceeded: 'stop' }),
         channelBudget('later', { tokensPerDay: 20_000, onExceeded: 'approve' }),
+        channelBudget('report', { warnAt: [0.5], costPerMonth: 10, onExceeded: 'stop' }),
         { scope: 'user', platform: 'console', id: 'uma', tokensPerDay: 500 },
       ],
     },
@@ -309,5 +314,41 @@ describe(`budgets on ${databaseKind}`, () => {
     await say(address, 'and again', ben);
     expect(platform.finalTexts().at(-1)).toBe('Ben again.');
     expect(model.requests).toHaveLength(3);
+  });
+
+  it('lists where each budget stands over the API: used and allowed in the current period', async () => {
+    model.enqueue({ text: 'Reported.', usage: { promptTokens: 500, completionTokens: 100 } });
+    await say(newAddress('report'), 'the weekly report');
+    const budgets = (url: string, key?: string) =>
+      fetch(`${app.url}/api/v1${url}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+    expect((await budgets('/budgets')).status).toBe(401);
+    const { items } = (await (await budgets('/budgets', adminKey)).json()) as {
+      items: Array<Record<string, unknown>>;
+    };
+    const today = new Date().toISOString().slice(0, 10);
+    expect(items.filter((item) => item.id === 'report')).toEqual([
+      {
+        scope: 'channel',
+        platform: 'console',
+        id: 'report',
+        name: '#report',
+        limit: 'tokensPerDay',
+        max: 1000,
+        used: 600,
+        fraction: 0.6,
+        period: today,
+        warnAt: [0.5],
+        onExceeded: 'stop',
+      },
+      // 500 prompt and 100 completion tokens at $100 and $200 per million.
+      expect.objectContaining({
+        limit: 'costPerMonth',
+        max: 10,
+        used: expect.closeTo(0.07, 6),
+        period: today.slice(0, 7),
+      }),
+    ]);
+    // A budget without a name is named by its scope and id.
+    expect(items.find((item) => item.id === 'uma')).toMatchObject({ name: 'user uma', scope: 'user' });
   });
 });

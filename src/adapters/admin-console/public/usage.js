@@ -1,6 +1,8 @@
-// Usage: tokens (and cost, when the config has prices) per day, workspace, channel, user or conversation,
-// as an inline SVG bar chart with the same figures in a table beneath it; then the latest feedback on replies.
+// Usage: where each budget stands; tokens (and cost, when the config has prices) per day, workspace, channel,
+// user or conversation, as an inline SVG bar chart with the same figures in a table beneath it; then the latest
+// feedback on replies.
 
+import { createBudgetList } from './budgets.js';
 import { byId, formatCost, formatNumber, h, say, sayFailure } from './dom.js';
 import { createFeedbackList } from './feedback.js';
 
@@ -184,10 +186,12 @@ export function createUsagePanel(context) {
   let generation = 0;
   let reloadTimer;
   const feedback = createFeedbackList(context);
+  const budgets = createBudgetList(context);
 
   async function load() {
     const mine = ++generation;
     void feedback.load();
+    void budgets.load();
     const groupBy = group.value;
     const sinceDays = Number(range.value) || 0;
     const params = new URLSearchParams({ groupBy });
