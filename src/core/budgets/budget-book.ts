@@ -62,6 +62,15 @@ export class BudgetBook {
     return this.measureEach(this.budgets, (budget) => budget.name ?? `${budget.scope} ${budget.id}`, now);
   }
 
+  /** For `usage` in chat: a line per limit the subject's spending counts toward, how much of it is used. */
+  async describe(subject: BudgetSubject, now = new Date()): Promise<string[]> {
+    const states = await this.measure(subject, now);
+    return states.map(
+      (state) =>
+        `${capitalized(state.label)} has used ${percent(state.fraction)} of ${limitWords(state)} (${amount(state.limit, state.used)}).`,
+    );
+  }
+
   private async measureEach(
     budgets: readonly Budget[],
     label: (budget: Budget) => string,

@@ -2,12 +2,14 @@ import type { ApprovalService } from '../approvals/approval-service.js';
 import { utcDateTime } from '../contracts/approval-card.js';
 import type { ApprovalGrant, Store } from '../contracts/store.js';
 import { formatUsageReport, startOfUtcDay, startOfUtcMonth } from '../usage/usage-report.js';
+import { budgetSubject } from './budget-note.js';
 import type { Turn, TurnRunnerDeps } from './turn.js';
 
 /**
  * Messages Butler answers itself instead of asking the model. `revoke` ends every standing approval
  * ("Approve for this conversation") in the conversation; only an approver may. `usage` tells the
- * conversation's and the asker's token usage (and cost, when priced) today and this month.
+ * conversation's and the asker's token usage (and cost, when priced) today and this month, and how much of each
+ * budget the turn counts toward is used.
  */
 
 const revokePattern = /^\s*revoke\s*[.!]?\s*$/i;
@@ -15,12 +17,16 @@ const usagePattern = /^\s*usage\s*[.!?]?\s*$/i;
 
 /** The answer to a message that is a command; undefined when it is not one. */
 export async function answerCommand(
-  deps: Pick<TurnRunnerDeps, 'approvals' | 'store'>,
+  deps: Pick<TurnRunnerDeps, 'approvals' | 'store' | 'budgets'>,
   turn: Turn,
   text: string,
 ): Promise<string | undefined> {
   if (isRevokeCommand(text)) return revokeStandingApprovals(deps.approvals, turn);
-  if (usagePattern.test(text)) return describeUsage(deps.store, turn);
+  if (usagePattern.test(text)) {
+    const usage = await describeUsage(deps.store, turn);
+    const budgets = (await deps.budgets?.describe(budgetSubject(turn))) ?? [];
+    return [usage, ...budgets].join('\n');
+  }
   return undefined;
 }
 

@@ -316,9 +316,16 @@ describe(`budgets on ${databaseKind}`, () => {
     expect(model.requests).toHaveLength(3);
   });
 
-  it('lists where each budget stands over the API: used and allowed in the current period', async () => {
+  it('says where each budget stands, in chat to `usage` and over the API', async () => {
     model.enqueue({ text: 'Reported.', usage: { promptTokens: 500, completionTokens: 100 } });
-    await say(newAddress('report'), 'the weekly report');
+    const address = newAddress('report');
+    await say(address, 'the weekly report');
+    await say(address, 'usage');
+    expect(platform.finalTexts().at(-1)).toMatch(
+      /\n#report has used 60% of its 1,000 tokens for today \(600 tokens\)\.\n#report has used 0% of its \$10\.00 for this month \(\$0\.07\)\.$/,
+    );
+    expect(model.requests).toHaveLength(1);
+
     const budgets = (url: string, key?: string) =>
       fetch(`${app.url}/api/v1${url}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
     expect((await budgets('/budgets')).status).toBe(401);
