@@ -72,6 +72,12 @@ export function createMetricsObserver(registry: Registry): Observer {
     labelNames: ['risk', 'decision'] as const,
     registers,
   });
+  const approvalsCounted = new Counter({
+    name: 'butler_approvals_counted_total',
+    help: 'Approvals counted toward a quorum that still needed more approvers, by risk.',
+    labelNames: ['risk'] as const,
+    registers,
+  });
   const approvalsExpired = new Counter({
     name: 'butler_approvals_expired_total',
     help: 'Approval requests that expired undecided, by risk.',
@@ -128,6 +134,7 @@ export function createMetricsObserver(registry: Registry): Observer {
     },
     approvalDecided: (approval) => approvalsDecided.inc({ risk: approval.risk, decision: approval.decision }),
     approvalExpired: (approval) => approvalsExpired.inc({ risk: approval.risk }),
+    approvalVoted: (approval) => approvalsCounted.inc({ risk: approval.risk }),
     flush: async () => {},
     shutdown: async () => {},
   };

@@ -1,6 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../core/contracts/logger.js';
 import type { InboxBacklog } from '../core/contracts/repositories.js';
+import type { ScheduleStatus } from '../core/contracts/schedule-records.js';
 import type { Store } from '../core/contracts/store.js';
 
 /**
@@ -11,11 +12,15 @@ import type { Store } from '../core/contracts/store.js';
 interface DatabaseState {
   inbox: InboxBacklog;
   approvalsWaiting: number;
+  schedules: Partial<Record<ScheduleStatus, number>>;
 }
+
+/** The task statuses shown: active ones run, paused ones (by a person, or after failing) do not. */
+const scheduleStatuses = ['active', 'paused'] as const;
 
 export interface ScrapeSources {
   /** Read at each scrape, one cheap statement per read. */
-  store: Pick<Store, 'inbox' | 'approvals'>;
+  store: Pick<Store, 'inbox' | 'approvals' | 'schedules'>;
   /** Every configured MCP server, connected now or not. */
   mcpServers(): ReadonlyArray<{ name: string; connected: boolean }>;
   logger: Logger;
@@ -25,11 +30,12 @@ export interface ScrapeSources {
 const databaseTimeoutMs = 800;
 
 async function readDatabase(store: ScrapeSources['store']): Promise<DatabaseState> {
-  const [inbox, approvalsWaiting] = await Promise.all([
+  const [inbox, approvalsWaiting, schedules] = await Promise.all([
     store.inbox.backlog(),
     store.approvals.countPending(),
+    store.schedules.countByStatus(),
   ]);
-  return { inbox, approvalsWaiting };
+  return { inbox, approvalsWaiting, schedules };
 }
 
 /** Rejects after `ms`: a database that hangs must not hang the scrape. */
@@ -96,6 +102,17 @@ export function registerScrapeGauges(registry: Registry, sources: ScrapeSources)
     'Approval requests waiting for a decision, across every process sharing the database.',
     (state) => state.approvalsWaiting,
   );
+  new Gauge({
+    name: 'butler_scheduled_tasks',
+    help: 'Scheduled tasks by status (active, paused), across every process sharing the database.',
+    labelNames: ['status'] as const,
+    registers,
+    async collect() {
+      const state = await readOnce();
+      for (const status of scheduleStatuses)
+        this.set({ status }, state ? (state.schedules[status] ?? 0) : Number.NaN);
+    },
+  });
   new Gauge({
     name: 'butler_database_up',
     help: 'Whether the database answered this scrape (1) or not (0).',

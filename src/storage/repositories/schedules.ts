@@ -43,6 +43,14 @@ export function scheduleRepository(db: Database): ScheduleRepository {
         .limit(filter.limit ?? 100);
     },
 
+    async countByStatus() {
+      const rows = await db
+        .select({ status: schedules.status, count: sql<number>`count(*)::int` })
+        .from(schedules)
+        .groupBy(schedules.status);
+      return Object.fromEntries(rows.map((row) => [row.status, row.count]));
+    },
+
     async countActive(by) {
       const conditions = [eq(schedules.status, 'active')];
       if (by.creator) conditions.push(byCreator(by.creator));

@@ -13,7 +13,8 @@ import { botUserId, freshTs } from '../slack/slack-butler.js';
 
 /**
  * `GET /metrics` on the running Butler: a console conversation (turns, tokens, an approval parked and
- * decided, the inbox while a turn runs) and Slack against the fake Web API (calls per method, a 429).
+ * decided, the inbox while a turn runs), scheduled tasks, and Slack against the fake Web API (calls per method,
+ * a 429).
  */
 
 let model: FakeModelServer;
@@ -185,6 +186,27 @@ describe(`GET /metrics on ${databaseKind}`, () => {
     ).toBe(1);
   });
 
+  it('shows scheduled tasks by status, across the database', async () => {
+    const before = (await scrape()).samples;
+    const active = value(before, 'butler_scheduled_tasks', { status: 'active' }) ?? Number.NaN;
+    const pausedBefore = value(before, 'butler_scheduled_tasks', { status: 'paused' }) ?? Number.NaN;
+    const { schedule } = await app.butler.schedules.create({
+      creator: { platform: 'console', ...ana },
+      address: newAddress(),
+      prompt: 'Post the weekly digest',
+      cron: '0 9 * * 1',
+      timezone: 'Europe/Berlin',
+      isDirect: false,
+      source: 'chat',
+    });
+    expect(value((await scrape()).samples, 'butler_scheduled_tasks', { status: 'active' })).toBe(active + 1);
+    await app.butler.schedules.pause(schedule.id, { admin: true, name: 'test' });
+    const paused = (await scrape()).samples;
+    expect(value(paused, 'butler_scheduled_tasks', { status: 'active' })).toBe(active);
+    expect(value(paused, 'butler_scheduled_tasks', { status: 'paused' })).toBe(pausedBefore + 1);
+    await app.butler.schedules.cancel(schedule.id, { admin: true, name: 'test' });
+  });
+
   it('counts Slack Web API calls per method, a 429 as rate_limited', async () => {
     model.enqueue({ text: 'Hi from Slack.' });
     await postToSlack(
@@ -255,12 +277,21 @@ describe(`GET /metrics on ${databaseKind}`, () => {
       'risk',
       'method',
       'server',
+      'status',
       'le',
     ]);
     for (const [name, labels] of labelsOf)
       for (const label of labels) expect(allowed.has(label), `${name}{${label}}`).toBe(true);
     const page = await (await fetch(`${app.url}/metrics`)).text();
-    const personal = ['"ana"', '"olga"', 'console:local:ops', 'restart api', '"service"', 'call_restart'];
+    const personal = [
+      '"ana"',
+      '"olga"',
+      'console:local:ops',
+      'restart api',
+      '"service"',
+      'call_restart',
+      'weekly digest',
+    ];
     for (const text of [...personal, 'xoxb-metrics', signingSecret])
       expect(page.includes(text), text).toBe(false);
   });

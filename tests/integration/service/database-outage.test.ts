@@ -103,6 +103,7 @@ async function deliverThroughOutage(breakDatabase: () => Promise<void> | void) {
   expect(page).toMatch(/^butler_database_up 0$/m);
   expect(page).toMatch(/^butler_approvals_waiting nan$/im);
   expect(page).toMatch(/^butler_inbox_open_events nan$/im);
+  expect(page).toMatch(/^butler_scheduled_tasks\{status="paused"\} nan$/im);
   expect(page).toMatch(/^process_resident_memory_bytes \d+$/m);
 
   await proxy.restore();

@@ -56,4 +56,24 @@ describe('metrics observer', () => {
     for (const text of ['made_up_by_the_model', 'slack:T1:C1', 'U1', 'argument', 'turn-1'])
       expect(page.includes(text), text).toBe(false);
   });
+
+  it('counts approvals given toward a quorum apart from decisions, by risk only', async () => {
+    const registry = new Registry();
+    const observer = createMetricsObserver(registry);
+    const approval = {
+      approvalId: 'a-1',
+      conversationKey: 'slack:T1:C1:1.0',
+      toolName: 'rotate_keys',
+      risk: 'high',
+    };
+    observer.approvalVoted?.({ ...approval, votes: 1, quorum: 2, votedBy: 'U2' });
+    observer.approvalDecided({ ...approval, decision: 'approve', decidedBy: 'U3' });
+    const counted = (await registry.getMetricsAsJSON()).find(
+      (entry) => entry.name === 'butler_approvals_counted_total',
+    );
+    expect(counted?.values).toEqual([{ value: 1, labels: { risk: 'high' } }]);
+    const page = await registry.metrics();
+    for (const text of ['a-1', 'slack:T1', 'rotate_keys', 'U2', 'U3'])
+      expect(page.includes(text), text).toBe(false);
+  });
 });
