@@ -400,7 +400,7 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await page.context().close();
   }, 30_000);
 
-  it('counts a two-person approval from two consoles: the second sees the first live, and it runs once', async () => {
+  it('counts a two-person approval from two consoles: the second sees the first live, keeping a half-written rejection, and it runs once', async () => {
     const oncall = await openConsole();
     await signIn(oncall.page, keys.oncall);
     const auditor = await openConsole();
@@ -413,6 +413,10 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await cardIn(auditor.page)
       .filter({ hasText: /Approvals\s*0 of 2/ })
       .waitFor();
+    // The auditor starts writing a rejection meanwhile.
+    const reason = cardIn(auditor.page).getByLabel('Reason for rejecting (optional)');
+    await cardIn(auditor.page).getByRole('button', { name: 'Reject…' }).click();
+    await reason.fill('Wait until the freeze ends');
 
     await cardIn(oncall.page).getByRole('button', { name: 'Approve', exact: true }).click();
     // What the decision answered, or the live event of it when that came after.
@@ -435,6 +439,9 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
       .waitFor();
     const waiting = cardIn(auditor.page).filter({ hasText: /Approvals\s*1 of 2: oncall/ });
     await waiting.waitFor();
+    // The card was updated in place: the half-written rejection is still there. The auditor thinks again.
+    expect(await reason.inputValue()).toBe('Wait until the freeze ends');
+    await waiting.getByRole('button', { name: 'Cancel' }).click();
     model.enqueue({ text: 'Rotated the billing keys.' });
     await waiting.getByRole('button', { name: 'Approve', exact: true }).click();
     await cardIn(auditor.page).waitFor({ state: 'detached' });

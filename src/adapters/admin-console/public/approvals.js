@@ -52,11 +52,13 @@ export function createApprovalsPanel(context) {
     const current = new Map(
       [...list.querySelectorAll('article')].map((node) => [node.dataset.approvalId, node]),
     );
-    // A card is redrawn when its state moved on: decided, or another approval counted toward its quorum.
+    // A card is redrawn when it was decided. An approval counted toward its quorum updates it in place, so that a
+    // reject form someone is filling in stays open.
     const kept = (item) => {
       const node = current.get(item.id);
-      const same = node?.dataset.status === item.status && node.dataset.votes === String(item.votes.length);
-      return same ? node : card(item);
+      if (!node || node.dataset.status !== item.status) return card(item);
+      if (node.dataset.votes !== String(item.votes.length)) recount(node, item);
+      return node;
     };
     const wanted = append
       ? [...current.values(), ...items.filter((item) => !current.has(item.id)).map(card)]
@@ -82,6 +84,18 @@ export function createApprovalsPanel(context) {
       const cards = list.querySelectorAll('article');
       (cards[Math.min(lostFocusAt, cards.length - 1)] ?? byId('approvals-heading')).focus();
     }
+  }
+
+  /** A waiting card after an approval was counted: its Approvals line, and no buttons for a key that gave one. */
+  function recount(node, item) {
+    node.dataset.votes = String(item.votes.length);
+    const line = node.querySelector('.approvals-count');
+    if (line) line.textContent = approvals(item);
+    const decision = node.querySelector('.decision');
+    if (!decision || item.mayDecide !== false) return;
+    const hadFocus = decision.contains(document.activeElement) || decidedHere === item.id;
+    decision.replaceWith(controls(item, `approval-${item.id}`));
+    if (hadFocus) node.focus();
   }
 
   function showCount(pending, moreThanShown) {
@@ -133,7 +147,7 @@ export function createApprovalsPanel(context) {
         item.agent ? fact('Agent', item.agent.name ?? String(item.agent)) : null,
         fact('Requested', time(item.createdAt)),
         pending ? fact('Expires', time(item.expiresAt)) : fact('Status', item.status),
-        item.quorum > 1 ? fact('Approvals', approvals(item)) : null,
+        item.quorum > 1 ? fact('Approvals', h('span', { class: 'approvals-count' }, approvals(item))) : null,
         pending ? null : fact('Decided', [time(item.decidedAt), ` by ${decider}`]),
         item.reason ? fact('Reason', item.reason) : null,
         pending ? null : fact('Outcome', outcome(item)),
