@@ -352,6 +352,8 @@ export class FakeFeishuApi {
       return this.createMessage(chatId, undefined, false, call);
     }
     match = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(path);
+    if (method === 'POST' && match && this.topics.recalled.has(match[1] as string))
+      return this.error(230011, 'The message was recalled.');
     if (method === 'POST' && match) {
       const parent = this.messages.get(match[1] as string);
       return this.createMessage(

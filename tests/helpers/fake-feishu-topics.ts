@@ -5,7 +5,7 @@ import { scopeMissingCode } from './fake-feishu-contact.js';
 /**
  * Topics (`omt_…`) people started in the fake's topic groups, and `GET /open-apis/im/v1/messages` over them as
  * open.larksuite.com im-v1/message/list answers with `container_id_type=thread`: the topic's messages, its root
- * first, then the bot's replies in it, each item with `message_id`, `root_id` and `thread_id`.
+ * first, then the bot's replies in it, each item with `message_id`, `root_id`, `thread_id` and `deleted`.
  */
 
 export interface FakeTopicMessage {
@@ -21,6 +21,8 @@ export class FakeFeishuTopics {
   readonly started = new Map<string, { chatId: string; rootId: string }>();
   /** When true, listing answers like an app without a message-reading scope (HTTP 400, code 99991672). */
   scopeMissing = false;
+  /** Messages their senders recalled: listed with `deleted: true`, and a reply under one is refused. */
+  readonly recalled = new Set<string>();
 
   /** A topic a person started in `chatId`: its thread id and root message id. */
   start(chatId: string): { threadId: string; rootId: string } {
@@ -46,6 +48,7 @@ export class FakeFeishuTopics {
     const topic = this.started.get(threadId);
     const item = (messageId: string, chatId: string) => ({
       message_id: messageId,
+      deleted: this.recalled.has(messageId),
       ...(topic ? { root_id: topic.rootId, thread_id: threadId } : { thread_id: threadId }),
       chat_id: chatId,
       msg_type: 'text',

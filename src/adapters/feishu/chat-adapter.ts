@@ -77,17 +77,15 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     },
 
     async postNotice(target: ReplyTarget, text: string): Promise<void> {
-      await api.sendMessage(await topics.destination(target), {
-        msgType: 'text',
-        content: { text: defuseMentions(text) },
-      });
+      await topics.send(target, (destination) =>
+        api.sendMessage(destination, { msgType: 'text', content: { text: defuseMentions(text) } }),
+      );
     },
 
     async postApprovalCard(target: ReplyTarget, card: ApprovalCard): Promise<string> {
-      const messageId = await api.sendMessage(await topics.destination(target), {
-        msgType: 'interactive',
-        content: renderApprovalCard(card),
-      });
+      const messageId = await topics.send(target, (destination) =>
+        api.sendMessage(destination, { msgType: 'interactive', content: renderApprovalCard(card) }),
+      );
       conversationLogger(target.address).info(
         { batchId: card.batchId, calls: card.calls.length, messageId },
         'Feishu approval card posted',
@@ -135,7 +133,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
     },
 
     async sendFile(target: ReplyTarget, file: OutboundFile): Promise<string> {
-      const messageId = await sendFeishuFile(api, await topics.destination(target), file);
+      const messageId = await topics.send(target, (destination) => sendFeishuFile(api, destination, file));
       conversationLogger(target.address).info(
         { fileId: file.id, mimeType: file.mimeType, bytes: file.bytes.byteLength, messageId },
         'Feishu file sent',

@@ -42,7 +42,7 @@ export interface FeishuApi {
    */
   messageItems(messageId: string): Promise<JsonRecord[]>;
   /**
-   * A message of a topic (`omt_…`) to reply under: the root of its oldest message, or undefined when Feishu lists
+   * A message of a topic (`omt_…`) to reply under: its oldest one not recalled, or undefined when Feishu lists
    * none. Throws FeishuApiError (`scopeMissing` without a message-reading scope).
    */
   topicMessage(threadId: string): Promise<string | undefined>;

@@ -180,14 +180,16 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
               container_id_type: 'thread',
               container_id: threadId,
               sort_type: 'ByCreateTimeAsc',
-              page_size: 1,
+              page_size: 20,
             },
           }),
         ),
-        (body) => {
-          const [first] = recordsField(data(body), 'items');
-          return stringField(first, 'root_id') ?? stringField(first, 'message_id');
-        },
+        // A recalled message is listed (`deleted: true`) but cannot be answered.
+        (body) =>
+          stringField(
+            recordsField(data(body), 'items').find((item) => item.deleted !== true),
+            'message_id',
+          ),
       ),
     // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, time_zone, …}
     // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,

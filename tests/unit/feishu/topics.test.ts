@@ -9,6 +9,7 @@ import { testTenantKey } from './feishu-events.js';
 
 const feishu = useFakeFeishu((fake) => {
   fake.topics.scopeMissing = false;
+  fake.topics.recalled.clear();
   fake.restore();
 });
 
@@ -42,14 +43,14 @@ describe('Feishu topics', () => {
     expect(listings()).toEqual([]);
   });
 
-  it("asks Feishu for an unseen topic's first message once, and replies in the topic under its root", async () => {
+  it("asks Feishu for an unseen topic's first message once, and replies in the topic under it", async () => {
     const { topics, listings } = setup();
     const { threadId, rootId } = feishu.fake.topics.start('oc_topics');
     const expected = { chatId: 'oc_topics', replyTo: rootId, replyInThread: true };
     expect(await topics.destination(inThread('oc_topics', threadId))).toEqual(expected);
     expect(await topics.destination(inThread('oc_topics', threadId))).toEqual(expected);
     expect(listings().map((call) => call.query)).toEqual([
-      { container_id_type: 'thread', container_id: threadId, sort_type: 'ByCreateTimeAsc', page_size: '1' },
+      { container_id_type: 'thread', container_id: threadId, sort_type: 'ByCreateTimeAsc', page_size: '20' },
     ]);
   });
 
@@ -105,5 +106,51 @@ describe('Feishu topics', () => {
     feishu.fake.restore();
     clock.now += 6 * 60_000;
     expect(await topics.destination(inThread('oc_topics', threadId))).toMatchObject({ replyTo: rootId });
+  });
+
+  it('skips a recalled message in the listing', async () => {
+    const { topics } = setup();
+    const { threadId, rootId } = feishu.fake.topics.start('oc_topics');
+    feishu.fake.topics.recalled.add(rootId);
+    expect(await topics.destination(inThread('oc_topics', threadId))).toEqual({
+      chatId: 'oc_topics',
+      replyTo: undefined,
+      replyInThread: false,
+    });
+  });
+
+  it('sends once more, without it, when Feishu refuses a reply under a learned message that was recalled', async () => {
+    const { topics, lines } = setup();
+    const api = feishuClientFor(feishu.fake);
+    const { threadId, rootId } = feishu.fake.topics.start('oc_topics');
+    // Butler answered Ana's question in the topic; she recalled it afterwards.
+    await topics.destination(inThread('oc_topics', threadId, 'om_ana_question'));
+    feishu.fake.topics.recalled.add('om_ana_question');
+    const text = { msgType: 'text' as const, content: { text: 'The digest.' } };
+    const sent = await topics.send(inThread('oc_topics', threadId), (destination) =>
+      api.sendMessage(destination, text),
+    );
+    expect(feishu.fake.messages.get(sent)).toMatchObject({ replyTo: rootId, replyInThread: true });
+    expect(feishu.fake.callsTo('POST', /\/reply$/).map((call) => call.path)).toEqual([
+      '/open-apis/im/v1/messages/om_ana_question/reply',
+      `/open-apis/im/v1/messages/${rootId}/reply`,
+    ]);
+    expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
+    // The next send goes under the topic's message at once.
+    await topics.send(inThread('oc_topics', threadId), (destination) => api.sendMessage(destination, text));
+    expect(feishu.fake.callsTo('POST', /\/reply$/)).toHaveLength(3);
+  });
+
+  it("does not send again when the target's own message was refused", async () => {
+    const { topics } = setup();
+    const api = feishuClientFor(feishu.fake);
+    feishu.fake.topics.recalled.add('om_gone');
+    const text = { msgType: 'text' as const, content: { text: 'Hello.' } };
+    await expect(
+      topics.send(inThread('oc_topics', 'omt_x', 'om_gone'), (destination) =>
+        api.sendMessage(destination, text),
+      ),
+    ).rejects.toThrow(/code 230011/);
+    expect(feishu.fake.callsTo('POST', /\/reply$/)).toHaveLength(1);
   });
 });
