@@ -1,7 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../core/contracts/logger.js';
 import type { InboxBacklog } from '../core/contracts/repositories.js';
-import type { ScheduleStatus } from '../core/contracts/schedule-records.js';
 import type { Store } from '../core/contracts/store.js';
 
 /**
@@ -12,7 +11,7 @@ import type { Store } from '../core/contracts/store.js';
 interface DatabaseState {
   inbox: InboxBacklog;
   approvalsWaiting: number;
-  schedules: Partial<Record<ScheduleStatus, number>>;
+  schedules: Partial<Record<(typeof scheduleStatuses)[number], number>>;
 }
 
 /** The task statuses shown: active ones run, paused ones (by a person, or after failing) do not. */

@@ -83,8 +83,8 @@ export interface ScheduleRepository {
   create(schedule: NewSchedule): Promise<ScheduleRecord>;
   get(id: string): Promise<ScheduleRecord | undefined>;
   list(filter: ScheduleFilter): Promise<ScheduleRecord[]>;
-  /** How many tasks there are in each status (metrics); a status no task has is absent. */
-  countByStatus(): Promise<Partial<Record<ScheduleStatus, number>>>;
+  /** How many tasks are active and paused (metrics); a status no task has is absent. */
+  countByStatus(): Promise<Partial<Record<'active' | 'paused', number>>>;
   /** Active tasks of a creator, and of a conversation (limits). */
   countActive(by: { creator?: Pick<Person, 'platform' | 'id'>; conversationKey?: string }): Promise<number>;
   /**

@@ -24,8 +24,7 @@ export async function answerCommand(
   if (isRevokeCommand(text)) return revokeStandingApprovals(deps.approvals, turn);
   if (usagePattern.test(text)) {
     const usage = await describeUsage(deps.store, turn);
-    const budgets = (await deps.budgets?.describe(budgetSubject(turn))) ?? [];
-    return [usage, ...budgets].join('\n');
+    return [usage, ...(await describeBudgets(deps, turn))].join('\n');
   }
   return undefined;
 }
@@ -53,6 +52,16 @@ export async function revokeStandingApprovals(approvals: ApprovalService, turn: 
     `Revoked ${outcome.revoked.length === 1 ? 'the standing approval' : `${outcome.revoked.length} standing approvals`} here; these tools ask again:`,
     ...outcome.revoked.map(describeGrant),
   ].join('\n');
+}
+
+/** Where the turn's budgets stand; only informative, so a failed lookup leaves the lines out. */
+async function describeBudgets(deps: Pick<TurnRunnerDeps, 'budgets'>, turn: Turn): Promise<string[]> {
+  try {
+    return (await deps.budgets?.describe(budgetSubject(turn))) ?? [];
+  } catch (error) {
+    turn.log.warn({ err: error }, 'could not measure the budgets for usage');
+    return [];
+  }
 }
 
 /** This conversation's and the requester's usage today and this month (UTC); the turn asking is not in it yet. */

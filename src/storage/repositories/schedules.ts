@@ -47,6 +47,8 @@ export function scheduleRepository(db: Database): ScheduleRepository {
       const rows = await db
         .select({ status: schedules.status, count: sql<number>`count(*)::int` })
         .from(schedules)
+        // Done and cancelled tasks stay in the table as history: not counted at every scrape.
+        .where(inArray(schedules.status, ['active', 'paused']))
         .groupBy(schedules.status);
       return Object.fromEntries(rows.map((row) => [row.status, row.count]));
     },

@@ -17,6 +17,7 @@ export function createBudgetList(context) {
   const section = byId('budgets');
   const rows = byId('budget-rows');
   const statusLine = byId('budgets-status-line');
+  let generation = 0;
 
   function row(item) {
     const share = Math.floor(item.fraction * 100);
@@ -35,12 +36,16 @@ export function createBudgetList(context) {
 
   return {
     async load() {
+      // Live events reload often: only the latest answer is shown.
+      const mine = ++generation;
       try {
         const { items = [] } = await context.api.json('/budgets');
+        if (mine !== generation) return;
         section.hidden = items.length === 0;
         say(statusLine, '');
         rows.replaceChildren(...items.map(row));
       } catch (error) {
+        if (mine !== generation) return;
         section.hidden = false;
         sayFailure(statusLine, error, context);
       }
