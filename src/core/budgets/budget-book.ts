@@ -31,6 +31,9 @@ export type BudgetVerdict =
   | { action: 'approve'; exceeded: LimitState[] };
 
 const percent = (fraction: number) => `${Math.floor(fraction * 100)}%`;
+/** "#ops has used 76% of its 200,000 tokens for today": a warning note, and a line of `usage`. */
+const share = (state: LimitState) =>
+  `${capitalized(state.label)} has used ${percent(state.fraction)} of ${limitWords(state)}`;
 
 export class BudgetBook {
   /**
@@ -65,10 +68,7 @@ export class BudgetBook {
   /** For `usage` in chat: a line per limit the subject's spending counts toward, how much of it is used. */
   async describe(subject: BudgetSubject, now = new Date()): Promise<string[]> {
     const states = await this.measure(subject, now);
-    return states.map(
-      (state) =>
-        `${capitalized(state.label)} has used ${percent(state.fraction)} of ${limitWords(state)} (${amount(state.limit, state.used)}).`,
-    );
+    return states.map((state) => `${share(state)} (${amount(state.limit, state.used)}).`);
   }
 
   private async measureEach(
@@ -177,6 +177,6 @@ export class BudgetBook {
       { budget: state.key, limit: state.limit, period: state.period, fraction: state.fraction },
       'budget warning',
     );
-    return `${capitalized(state.label)} has used ${percent(state.fraction)} of ${limitWords(state)}.`;
+    return `${share(state)}.`;
   }
 }
