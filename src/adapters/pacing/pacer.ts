@@ -1,10 +1,28 @@
-import { Lane, type Ticket } from './lane.js';
+import { Lane, type Priority, type Ticket } from './lane.js';
 import type { RateLimit } from './rate-window.js';
 
 /** A budget a call counts against: `key` names it (platform, workspace or app, method, maybe a channel). */
 export interface LaneSpec {
   key: string;
   limits: readonly RateLimit[];
+  /**
+   * Only this process calls it (a card this process streams into): its whole limit is this process's. Other
+   * lanes get this process's share of theirs (`PacerOptions.share`).
+   */
+  owned?: boolean;
+}
+
+export interface RunOptions {
+  /** Who goes first when the lane is full (default `reply`). */
+  priority?: Priority;
+  /** Gives up the wait (the call then never goes): rejects with WaitAbandoned. */
+  signal?: AbortSignal;
+}
+
+/** A call's room taken in advance (the stop of a stream, reserved when it starts); `release` if unused. */
+export interface Reservation {
+  readonly method: string;
+  release(): void;
 }
 
 export interface RetryPolicy {
@@ -28,6 +46,11 @@ export type CallObserver = (method: string, outcome: CallOutcome) => void;
 export interface PacerOptions {
   now?: (() => number) | undefined;
   onCall?: CallObserver | undefined;
+  /**
+   * This process's part of the workspace's (or app's) budgets, between 0 and 1: with several processes serving
+   * it, each paces to its part so that together they stay inside the platform's limits (default 1).
+   */
+  share?: (() => number) | undefined;
 }
 
 /** A repeating caller's part of a lane's budget. */
@@ -37,10 +60,18 @@ export interface Share {
   leave(): void;
 }
 
-/** One lane after the other, in a fixed order, so callers on the same lanes keep their order. */
-async function acquireAll(lanes: readonly Lane[]): Promise<Ticket[]> {
+/**
+ * One lane after the other, in a fixed order, so callers on the same lanes keep their order. A wait given up
+ * halfway gives back the tickets already taken.
+ */
+async function acquireAll(lanes: readonly Lane[], options: RunOptions): Promise<Ticket[]> {
   const tickets: Ticket[] = [];
-  for (const lane of lanes) tickets.push(await lane.acquire());
+  try {
+    for (const lane of lanes) tickets.push(await lane.acquire(options.priority, options.signal));
+  } catch (error) {
+    for (const [index, ticket] of tickets.entries()) lanes[index]?.release(ticket);
+    throw error;
+  }
   return tickets;
 }
 
@@ -52,20 +83,23 @@ const laneSweepThreshold = 512;
  * and a rate-limited answer closes only the most specific of them for the Retry-After the platform gave, so
  * one method's 429 never holds calls of another method or conversation.
  *
- * In-process only, on purpose. Sharing budgets through Postgres would cost a statement per platform call (an
- * append every few hundred milliseconds per reply) and a shared clock, to protect a setup Butler does not
- * favour: several processes per workspace add little on the machines measured (the benchmark's 2 processes
- * gave 0.98–1.20× one). When several processes do share a workspace, each paces itself to the whole budget
- * and the overshoot comes back as 429s, which this layer absorbs per method: replies slow down, nothing is lost.
+ * Several processes serving one workspace split its budgets instead of sharing a counter: each paces to its
+ * `share` (one over the processes alive, from the database's roster), so together they stay inside the
+ * platform's count without a statement per platform call. A share that is briefly stale (a process just
+ * started or died) overshoots by at most one process's part for a heartbeat; the platform's 429s are then
+ * absorbed per method, as below.
  */
 export class Pacer {
   private readonly lanes = new Map<string, Lane>();
+  private readonly reservations = new Map<Reservation, { lane: Lane; ticket: Ticket }>();
   private readonly now: () => number;
   private readonly onCall: CallObserver;
+  private readonly processShare: () => number;
 
   constructor(options: PacerOptions = {}) {
     this.now = options.now ?? Date.now;
     this.onCall = options.onCall ?? (() => {});
+    this.processShare = options.share ?? (() => 1);
   }
 
   /**
@@ -77,9 +111,10 @@ export class Pacer {
     specs: readonly LaneSpec[],
     attempt: () => Promise<T>,
     policy: RetryPolicy,
+    options: RunOptions = {},
   ): Promise<T> {
     const lanes = specs.map((spec) => this.lane(spec));
-    return this.attempt(method, lanes, await acquireAll(lanes), attempt, policy);
+    return this.attempt(method, lanes, await acquireAll(lanes, options), attempt, policy, options);
   }
 
   /**
@@ -100,7 +135,35 @@ export class Pacer {
       lanes.map((lane) => lane.takeNow()),
       attempt,
       policy,
+      {},
     );
+  }
+
+  /**
+   * Takes room in `spec`'s lane now for a call made later (`runReserved`), or undefined when it has none. The
+   * room counts from now until a window after that call is answered.
+   */
+  reserve(method: string, spec: LaneSpec): Reservation | undefined {
+    const lane = this.lane(spec);
+    if (!lane.free()) return undefined;
+    const reservation: Reservation = {
+      method,
+      release: () => {
+        const held = this.reservations.get(reservation);
+        this.reservations.delete(reservation);
+        if (held) held.lane.release(held.ticket);
+      },
+    };
+    this.reservations.set(reservation, { lane, ticket: lane.takeNow() });
+    return reservation;
+  }
+
+  /** Runs `attempt` on room reserved earlier, without waiting. Throws if the reservation was used or released. */
+  runReserved<T>(reservation: Reservation, attempt: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+    const held = this.reservations.get(reservation);
+    if (!held) throw new Error(`reservation for ${reservation.method} already used or released`);
+    this.reservations.delete(reservation);
+    return this.attempt(reservation.method, [held.lane], [held.ticket], attempt, policy, {});
   }
 
   share(spec: LaneSpec): Share {
@@ -115,6 +178,7 @@ export class Pacer {
     firstTickets: readonly Ticket[],
     attempt: () => Promise<T>,
     policy: RetryPolicy,
+    options: RunOptions,
   ): Promise<T> {
     let tickets = firstTickets;
     for (let retry = 0; ; retry++) {
@@ -136,7 +200,7 @@ export class Pacer {
           if (ticket) lane.answered(ticket);
         });
       }
-      tickets = await acquireAll(lanes);
+      tickets = await acquireAll(lanes, options);
     }
   }
 
@@ -144,7 +208,7 @@ export class Pacer {
     let lane = this.lanes.get(spec.key);
     if (!lane) {
       if (this.lanes.size >= laneSweepThreshold) this.forgetIdleLanes();
-      lane = new Lane(spec.limits, this.now);
+      lane = new Lane(spec.limits, this.now, spec.owned ? undefined : this.processShare);
       this.lanes.set(spec.key, lane);
     }
     return lane;

@@ -27,20 +27,37 @@ export class RateWindow {
     this.rate = rate;
   }
 
-  /** Milliseconds until one more call fits: 0 when it fits now, Infinity until a call in flight is answered. */
-  waitMs(now: number): number {
+  /** This process's part of a limit: `share` of it, rounded down, but never nothing. */
+  static scaled(limit: number, share: number): number {
+    return Math.max(1, Math.floor(limit * Math.min(1, share)));
+  }
+
+  /**
+   * Milliseconds until one more call fits in this process's `share` of the limit: 0 when it fits now, Infinity
+   * until a call in flight is answered.
+   */
+  waitMs(now: number, share = 1): number {
     this.forget(now);
-    if (this.calls.length < this.rate.limit) return 0;
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const call of this.calls)
-      if (call.answeredAt !== undefined) earliest = Math.min(earliest, call.answeredAt);
-    return earliest + this.rate.windowMs - now;
+    const limit = RateWindow.scaled(this.rate.limit, share);
+    if (this.calls.length < limit) return 0;
+    // The call that frees the room is the (length − limit + 1)-th to leave the window.
+    const answered = this.calls
+      .map((call) => call.answeredAt)
+      .filter((at): at is number => at !== undefined)
+      .sort((left, right) => left - right);
+    const freeing = answered[this.calls.length - limit];
+    return freeing === undefined ? Number.POSITIVE_INFINITY : freeing + this.rate.windowMs - now;
   }
 
   take(): CountedCall {
     const call: CountedCall = { answeredAt: undefined };
     this.calls.push(call);
     return call;
+  }
+
+  /** Stops counting `call` (taken but never sent). */
+  forgetCall(call: CountedCall): void {
+    this.calls = this.calls.filter((counted) => counted !== call);
   }
 
   /** Calls still counted at `now`. */
