@@ -46,7 +46,11 @@ export interface TestButler {
   /** Postgres URL of this Butler's database (undefined on PGlite). */
   databaseUrl: string | undefined;
   /** Resolves once every accepted event is finished and no turn is running. */
-  settle(timeoutMs?: number): Promise<void>;
+  /**
+   * Waits until no event is open and no turn runs; with `cosmetic` (the default) also until the statuses turns
+   * left behind reached the platform or were dropped.
+   */
+  settle(timeoutMs?: number, options?: { cosmetic?: boolean }): Promise<void>;
   /** Stops Butler but keeps the database (for restart tests). */
   stop(): Promise<void>;
   /** Stops Butler and drops a database this helper created. */
@@ -88,7 +92,7 @@ export async function startTestButler(options: TestButlerOptions = {}): Promise<
   });
   await butler.start();
 
-  const settle = async (timeoutMs = 10_000) => {
+  const settle = async (timeoutMs = 10_000, { cosmetic = true }: { cosmetic?: boolean } = {}) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const [row] = await butler.database.db
@@ -96,7 +100,7 @@ export async function startTestButler(options: TestButlerOptions = {}): Promise<
         .from(inboundEvents)
         .where(inArray(inboundEvents.status, ['pending', 'claimed']));
       if ((row?.open ?? 0) === 0) {
-        await butler.worker.whenIdle();
+        await butler.worker.whenIdle({ cosmetic });
         return;
       }
       if (Date.now() > deadline)

@@ -85,7 +85,8 @@ export interface ChatAdapter {
   updateApprovalCard(address: ConversationAddress, messageId: string, card: ApprovalCard): Promise<void>;
   /**
    * Shows that Butler is working (a status line, a reaction). Returns the function that clears it.
-   * Failures are the adapter's to swallow: an indicator never blocks a reply.
+   * Failures are the adapter's to swallow: an indicator never blocks a reply, and the core never waits for
+   * either call in a turn's path.
    */
   showWorking(target: ReplyTarget): Promise<() => Promise<void>>;
   /**
@@ -96,8 +97,10 @@ export interface ChatAdapter {
   showProgress?(target: ReplyTarget, status: string): Promise<void>;
   /**
    * Optional: a turn begins and ends (Slack's agent session goes `processing`, then `active`). Called for the
-   * whole turn, the streaming reply included, before any working indicator; `turnEnded` only after
-   * `turnStarted` settled. Same rules as `showWorking`: never throws, never blocks a reply.
+   * whole turn, the streaming reply included, before any working indicator. Cosmetic: the core never waits for
+   * either (their promises settle once the platform was told, or the adapter gave up), so `turnEnded` may come
+   * before `turnStarted` settled: the adapter keeps the order, and may drop a start the platform never showed
+   * together with its end. Never throws.
    */
   turnStarted?(target: ReplyTarget, start: TurnStart): Promise<void>;
   turnEnded?(target: ReplyTarget, outcome: TurnOutcome): Promise<void>;

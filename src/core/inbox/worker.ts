@@ -42,7 +42,7 @@ export class Worker {
 
   constructor(
     private readonly store: Store,
-    runner: TurnRunner,
+    private readonly runner: TurnRunner,
     approvals: ApprovalService,
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: WorkerOptions,
@@ -78,10 +78,13 @@ export class Worker {
     else this.wakePending = true;
   }
 
-  /** Resolves when no turn is running (tests and benchmarks wait on it). */
-  whenIdle(): Promise<void> {
-    if (this.active === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /**
+   * Resolves when no turn is running and, unless `cosmetic` is false, what turns left in the background
+   * (statuses on their way to the platform) has settled (tests and benchmarks wait on it).
+   */
+  async whenIdle(options: { cosmetic?: boolean } = {}): Promise<void> {
+    if (this.active > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (options.cosmetic ?? true) await this.runner.background.settled();
   }
 
   /** Stops claiming; lets running turns finish until the deadline, then interrupts them (they are retried later). */

@@ -15,7 +15,7 @@ export function turnBinding(turn: Turn): TurnBinding {
       const names = joinNames(agents);
       await turn.reply.append(`_Asking ${names}…_`);
       turn.reply.endStep();
-      await turn.working.progress(`is asking ${names}…`);
+      turn.working.progress(`is asking ${names}…`);
     },
     addUsage: (usage) => addTokens(turn, usage),
   };

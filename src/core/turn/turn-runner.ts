@@ -14,6 +14,7 @@ import {
   type ToolResult,
   type ToolScope,
 } from '../tool-calls/index.js';
+import { BackgroundWork } from './background-work.js';
 import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.js';
 import { answerCommand } from './commands.js';
 import { addTokens, resumeAgents, turnBinding } from './delegation.js';
@@ -62,6 +63,9 @@ const noModelMessage =
   'Butler has no model configured yet. An admin can set BUTLER_MODEL (and BUTLER_BASE_URL, BUTLER_API_TOKEN) to turn on answers.';
 
 export class TurnRunner {
+  /** Cosmetic platform calls turns left behind (statuses, indicators): nothing waits on them but `whenIdle`. */
+  readonly background = new BackgroundWork();
+
   constructor(private readonly deps: TurnRunnerDeps) {}
 
   /**
@@ -118,8 +122,7 @@ export class TurnRunner {
       }
       return turn.session.ending;
     } finally {
-      await turn.working.clear();
-      await turn.session.close();
+      this.endCosmetics(turn);
       await turn.stop?.release();
     }
   }
@@ -186,10 +189,18 @@ export class TurnRunner {
         ...toolMessages(assistant.toolCalls, resolution.results),
       ]);
     } finally {
-      await turn.working.clear();
-      await turn.session.close();
+      this.endCosmetics(turn);
       await turn.stop?.release();
     }
+  }
+
+  /**
+   * The working indicator goes and the platform hears how the turn ended, in the background: the worker slot
+   * and the end of the turn never wait for a status call.
+   */
+  private endCosmetics(turn: Turn): void {
+    const indicatorGone = turn.working.clear();
+    this.background.add(indicatorGone.then(() => turn.session.close()));
   }
 
   /** Waits for `work` on a turn that began; then the turn is no longer watched for stop requests. */

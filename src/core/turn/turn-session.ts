@@ -4,8 +4,9 @@ import type { Logger } from '../contracts/logger.js';
 /**
  * The turn's life as the platform shows it beside the reply (Slack's agent session: `processing` with a stop
  * button, then `active`). Unlike the working indicator it covers the whole turn from its first moment, the
- * streaming reply included. The start is not awaited (a reply never waits for it); the end follows the
- * start, so the platform never sees them out of order.
+ * streaming reply included. Neither the start nor the end is awaited by the turn (a reply, a worker slot or the
+ * end of a turn never waits for a status). The end is told as soon as the turn ends, whether or not the start
+ * reached the platform yet: the adapter keeps them in order (and may drop both).
  */
 export class TurnSession {
   private started: Promise<void> | undefined;
@@ -36,13 +37,16 @@ export class TurnSession {
     return this.outcome;
   }
 
-  /** Tells the adapter the turn ended, once its start has settled; never throws. */
-  async close(): Promise<void> {
+  /**
+   * Tells the adapter the turn ended; never throws. The promise is for the turn's background work, never for the
+   * turn to wait on.
+   */
+  close(): Promise<void> {
     const { turnEnded } = this.adapter;
-    if (!this.started || !turnEnded) return;
-    await this.started;
-    await turnEnded
+    if (!this.started || !turnEnded) return Promise.resolve();
+    const ended = turnEnded
       .call(this.adapter, this.target, this.outcome ?? 'interrupted')
       .catch((error: unknown) => this.log.warn({ err: error }, 'the adapter could not show the turn end'));
+    return Promise.all([this.started, ended]).then(() => undefined);
   }
 }

@@ -7,6 +7,8 @@ import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
  */
 export class WorkingIndicator {
   private shown: Promise<() => Promise<void>> | undefined;
+  /** Progress statuses on their way, in order. */
+  private pending: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -27,18 +29,32 @@ export class WorkingIndicator {
     }, this.delayMs);
   }
 
-  /** Shows `status` where the platform's indicator has text; never throws. */
-  async progress(status: string): Promise<void> {
+  /**
+   * Shows `status` where the platform's indicator has text; never throws and never waits for the platform (the
+   * turn goes on; the status follows the indicator once it shows).
+   */
+  progress(status: string): void {
     this.show();
-    await this.shown;
-    await this.adapter.showProgress?.(this.target, status).catch(() => {});
+    const shown = this.shown;
+    this.pending = (this.pending ?? Promise.resolve())
+      .then(() => shown)
+      .then(() => this.adapter.showProgress?.(this.target, status))
+      .catch(() => {});
   }
 
-  /** Takes the indicator away if it was shown; never throws. */
-  async clear(): Promise<void> {
+  /**
+   * Takes the indicator away if it was shown; never throws. The promise settles once the platform was told:
+   * for the turn's background work, never for the turn to wait on.
+   */
+  clear(): Promise<void> {
     clearTimeout(this.timer);
-    const clearShown = await this.shown;
-    await clearShown?.().catch(() => {});
+    const shown = this.shown;
+    const pending = this.pending;
+    return Promise.resolve()
+      .then(() => pending)
+      .then(() => shown)
+      .then((clearShown) => clearShown?.())
+      .catch(() => {});
   }
 
   private show(): void {
