@@ -6,6 +6,7 @@
  *   `thread_ts` (a thread-based session in a channel or DM); `title` at most 200 characters. It creates the
  *   session; on an existing one `title` and `initiator_user_id` are ignored, as Slack says.
  * - agents.sessions.rename: `channel_id`, `thread_ts` and a `title` of 1 to 200 characters, on a session.
+ * - chat.stopStream's `session_status` (default `active`) moves the thread's session, when it has one.
  * - assistant.threads.setSuggestedPrompts: `channel_id` and 1 to 4 prompts, each a `title` and a `message`. An
  *   agent app's call with `thread_ts` "will silently fail": answered ok, nothing set.
  * With `available` false the workspace has no agent features: every call answers `unavailableError`.
@@ -47,6 +48,16 @@ export interface FakeSlackAgents {
 export interface FakeSlackAgentsRoom {
   agents: FakeSlackAgents;
   methods: Record<string, (args: Record<string, unknown>) => Answer>;
+  /**
+   * chat.stopStream's `session_status` (docs.slack.dev chat.stopStream: "The session status to set after
+   * stopping the stream", default `active`): applied to the thread's session when there is one. An answer when
+   * the value is not a status.
+   */
+  streamStopped(
+    channel: string,
+    threadTs: string | undefined,
+    args: Record<string, unknown>,
+  ): Answer | undefined;
   reset(): void;
 }
 
@@ -138,6 +149,13 @@ export function createFakeSlackAgents(): FakeSlackAgentsRoom {
   return {
     agents,
     methods,
+    streamStopped(channel, threadTs, args) {
+      const status = args.session_status ?? 'active';
+      if (typeof status !== 'string' || !statuses.includes(status)) return fail('invalid_arguments');
+      const session = threadTs ? agents.sessions.get(`${channel}:${threadTs}`) : undefined;
+      if (agents.available && session) session.statuses.push(status as FakeSessionStatus);
+      return undefined;
+    },
     reset() {
       agents.available = false;
       agents.unavailableError = 'not_allowed';

@@ -387,6 +387,8 @@ export async function startFakeSlackApi(
       if (!message.streaming || endedStreams.has(message.ts)) return fail('message_not_in_streaming_state');
       // Blocks are appended below the streamed text (the method's `blocks`).
       if (blockKitViolations(args.blocks).length > 0) return fail('invalid_blocks');
+      const refused = agentRoom.streamStopped(message.channel, message.threadTs, args);
+      if (refused) return refused;
       const problem = appendMarkdown(message, str(args, 'markdown_text'));
       if (problem) return problem;
       if (Array.isArray(args.blocks)) message.blocks = args.blocks;

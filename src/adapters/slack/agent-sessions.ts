@@ -4,13 +4,18 @@ import type { Logger } from '../../core/contracts/logger.js';
 import { markdownToPlainText, truncateText } from '../../core/text/index.js';
 import { defuseMarkdown } from './mentions.js';
 import { isFeatureUnavailable, replyThreadTs, type SlackCapabilities } from './reply-format.js';
-import { errorFields, type SessionStatus, type SlackApi, SlackApiError } from './slack-api.js';
+import type { SessionStatus, SlackApi } from './slack-api.js';
 
 /**
  * Slack's agent sessions (platforms.md "Agent apps"): each thread Butler answers is a session, `processing`
  * while a turn runs (Slack then shows its own stop button, answered by `agent_session_stopped`), `suspended`
  * while an approval waits, `active` once the turn ended. Where Slack refuses sessions (not an agent app, no
- * scope), the workspace is remembered as without them and the working indicators show instead.
+ * scope, the feature off), the workspace is remembered as without them and the working indicators show instead.
+ *
+ * A status is cosmetic: it never holds up a turn. Statuses are coalesced per thread (cosmetic-calls.ts); one
+ * that cannot be sent within the workspace's Tier 3 budget is dropped, and a `processing` never shown is not
+ * followed by an `active` for it. A reply's last `chat.stopStream` moves the session to `active` on its own
+ * (Slack's default for `session_status`), so a turn that ends with a streamed reply needs no call for it.
  */
 
 /** Slack's limit for a session title. */
@@ -27,14 +32,33 @@ interface SessionThread {
   threadTs: string;
 }
 
+/** What a stream's stop tells the session, and what the reply tells the sessions once it stopped. */
+export interface SessionFold {
+  /** `session_status` for a stop now: `processing` while the turn goes on past this message, else none. */
+  statusForStop(final: boolean): SessionStatus | undefined;
+  /** The stop was made with `status` (undefined: Slack's default, `active`). */
+  stopped(status: SessionStatus | undefined): void;
+}
+
 export function createAgentSessions(dependencies: {
   api: SlackApi;
   capabilities: SlackCapabilities;
   logger: Logger;
 }) {
   const { api, capabilities, logger } = dependencies;
-  /** Threads whose turn runs now, and whether Slack shows a session for it. */
-  const live = new Map<string, Promise<boolean>>();
+  const board = api.cosmetic<SessionStatus>({
+    // A session is made only by `processing`: a `processing` that never reached Slack (dropped, or still
+    // waiting) is not followed by another status for it.
+    unneeded: (shown, next) => shown === next || (shown === undefined && next !== 'processing'),
+    onRefused: (error) => {
+      if (!isFeatureUnavailable(error.slackError)) return;
+      if (capabilities.agentSessions)
+        logger.info({ platform: 'slack', slackError: error.slackError }, 'Slack has no agent sessions here');
+      capabilities.agentSessions = false;
+    },
+  });
+  /** Settles once Slack answered this process's first session call: whether the workspace has sessions. */
+  let probe: Promise<void> | undefined;
 
   function threadOf(target: ReplyTarget): SessionThread | undefined {
     const threadTs = replyThreadTs(target);
@@ -43,55 +67,80 @@ export function createAgentSessions(dependencies: {
 
   const keyOf = (thread: SessionThread) => `${thread.channel}:${thread.threadTs}`;
 
-  /** Sets the status; false (logged, never thrown) when Slack refused it. */
-  async function setStatus(
+  function setStatus(
     thread: SessionThread,
     status: SessionStatus,
     creation: { title?: string; initiatorUserId?: string } = {},
-  ): Promise<boolean> {
-    try {
-      await api.setSessionStatus({ ...thread, status, ...creation });
-      return true;
-    } catch (error) {
-      if (error instanceof SlackApiError && isFeatureUnavailable(error.slackError))
-        capabilities.agentSessions = false;
-      logger.debug(
-        { platform: 'slack', channel: thread.channel, status, ...errorFields(error) },
-        'agent session status not set',
-      );
-      return false;
-    }
+  ): Promise<void> {
+    const args = {
+      channel_id: thread.channel,
+      thread_ts: thread.threadTs,
+      status,
+      title: creation.title,
+      initiator_user_id: creation.initiatorUserId,
+    };
+    const sent = board.set(keyOf(thread), status, 'agents.sessions.setStatus', args);
+    probe ??= sent;
+    return sent;
   }
 
   return {
-    async turnStarted(target: ReplyTarget, start: TurnStart): Promise<void> {
+    /** Never waits for Slack: the promise settles once the status was sent or dropped (tests, shutdown). */
+    turnStarted(target: ReplyTarget, start: TurnStart): Promise<void> {
       const thread = threadOf(target);
-      if (!thread || !capabilities.agentSessions) return;
+      if (!thread || !capabilities.agentSessions) return Promise.resolve();
       // A top-level DM message opens a thread (and so a session) of its own each time.
       const opensThread = start.firstTurn || target.address.thread === mainThread;
       const title = opensThread && start.text !== undefined ? sessionTitle(start.text) : undefined;
-      const shown = setStatus(thread, 'processing', {
+      return setStatus(thread, 'processing', {
         ...(title ? { title } : {}),
         initiatorUserId: start.requester.id,
       });
-      live.set(keyOf(thread), shown);
-      await shown;
     },
 
-    async turnEnded(target: ReplyTarget, outcome: TurnOutcome): Promise<void> {
+    turnEnded(target: ReplyTarget, outcome: TurnOutcome): Promise<void> {
       const thread = threadOf(target);
-      if (!thread) return;
-      const shown = live.get(keyOf(thread));
-      live.delete(keyOf(thread));
-      if (!(await shown)) return;
+      if (!thread || !capabilities.agentSessions) return Promise.resolve();
       // A parked turn waits for a person's decision; the next turn sets processing again.
-      await setStatus(thread, outcome === 'parked' ? 'suspended' : 'active');
+      return setStatus(thread, outcome === 'parked' ? 'suspended' : 'active');
+    },
+
+    /**
+     * A stop pressed when nothing runs here (the turn ended, or Butler restarted since): the session is moved out
+     * of `processing` all the same, as Slack leaves that to the app (platforms.md "agent_session_stopped").
+     */
+    stoppedIdle(thread: SessionThread): Promise<void> {
+      if (!capabilities.agentSessions) return Promise.resolve();
+      return setStatus(thread, 'active');
+    },
+
+    /** The fold of a reply's stream stops into the session's status, for the reply to `target`. */
+    foldFor(target: ReplyTarget): SessionFold | undefined {
+      const thread = threadOf(target);
+      if (!thread) return undefined;
+      const key = keyOf(thread);
+      return {
+        statusForStop(final) {
+          const { shown, sending } = board.state(key);
+          if (!capabilities.agentSessions || shown === undefined || sending !== undefined) return undefined;
+          return !final && shown === 'processing' ? 'processing' : undefined;
+        },
+        stopped(status) {
+          const { shown, sending } = board.state(key);
+          if (shown !== undefined && sending === undefined) board.assume(key, status ?? 'active');
+        },
+      };
     },
 
     /** Whether a session shows this target's turn at work: then no other working indicator is needed. */
     async covers(target: ReplyTarget): Promise<boolean> {
       const thread = threadOf(target);
-      return thread ? ((await live.get(keyOf(thread))) ?? false) : false;
+      if (!thread || !capabilities.agentSessions) return false;
+      const { shown, pending, sending } = board.state(keyOf(thread));
+      if (shown === undefined && pending === undefined && sending === undefined) return false;
+      // Until Slack answered a first session call, whether it has sessions is not known.
+      await probe;
+      return capabilities.agentSessions;
     },
   };
 }

@@ -4,8 +4,7 @@ import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { ButlerError, ConfigError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
-import type { PlatformConnector } from '../connector.js';
-import type { CallObserver } from '../pacing/index.js';
+import type { PlatformConnector, PlatformHooks } from '../connector.js';
 import { createAppHomeHandlers } from './app-home.js';
 import { createBoltApp } from './bolt-app.js';
 import { createFeedbackHandlers } from './feedback-handlers.js';
@@ -39,8 +38,8 @@ export interface SlackConnectorOptions {
   /** Milliseconds since the epoch (request-signature freshness, name cache). */
   now?: () => number;
   tuning?: Partial<SlackTuning>;
-  /** Hears each Web API call's outcome by method (metrics). */
-  onApiCall?: CallObserver | undefined;
+  /** Metrics, and this process's share of the workspace's budgets. */
+  hooks?: PlatformHooks;
 }
 
 /**
@@ -62,6 +61,8 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     rateTiers: true,
     ...options.tuning,
   };
+  const hooks = options.hooks ?? {};
+  const { shareOf } = hooks;
   const api = createSlackApi({
     token: config.botToken,
     apiUrl: config.apiUrl,
@@ -70,7 +71,8 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     retries: tuning.apiRetries,
     minRetryDelayMs: tuning.minRetryDelayMs,
     rateTiers: tuning.rateTiers,
-    onCall: options.onApiCall,
+    onCall: hooks.onApiCall,
+    ...(shareOf ? { share: (workspace: string) => shareOf(`slack:${workspace}`) } : {}),
   });
   let identity: BotIdentity | undefined;
   let status = 'not started';
@@ -83,6 +85,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     tuning,
     identity: currentIdentity,
     now,
+    onDelivered: hooks.onReplyDelivered,
   });
   const handlers = createInboundHandlers({
     intake,

@@ -9,6 +9,7 @@ import { mainThread } from '../../core/contracts/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import type { ReplyDelivery } from '../connector.js';
 import { createAgentSessions } from './agent-sessions.js';
 import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
@@ -21,7 +22,7 @@ import {
   type SlackCapabilities,
 } from './reply-format.js';
 import { SlackReply } from './reply-stream.js';
-import { errorFields, type SlackApi, SlackApiError } from './slack-api.js';
+import type { SlackApi } from './slack-api.js';
 
 export interface SlackAdapterDependencies {
   api: SlackApi;
@@ -31,6 +32,8 @@ export interface SlackAdapterDependencies {
   identity: () => BotIdentity | undefined;
   /** For the name cache only; reply pacing uses real time (it drives real timers). */
   now?: () => number;
+  /** Hears how each reply went out (metrics). */
+  onDelivered?: ((way: ReplyDelivery) => void) | undefined;
 }
 
 /** Shown while Butler works where assistant status does not apply. */
@@ -64,62 +67,40 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
     return { channel, threadTs };
   }
 
-  /** Sets the assistant status; false (logged, never thrown) when Slack refused it. */
-  async function setStatus(
-    target: ReplyTarget,
-    where: { channel: string; threadTs: string },
-    status: string,
-  ): Promise<boolean> {
-    try {
-      await api.setAssistantStatus({ ...where, status });
-      return true;
-    } catch (error) {
-      if (error instanceof SlackApiError && isFeatureUnavailable(error.slackError))
-        capabilities.assistantStatus = false;
-      logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'assistant status unavailable');
-      return false;
-    }
+  // Working indicators are cosmetic: coalesced per thread or message, never waited on (cosmetic-calls.ts).
+  // Clearing a status line (or a reaction) that never showed is no call at all.
+  const statusLines = api.cosmetic<string>({
+    unneeded: (shown, next) => (shown ?? '') === next,
+    onRefused: (error) => {
+      if (isFeatureUnavailable(error.slackError)) capabilities.assistantStatus = false;
+    },
+  });
+  const reactions = api.cosmetic<boolean>({ unneeded: (shown, next) => (shown ?? false) === next });
+
+  function setStatusLine(where: { channel: string; threadTs: string }, status: string): Promise<void> {
+    const key = `${where.channel}:${where.threadTs}`;
+    const args = { channel_id: where.channel, thread_ts: where.threadTs, status };
+    return statusLines.set(key, status, 'assistant.threads.setStatus', args);
   }
 
-  async function showStatus(target: ReplyTarget): Promise<(() => Promise<void>) | undefined> {
+  function setReaction(channel: string, ts: string, on: boolean): Promise<void> {
+    const key = `${channel}:${ts}`;
+    const method = on ? 'reactions.add' : 'reactions.remove';
+    return reactions.set(key, on, method, { channel, timestamp: ts, name: workingReaction });
+  }
+
+  /** The indicator for `target` and the function that takes it away; neither waits for Slack. */
+  function showIndicator(target: ReplyTarget): () => Promise<void> {
     const where = statusThread(target);
-    if (!where || !(await setStatus(target, where, workingStatus))) return undefined;
-    const { channel, threadTs } = where;
-    return async () => {
-      await api.setAssistantStatus({ channel, threadTs, status: '' }).catch((error: unknown) => {
-        logger.debug(
-          { ...logFields(target.address), ...errorFields(error) },
-          'could not clear assistant status',
-        );
-      });
-    };
-  }
-
-  async function showReaction(target: ReplyTarget): Promise<() => Promise<void>> {
-    const { channel } = target.address;
-    const ts = target.replyTo;
-    const nothing = async () => {};
-    if (!ts) return nothing;
-    try {
-      await api.addReaction({ channel, ts, name: workingReaction });
-    } catch (error) {
-      const alreadyThere = error instanceof SlackApiError && error.slackError === 'already_reacted';
-      if (!alreadyThere) {
-        logger.debug(
-          { ...logFields(target.address), ...errorFields(error) },
-          'could not add the working reaction',
-        );
-        return nothing;
-      }
+    if (where) {
+      void setStatusLine(where, workingStatus);
+      return () => setStatusLine(where, '');
     }
-    return async () => {
-      await api.removeReaction({ channel, ts, name: workingReaction }).catch((error: unknown) => {
-        logger.debug(
-          { ...logFields(target.address), ...errorFields(error) },
-          'could not remove the working reaction',
-        );
-      });
-    };
+    const ts = target.replyTo;
+    if (!ts) return async () => {};
+    const { channel } = target.address;
+    void setReaction(channel, ts, true);
+    return () => setReaction(channel, ts, false);
   }
 
   return {
@@ -132,6 +113,8 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         target,
         tuning,
         capabilities,
+        session: sessions.foldFor(target),
+        ...(dependencies.onDelivered ? { onDelivered: dependencies.onDelivered } : {}),
         ...(options?.resume ? { resume: options.resume } : {}),
         ...(options?.onMessageCreated ? { onMessageCreated: options.onMessageCreated } : {}),
       });
@@ -153,35 +136,38 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         channel: target.address.channel,
         ...(threadTs ? { threadTs } : {}),
         ...renderApprovalCard(card),
+        // A card answering no message is a copy (a reminder, an escalation): replies go first.
+        ...(target.replyTo ? {} : { priority: 'routine' as const }),
       });
     },
 
+    // A redraw after a decision or expiry: whoever decided has their answer already.
     async updateApprovalCard(
       address: ConversationAddress,
       messageId: string,
       card: ApprovalCard,
     ): Promise<void> {
-      await api.updateMessage({ channel: address.channel, ts: messageId, ...renderApprovalCard(card) });
+      await api.updateMessage({
+        channel: address.channel,
+        ts: messageId,
+        ...renderApprovalCard(card),
+        priority: 'routine',
+      });
     },
 
     turnStarted: sessions.turnStarted,
     turnEnded: sessions.turnEnded,
 
     async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
-      try {
-        // An agent session already shows Butler at work (and its stop button).
-        if (await sessions.covers(target)) return async () => {};
-        return (await showStatus(target)) ?? (await showReaction(target));
-      } catch (error) {
-        logger.debug({ ...logFields(target.address), ...errorFields(error) }, 'working indicator failed');
-        return async () => {};
-      }
+      // An agent session already shows Butler at work (and its stop button).
+      if (await sessions.covers(target)) return async () => {};
+      return showIndicator(target);
     },
 
     async showProgress(target: ReplyTarget, status: string): Promise<void> {
       // Where the working indicator is a reaction (or an agent session) there is no text to change.
       const where = statusThread(target);
-      if (where && !(await sessions.covers(target))) await setStatus(target, where, status);
+      if (where && !(await sessions.covers(target))) await setStatusLine(where, status);
     },
 
     async findUnrecordedReplies(target, { after, known }) {

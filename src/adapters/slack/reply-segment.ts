@@ -66,3 +66,28 @@ export function fenceReopener(segment: Segment, text: string): string {
   const fence = openFence(segment.prefix + text.slice(segment.start, segment.end));
   return fence ? `${fence}\n` : '';
 }
+
+/**
+ * A reply's text rewritten at its end (`final` does not extend `text`): the messages from the first difference
+ * on are taken out of `segments` (spliced) to be rewritten in place, in order, a stream stopped first.
+ */
+export function rewriteFrom(
+  segments: Segment[],
+  text: string,
+  final: string,
+): {
+  text: string;
+  affected?: { prefix: string; reusable: Array<{ ts: string; stopFirst: boolean }> };
+} {
+  if (final.startsWith(text)) return { text: final };
+  if (final.length === 0) return { text };
+  let common = 0;
+  while (common < final.length && final[common] === text[common]) common++;
+  const firstAffected = segments.findIndex((segment) => segment.end > common);
+  if (firstAffected === -1) return { text: final };
+  const affected = segments.splice(firstAffected);
+  const reusable = affected
+    .filter((segment) => segment.ts)
+    .map((segment) => ({ ts: segment.ts, stopFirst: segment.mode === 'stream' && segment.open }));
+  return { text: final, affected: { prefix: affected[0]?.prefix ?? '', reusable } };
+}

@@ -1,8 +1,10 @@
 import type { ReplyTarget } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { Share } from '../pacing/index.js';
+import type { SessionFold } from './agent-sessions.js';
 import type { SharedSlackMethod } from './rate-tiers.js';
 import {
+  isTransientSlackError,
   type ReplyTuning,
   recordStreamingFailure,
   replyThreadTs,
@@ -21,6 +23,8 @@ export interface ReplySenderOptions {
   target: ReplyTarget;
   tuning: ReplyTuning;
   capabilities: SlackCapabilities;
+  /** The thread's agent session, told by each stop of a stream (agent-sessions.ts). */
+  session?: SessionFold | undefined;
 }
 
 export function slackError(error: unknown): string {
@@ -109,15 +113,22 @@ export class ReplySender {
 
   /**
    * `blocks` go below the streamed text (the feedback buttons of the reply's last message). Blocks Slack
-   * refuses must not leave the stream open: it is then stopped without them.
+   * refuses must not leave the stream open: it is then stopped without them. `final`: this message ends the
+   * reply; a stop before that keeps the thread's agent session `processing`, since the turn goes on.
    */
-  async stop(ts: string, markdownText?: string, blocks?: SlackBlocks): Promise<void> {
+  async stop(
+    ts: string,
+    options: { markdownText?: string; blocks?: SlackBlocks | undefined; final: boolean },
+  ): Promise<void> {
+    const { markdownText, blocks, final } = options;
+    const sessionStatus = this.options.session?.statusForStop(final);
     const stop = (extra: SlackBlocks | undefined) =>
       this.options.api.stopStream({
         channel: this.channel,
         ts,
         ...(markdownText ? { markdownText } : {}),
         ...(extra ? { blocks: extra } : {}),
+        ...(sessionStatus ? { sessionStatus } : {}),
       });
     try {
       await stop(blocks);
@@ -126,6 +137,7 @@ export class ReplySender {
       this.options.logger.info('Slack refused the feedback buttons; stopping the stream without them');
       await stop(undefined);
     }
+    this.options.session?.stopped(sessionStatus);
   }
 
   post(segment: Segment, markdown: string, extra?: SlackBlocks): Promise<string> {
@@ -147,6 +159,27 @@ export class ReplySender {
         ...staticMessage(markdown, blocks, extra),
       }),
     );
+  }
+
+  /**
+   * chat.update of a posted message, no sooner than its interval after its last call. Undefined once updated;
+   * Slack's error when it will not let Butler edit the message (deleted, too old); throws a passing failure.
+   */
+  async updateInTurn(
+    segment: Segment,
+    markdown: string,
+    extra: SlackBlocks | undefined,
+    now: () => number,
+  ): Promise<string | undefined> {
+    const wait = segment.lastCallAt + this.interval(segment) - now();
+    if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait));
+    try {
+      await this.update(segment, markdown, extra);
+      return undefined;
+    } catch (error) {
+      if (isTransientSlackError(slackError(error))) throw error;
+      return slackError(error);
+    }
   }
 
   remove(ts: string): Promise<void> {

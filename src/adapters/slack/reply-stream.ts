@@ -1,19 +1,22 @@
 import type { ReplyStream, ReplyTarget } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import { feedbackBlocks } from './feedback-blocks.js';
+import type { ReplyDelivery } from '../connector.js';
+import type { SessionFold } from './agent-sessions.js';
 import { openFence, splitPoint } from './markdown-split.js';
 import { defuseMarkdown, StreamingMarkdownDefuser } from './mentions.js';
-import { isTransientSlackError, type ReplyTuning, type SlackCapabilities } from './reply-format.js';
+import { ReplyEnding } from './reply-ending.js';
+import type { ReplyTuning, SlackCapabilities } from './reply-format.js';
 import {
   fenceCloser,
   fenceReopener,
   newSegment,
+  rewriteFrom,
   type Segment,
   segmentContent,
   segmentRoom,
 } from './reply-segment.js';
 import { ReplySender, slackError } from './reply-sender.js';
-import type { SlackApi, SlackBlocks } from './slack-api.js';
+import type { SlackApi } from './slack-api.js';
 
 export interface SlackReplyOptions {
   api: SlackApi;
@@ -21,15 +24,17 @@ export interface SlackReplyOptions {
   target: ReplyTarget;
   tuning: ReplyTuning;
   capabilities: SlackCapabilities;
+  /** The thread's agent session, which each stop of a stream tells (agent-sessions.ts). */
+  session?: SessionFold | undefined;
   /** Messages of an interrupted earlier attempt: overwritten in order instead of posting anew. */
   resume?: readonly string[];
   onMessageCreated?: (messageId: string) => void | Promise<void>;
+  /** Hears how the reply went out, once it is whole (metrics). */
+  onDelivered?: (way: ReplyDelivery) => void;
   now?: () => number;
 }
 
 const streamEndedErrors = new Set(['message_not_in_streaming_state', 'streaming_state_conflict']);
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * A streamed Slack reply: chat.startStream/appendStream/stopStream when Slack allows it, else
@@ -37,9 +42,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * message when one grows past the limit or Slack ends its stream; `finish` makes the messages
  * show exactly the final text. Appends never wait for Slack: a single background pump sends
  * whatever has accumulated. All live replies of the workspace share each method's budget: the more
- * stream at once, the further apart each one's calls; with no stream budget left, a message waits
- * (deferred) and streams once there is, or is posted once at the end. The message that ends the reply
- * carries the feedback buttons.
+ * stream at once, the further apart each one's calls; with no stream budget left, nothing waits: the message
+ * is deferred, streams if the budget frees while the model writes, else is posted whole once written. The
+ * message that ends the reply carries the feedback buttons.
  */
 export class SlackReply implements ReplyStream {
   private readonly options: SlackReplyOptions;
@@ -53,13 +58,14 @@ export class SlackReply implements ReplyStream {
   private nextPrefix = '';
   private userStopped = false;
   private finishing = false;
-  /** The final pump is running: the message that ends the reply gets the feedback buttons. */
-  private closing = false;
-  /** The message showing the feedback buttons, once one does. */
-  private feedbackOn: string | undefined;
+  /** Where the feedback buttons go: the message that ends the reply, once the final pump runs. */
+  private readonly ending = new ReplyEnding();
   private failure: unknown;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
+  /** How the reply's first message went out, and whether it waited for a stream budget first. */
+  private delivery: ReplyDelivery | undefined;
+  private wasDeferred = false;
 
   constructor(options: SlackReplyOptions) {
     this.options = options;
@@ -89,9 +95,10 @@ export class SlackReply implements ReplyStream {
       if (this.userStopped) return;
       this.reconcile(defuseMarkdown(text));
       this.failure = undefined;
-      this.closing = true;
+      this.ending.closing = true;
       await this.pump(true);
       await this.discardUnusedMessages();
+      if (this.delivery) this.options.onDelivered?.(this.delivery);
     } finally {
       this.sender.leave();
     }
@@ -185,11 +192,15 @@ export class SlackReply implements ReplyStream {
         final && !fillsUp && openFence(segmentContent(segment, this.text) + piece) === undefined;
       const sent = await this.streamCall(segment, () =>
         stopWithPiece
-          ? this.sender.stop(segment.ts, piece, this.feedbackFor(segment, take))
+          ? this.sender.stop(segment.ts, {
+              markdownText: piece,
+              blocks: this.ending.feedbackFor(segment, this.text, take),
+              final: true,
+            })
           : this.sender.append(segment.ts, piece),
       );
       if (!sent) continue;
-      if (stopWithPiece) this.feedbackShown(segment, take);
+      if (stopWithPiece) this.ending.shown(segment, this.text, take);
       segment.end += take;
       segment.full = fillsUp;
       if (stopWithPiece) {
@@ -211,13 +222,14 @@ export class SlackReply implements ReplyStream {
     if (reused !== undefined) {
       segment.ts = reused.ts;
       // An interrupted attempt may have left its stream open; chat.update needs it stopped.
-      if (reused.stopFirst) await this.sender.stop(reused.ts).catch(() => {});
+      if (reused.stopFirst) await this.sender.stop(reused.ts, { final: false }).catch(() => {});
       this.segments.push(segment);
       await this.pushStatic(segment);
       if (this.segments.at(-1) === segment) return;
     }
     const started = await this.sender.startStream(markdown);
     if (started === 'spent') {
+      this.wasDeferred = true;
       Object.assign(segment, { mode: 'deferred', lastCallAt: this.now() });
       this.segments.push(segment);
       return;
@@ -249,8 +261,8 @@ export class SlackReply implements ReplyStream {
   /** The cheaper delivery: a deferred message posted in one call, with all its text. */
   private async postDeferred(segment: Segment): Promise<void> {
     const markdown = segmentContent(segment, this.text);
-    segment.ts = await this.sender.post(segment, markdown, this.feedbackFor(segment));
-    this.feedbackShown(segment);
+    segment.ts = await this.sender.post(segment, markdown, this.ending.feedbackFor(segment, this.text));
+    this.ending.shown(segment, this.text);
     Object.assign(segment, {
       mode: 'static',
       shown: markdown,
@@ -262,6 +274,8 @@ export class SlackReply implements ReplyStream {
 
   private async created(segment: Segment): Promise<void> {
     if (!this.segments.includes(segment)) this.segments.push(segment);
+    // The reply's way is its first message's: streamed, posted whole (no stream budget), or posted and edited.
+    this.delivery ??= segment.mode === 'stream' ? 'stream' : this.wasDeferred ? 'posted' : 'updated';
     await this.options.onMessageCreated?.(segment.ts);
   }
 
@@ -277,7 +291,7 @@ export class SlackReply implements ReplyStream {
       if (code !== 'stopped_by_user' && !streamEndedErrors.has(code)) {
         this.sender.stopStreaming();
         this.log().warn({ slackError: code }, 'stream append failed; finishing the message with chat.update');
-        await this.sender.stop(segment.ts).catch(() => {});
+        await this.sender.stop(segment.ts, { final: false }).catch(() => {});
         this.continueStatically(segment);
         return false;
       }
@@ -313,8 +327,13 @@ export class SlackReply implements ReplyStream {
     if (segment.mode === 'stream') {
       if (segment.open) {
         try {
-          await this.sender.stop(segment.ts, closure, this.feedbackFor(segment));
-          this.feedbackShown(segment);
+          const feedback = this.ending.feedbackFor(segment, this.text);
+          await this.sender.stop(segment.ts, {
+            markdownText: closure,
+            ...(feedback ? { blocks: feedback } : {}),
+            final: this.ending.ends(segment, this.text),
+          });
+          this.ending.shown(segment, this.text);
           segment.closure = closure;
         } catch (error) {
           this.log().info({ slackError: slackError(error) }, 'could not stop the stream; it ends on its own');
@@ -331,30 +350,14 @@ export class SlackReply implements ReplyStream {
     segment.sealed = true;
   }
 
-  /** The feedback buttons, for the message that ends the reply (`more` characters still to be added to it). */
-  private feedbackFor(segment: Segment, more = 0): SlackBlocks | undefined {
-    return this.closing && segment.end + more >= this.text.length ? feedbackBlocks() : undefined;
-  }
-
-  private feedbackShown(segment: Segment, more = 0): void {
-    if (this.feedbackFor(segment, more)) this.feedbackOn = segment.ts;
-  }
-
   /** chat.update with the segment's Markdown (and the feedback buttons at the end), no more often than its interval. */
   private async pushStatic(segment: Segment): Promise<void> {
     const markdown = segmentContent(segment, this.text);
-    const feedback = this.feedbackFor(segment);
-    if (segment.shown === markdown && (!feedback || this.feedbackOn === segment.ts)) return;
-    const wait = segment.lastCallAt + this.sender.interval(segment) - this.now();
-    if (wait > 0) await sleep(wait);
-    try {
-      await this.sender.update(segment, markdown, feedback);
-      this.feedbackShown(segment);
-    } catch (error) {
-      if (isTransientSlackError(slackError(error))) throw error;
-      this.abandon(segment, slackError(error));
-      return;
-    }
+    const feedback = this.ending.feedbackFor(segment, this.text);
+    if (segment.shown === markdown && (!feedback || this.ending.feedbackOn === segment.ts)) return;
+    const refused = await this.sender.updateInTurn(segment, markdown, feedback, this.now);
+    if (refused) return this.abandon(segment, refused);
+    this.ending.shown(segment, this.text);
     segment.shown = markdown;
     segment.shownEnd = segment.end;
     segment.lastCallAt = this.now();
@@ -379,25 +382,11 @@ export class SlackReply implements ReplyStream {
    * core rewrote the reply), messages from the first difference on are rewritten in place.
    */
   private reconcile(final: string): void {
-    if (final.startsWith(this.text)) {
-      this.text = final;
-      return;
-    }
-    if (final.length === 0) return;
-    let common = 0;
-    while (common < final.length && final[common] === this.text[common]) common++;
-    this.text = final;
-    const firstAffected = this.segments.findIndex((segment) => segment.end > common);
-    if (firstAffected === -1) return;
-    const affected = this.segments.splice(firstAffected);
-    this.nextPrefix = affected[0]?.prefix ?? '';
-    const rewrite = affected
-      .filter((segment) => segment.ts)
-      .map((segment) => ({
-        ts: segment.ts,
-        stopFirst: segment.mode === 'stream' && segment.open,
-      }));
-    this.reusable = [...rewrite, ...this.reusable];
+    const rewrite = rewriteFrom(this.segments, this.text, final);
+    this.text = rewrite.text;
+    if (!rewrite.affected) return;
+    this.nextPrefix = rewrite.affected.prefix;
+    this.reusable = [...rewrite.affected.reusable, ...this.reusable];
   }
 
   /** Deletes messages of an earlier attempt that the final text no longer needs. */

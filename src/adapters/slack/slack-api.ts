@@ -1,14 +1,27 @@
 import { WebClient } from '@slack/web-api';
-import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { isTimeZone } from '../../core/schedules/index.js';
 import { clientFetch } from '../../http/client-fetch.js';
-import { type CallObserver, Pacer, type RetryPolicy, type Share } from '../pacing/index.js';
+import {
+  type CallObserver,
+  Pacer,
+  type Priority,
+  type Reservation,
+  type RetryPolicy,
+  type Share,
+} from '../pacing/index.js';
+import { type CosmeticBoard, type CosmeticOptions, cosmeticBoard } from './cosmetic-calls.js';
 import { downloadSlackFile, fileHosts, postUpload } from './file-access.js';
+import { listedMessages, type SlackThreadMessage, stringField } from './listed-messages.js';
 import type { BotIdentity } from './normalize.js';
 import { isRecord } from './parse.js';
 import { type SharedSlackMethod, slackLane } from './rate-tiers.js';
+import { SlackApiError, toSlackApiError } from './slack-api-error.js';
 import { toSlackSdkLogger } from './slack-logger.js';
+
+export type { SlackThreadMessage } from './listed-messages.js';
+
+export { errorFields, SlackApiError } from './slack-api-error.js';
 
 /**
  * The one place that calls Slack's Web API. Everything else talks to this narrow, typed interface,
@@ -16,33 +29,7 @@ import { toSlackSdkLogger } from './slack-logger.js';
  * goes through the workspace's pacing (rate-tiers.ts), which also retries rate-limited calls.
  */
 
-/** A failed Web API call; `slackError` is Slack's error string (`not_allowed`, `ratelimited`, …). */
-export class SlackApiError extends ButlerError {
-  readonly method: string;
-  readonly slackError: string;
-
-  constructor(method: string, slackError: string, options?: { cause?: unknown }) {
-    super('slack_api_error', `Slack ${method} failed: ${slackError}`, options);
-    this.method = method;
-    this.slackError = slackError;
-  }
-}
-
 export type SlackBlocks = readonly Record<string, unknown>[];
-
-export interface SlackThreadMessage {
-  ts: string;
-  user: string | undefined;
-  botId: string | undefined;
-  text: string;
-  subtype: string | undefined;
-  /** Whether it carries buttons (an approval card still waiting for a decision). */
-  hasActions: boolean;
-  /** As Slack lists them (read by `messageContent`): the blocks, shared files and attachments. */
-  blocks: readonly unknown[];
-  files: readonly unknown[];
-  attachments: readonly unknown[];
-}
 
 /** An agent session's lifecycle status (agents.sessions.setStatus). */
 export type SessionStatus = 'processing' | 'active' | 'suspended' | 'closed';
@@ -60,18 +47,27 @@ export interface SlackProfile {
 
 export interface SlackApi {
   authTest(): Promise<BotIdentity>;
+  /** `priority` `routine` for what no one waits on right now (a reminder's copy); a reply's by default. */
   postMessage(args: {
     channel: string;
     threadTs?: string;
     text: string;
     blocks?: SlackBlocks;
+    priority?: Priority;
   }): Promise<string>;
-  updateMessage(args: { channel: string; ts: string; text: string; blocks?: SlackBlocks }): Promise<void>;
+  updateMessage(args: {
+    channel: string;
+    ts: string;
+    text: string;
+    blocks?: SlackBlocks;
+    priority?: Priority;
+  }): Promise<void>;
   deleteMessage(args: { channel: string; ts: string }): Promise<void>;
   postEphemeral(args: { channel: string; user: string; text: string; threadTs?: string }): Promise<void>;
   /**
-   * Starts a stream only when the workspace's chat.startStream budget has room now: undefined (nothing sent)
-   * when it has none, so the caller can deliver another way instead of waiting.
+   * Starts a stream only when the workspace's chat.startStream budget has room now, and chat.stopStream's has
+   * room for its stop (reserved until the stop is made, so a reply's end never waits for budget): undefined
+   * (nothing sent) when either has none, so the caller can deliver another way instead of waiting.
    */
   startStream(args: {
     channel: string;
@@ -81,24 +77,19 @@ export interface SlackApi {
     recipientTeamId?: string;
   }): Promise<string | undefined>;
   appendStream(args: { channel: string; ts: string; markdownText: string }): Promise<void>;
-  /** `blocks` are appended below the streamed text (the reply's feedback buttons). */
+  /**
+   * `blocks` are appended below the streamed text (the reply's feedback buttons). `sessionStatus` is the agent
+   * session's status after the stop (Slack's default: `active`; docs.slack.dev chat.stopStream).
+   */
   stopStream(args: {
     channel: string;
     ts: string;
     markdownText?: string;
     blocks?: SlackBlocks;
+    sessionStatus?: SessionStatus;
   }): Promise<void>;
-  addReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
-  removeReaction(args: { channel: string; ts: string; name: string }): Promise<void>;
-  setAssistantStatus(args: { channel: string; threadTs: string; status: string }): Promise<void>;
-  /** An agent session's status (creating the session): `title` and `initiatorUserId` count only then. */
-  setSessionStatus(args: {
-    channel: string;
-    threadTs: string;
-    status: SessionStatus;
-    title?: string;
-    initiatorUserId?: string;
-  }): Promise<void>;
+  /** Calls that only show state (statuses, reactions): coalesced and never waited on (cosmetic-calls.ts). */
+  cosmetic<S>(options: CosmeticOptions<S>): CosmeticBoard<S>;
   /** The prompts an agent's container offers (at most 4); an agent app sets them per channel, not thread. */
   setSuggestedPrompts(args: {
     channel: string;
@@ -115,7 +106,7 @@ export interface SlackApi {
     cursor?: string;
   }): Promise<{ messages: SlackThreadMessage[]; nextCursor: string | undefined }>;
   openView(args: { triggerId: string; view: Record<string, unknown> }): Promise<void>;
-  /** Publishes `view` (type `home`) as the App Home tab of `userId`. */
+  /** Publishes `view` (type `home`) as the App Home tab of `userId` (routine: after every reply). */
   publishView(args: { userId: string; view: Record<string, unknown> }): Promise<void>;
   /** Messages after `oldest` (exclusive): a thread's replies, or a channel's top level without `threadTs`. */
   messagesAfter(args: { channel: string; threadTs?: string; oldest: string }): Promise<SlackThreadMessage[]>;
@@ -156,7 +147,15 @@ export interface SlackApiOptions {
   rateTiers?: boolean;
   /** Hears each call's outcome by method (metrics). */
   onCall?: CallObserver | undefined;
+  /** This process's part of the workspace's budgets (pacing/pacer.ts), by workspace; all of them by default. */
+  share?: ((workspace: string) => number) | undefined;
 }
+
+/** Slack's answers to an append once the stream is over (chat.appendStream's method page). */
+const streamOver = new Set(['stopped_by_user', 'message_not_in_streaming_state']);
+
+/** A stream's stop is reserved when it starts; one left unused this long (its reply died) is given back. */
+const stopReservationMs = 15 * 60_000;
 
 export function slackClientOptions(options: Omit<SlackApiOptions, 'token'>) {
   return {
@@ -179,47 +178,6 @@ function retryAfterMs(error: unknown): number | undefined {
   return typeof error.retryAfter === 'number' ? error.retryAfter * 1000 : undefined;
 }
 
-function toSlackApiError(method: string, error: unknown): SlackApiError {
-  if (error instanceof SlackApiError) return error;
-  const record = isRecord(error) ? error : {};
-  const data = isRecord(record.data) ? record.data : {};
-  let slackError = 'request_failed';
-  if (record.code === 'slack_webapi_platform_error' && typeof data.error === 'string')
-    slackError = data.error;
-  else if (record.code === 'slack_webapi_rate_limited_error') slackError = 'ratelimited';
-  else if (record.code === 'slack_webapi_http_error') slackError = `http_${String(record.statusCode)}`;
-  else if (error instanceof Error && /rate limit/i.test(error.message)) slackError = 'ratelimited';
-  return new SlackApiError(method, slackError, { cause: error });
-}
-
-function stringField(record: Record<string, unknown>, key: string): string | undefined {
-  const value = record[key];
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
-}
-
-/** conversations.replies / conversations.history entries → the fields Butler reads. */
-function listedMessages(result: Record<string, unknown>): SlackThreadMessage[] {
-  return (Array.isArray(result.messages) ? result.messages : []).filter(isRecord).flatMap((message) => {
-    const ts = stringField(message, 'ts');
-    if (!ts) return [];
-    const list = (key: string): unknown[] => (Array.isArray(message[key]) ? message[key] : []);
-    const blocks = list('blocks');
-    return [
-      {
-        ts,
-        user: stringField(message, 'user'),
-        botId: stringField(message, 'bot_id'),
-        text: typeof message.text === 'string' ? message.text : '',
-        subtype: stringField(message, 'subtype'),
-        hasActions: blocks.some((block) => isRecord(block) && block.type === 'actions'),
-        blocks,
-        files: list('files'),
-        attachments: list('attachments'),
-      },
-    ];
-  });
-}
-
 export function createSlackApi(options: SlackApiOptions): SlackApi {
   // On a 429 the client would pause its whole queue for the Retry-After (WebClient.ts, requestQueue.pause(),
   // platforms.md "Checked since"): it answers instead, and the pacing backs off that method alone.
@@ -227,10 +185,15 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     ...slackClientOptions(options),
     rejectRateLimitedCalls: true,
   });
-  const pacer = new Pacer({ now: options.now, onCall: options.onCall });
-  const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
   // One token is one installation: its budgets are the workspace's (auth.test names it before any other call).
   let workspace = 'workspace';
+  const { share } = options;
+  const pacer = new Pacer({
+    now: options.now,
+    onCall: options.onCall,
+    ...(share ? { share: () => share(workspace) } : {}),
+  });
+  const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
   const hosts = fileHosts(options.apiUrl);
   const tiers = options.rateTiers ?? true;
   const laneOf = (method: string, args: Record<string, unknown>) => slackLane(workspace, method, args, tiers);
@@ -240,16 +203,29 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     return isRecord(result) ? result : {};
   };
 
-  async function call(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async function call(
+    method: string,
+    args: Record<string, unknown>,
+    priority: Priority = 'reply',
+  ): Promise<Record<string, unknown>> {
     try {
-      return await pacer.run(method, [laneOf(method, args)], () => send(method, args), rateLimits);
+      return await pacer.run(method, [laneOf(method, args)], () => send(method, args), rateLimits, {
+        priority,
+      });
     } catch (error) {
       throw toSlackApiError(method, error);
     }
   }
 
-  async function callForTs(method: string, args: Record<string, unknown>): Promise<string> {
-    return tsOf(method, await call(method, args));
+  /** Stops reserved by streams that started, by the stream's ts. */
+  const stops = new Map<string, Reservation>();
+  function holdStop(ts: string, reservation: Reservation): void {
+    stops.set(ts, reservation);
+    setTimeout(() => {
+      if (stops.get(ts) !== reservation) return;
+      stops.delete(ts);
+      reservation.release();
+    }, stopReservationMs).unref();
   }
 
   function tsOf(method: string, result: Record<string, unknown>): string {
@@ -267,10 +243,12 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       workspace = teamId;
       return { userId, teamId, botId: stringField(result, 'bot_id') ?? '' };
     },
-    postMessage: ({ channel, threadTs, text, blocks }) =>
-      callForTs('chat.postMessage', { channel, thread_ts: threadTs, text, blocks, unfurl_links: false }),
-    async updateMessage({ channel, ts, text, blocks }) {
-      await call('chat.update', { channel, ts, text, blocks });
+    postMessage: async ({ channel, threadTs, text, blocks, priority }) => {
+      const args = { channel, thread_ts: threadTs, text, blocks, unfurl_links: false };
+      return tsOf('chat.postMessage', await call('chat.postMessage', args, priority));
+    },
+    async updateMessage({ channel, ts, text, blocks, priority }) {
+      await call('chat.update', { channel, ts, text, blocks }, priority);
     },
     async deleteMessage({ channel, ts }) {
       await call('chat.delete', { channel, ts });
@@ -287,40 +265,54 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         recipient_user_id: recipientUserId,
         recipient_team_id: recipientTeamId,
       };
+      const stop = pacer.reserve('chat.stopStream', laneOf('chat.stopStream', { channel }));
+      if (!stop) return undefined;
       try {
         const started = pacer.runIfFree(method, [laneOf(method, args)], () => send(method, args), rateLimits);
-        return started && tsOf(method, await started);
+        if (!started) {
+          stop.release();
+          return undefined;
+        }
+        const ts = tsOf(method, await started);
+        holdStop(ts, stop);
+        return ts;
       } catch (error) {
+        stop.release();
         throw toSlackApiError(method, error);
       }
     },
     async appendStream({ channel, ts, markdownText }) {
-      await call('chat.appendStream', { channel, ts, markdown_text: markdownText });
+      try {
+        await call('chat.appendStream', { channel, ts, markdown_text: markdownText });
+      } catch (error) {
+        // Slack ended the stream (a person's stop, its time limit): its stop will not be made.
+        if (error instanceof SlackApiError && streamOver.has(error.slackError)) {
+          stops.get(ts)?.release();
+          stops.delete(ts);
+        }
+        throw error;
+      }
     },
-    async stopStream({ channel, ts, markdownText, blocks }) {
-      await call('chat.stopStream', { channel, ts, markdown_text: markdownText, blocks });
+    async stopStream({ channel, ts, markdownText, blocks, sessionStatus }) {
+      const method = 'chat.stopStream';
+      const args = { channel, ts, markdown_text: markdownText, blocks, session_status: sessionStatus };
+      const reserved = stops.get(ts);
+      stops.delete(ts);
+      if (!reserved) {
+        await call(method, args);
+        return;
+      }
+      try {
+        await pacer.runReserved(reserved, () => send(method, args), rateLimits);
+      } catch (error) {
+        throw toSlackApiError(method, error);
+      }
     },
-    async addReaction({ channel, ts, name }) {
-      await call('reactions.add', { channel, timestamp: ts, name });
-    },
-    async removeReaction({ channel, ts, name }) {
-      await call('reactions.remove', { channel, timestamp: ts, name });
-    },
-    async setAssistantStatus({ channel, threadTs, status }) {
-      await call('assistant.threads.setStatus', { channel_id: channel, thread_ts: threadTs, status });
-    },
-    async setSessionStatus({ channel, threadTs, status, title, initiatorUserId }) {
-      await call('agents.sessions.setStatus', {
-        channel_id: channel,
-        thread_ts: threadTs,
-        status,
-        title,
-        initiator_user_id: initiatorUserId,
-      });
-    },
+    cosmetic: (cosmeticOptions) =>
+      cosmeticBoard({ pacer, policy: rateLimits, laneOf, send, logger: options.logger }, cosmeticOptions),
     // No thread_ts: Slack's method page says an agent app's call with one "will silently fail".
     async setSuggestedPrompts({ channel, prompts, title }) {
-      await call('assistant.threads.setSuggestedPrompts', { channel_id: channel, prompts, title });
+      await call('assistant.threads.setSuggestedPrompts', { channel_id: channel, prompts, title }, 'routine');
     },
     async userProfile(userId) {
       const result = await call('users.info', { user: userId });
@@ -358,7 +350,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       await call('views.open', { trigger_id: triggerId, view });
     },
     async publishView({ userId, view }) {
-      await call('views.publish', { user_id: userId, view });
+      await call('views.publish', { user_id: userId, view }, 'routine');
     },
     async messagesAfter({ channel, threadTs, oldest }) {
       const window = { channel, oldest, inclusive: false, limit: 200 };
@@ -386,10 +378,4 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     },
     share: (method) => pacer.share(laneOf(method, {})),
   };
-}
-
-/** Log fields for a failure: Slack's error string, never the request (it may hold text or tokens). */
-export function errorFields(error: unknown): Record<string, unknown> {
-  if (error instanceof SlackApiError) return { slackError: error.slackError, method: error.method };
-  return { error: error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error' };
 }

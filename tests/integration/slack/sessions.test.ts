@@ -79,9 +79,10 @@ describe('agent sessions', () => {
     // Butler's own mention is gone; the others show but can no longer ping anyone.
     expect(session?.title).toBe('ask <\u200b@U0BOB> about the @\u2060channel deploy');
     expect(session?.initiator).toBe('U0ALICE');
-    // Processing from before the stream starts until after it ends: Slack's stop button covers the reply.
+    // Processing from before the stream starts until it ends: Slack's stop button covers the reply. The stream's
+    // stop makes the session active (chat.stopStream's `session_status` defaults to it): no call of its own.
     expect(indexOf('agents.sessions.setStatus', 'processing')).toBeLessThan(indexOf('chat.startStream'));
-    expect(indexOf('agents.sessions.setStatus', 'active')).toBeGreaterThan(indexOf('chat.stopStream'));
+    expect(indexOf('agents.sessions.setStatus', 'active')).toBe(-1);
     expect(fake.callsTo('reactions.add')).toHaveLength(0);
 
     model.enqueue({ text: 'About ten minutes.' });
@@ -91,6 +92,21 @@ describe('agent sessions', () => {
     // Only the thread's first turn names the session.
     expect(sessionCalls()[2]?.args.title).toBeUndefined();
     expect(fake.agents.sessions.get(`C0GENERAL:${ts}`)?.title).toBe(session?.title);
+  });
+
+  it('never holds a turn for its status: the turn ends, its reply whole, while Slack still takes the status', async () => {
+    fake.failNext('agents.sessions.setStatus', { delayMs: 2_000 });
+    model.enqueue({ text: 'Still here.' });
+    const ts = freshTs();
+    await send(app, appMention({ ts, text: `<@${botUserId}> are you there?` }));
+    // The turn ends (its event done, its worker slot free) while Slack has not answered the status yet.
+    await app.settle(10_000, { cosmetic: false });
+    const reply = fake.threadMessages('C0GENERAL', ts).filter((message) => message.user === botUserId);
+    expect(reply.map((message) => shownText(message)).join('')).toBe('Still here.');
+    expect(fake.agents.statusesOf('C0GENERAL', ts)).toEqual([]);
+    // Then the session shows, and ends: in order.
+    await app.settle();
+    expect(fake.agents.statusesOf('C0GENERAL', ts)).toEqual(['processing', 'active']);
   });
 
   it('gives each top-level DM message a session of its own, in the thread its reply goes to', async () => {

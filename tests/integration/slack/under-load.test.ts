@@ -73,4 +73,40 @@ describe('Slack under load', () => {
       expect(start.args).toMatchObject({ recipient_user_id: thread?.user, recipient_team_id: 'T0BUTLER' });
     }
   }, 60_000);
+
+  it('in an agent workspace, answers every mention without waiting for a session status, inside Tier 3', async () => {
+    fake.reset();
+    fake.rateTiers = true;
+    fake.agents.available = true;
+    model.setFallback({ text: 'All green.', chunks: ['All ', 'green.'], chunkDelayMs: 20 });
+    // More turns than agents.sessions.setStatus may take in a minute (Tier 3: 50).
+    const threads = Array.from({ length: 60 }, (_, index) => ({
+      channel: `C0RUSH${index % 20}`,
+      ts: freshTs(),
+      user: `U0RUSH${index}`,
+    }));
+    await Promise.all(
+      threads.map(({ channel, ts, user }) =>
+        postToSlack(
+          `${app.url}/slack/events`,
+          asJson(envelope(appMention({ channel, ts, user, text: `<@${botUserId}> status?` }))),
+        ),
+      ),
+    );
+    // Every turn ends, its reply whole, while statuses still wait for the budget: none waited for one.
+    await app.settle(40_000, { cosmetic: false });
+    for (const { channel, ts } of threads) {
+      const reply = fake.threadMessages(channel, ts).filter((message) => message.user === botUserId);
+      expect(reply.map(shownText).join('')).toBe('All green.');
+    }
+    const statusCalls = fake.callsTo('agents.sessions.setStatus');
+    expect(statusCalls.length).toBeLessThan(threads.length);
+    expect(fake.rateLimited.map((call) => call.method)).toEqual([]);
+    // A session is only ever made by `processing`: a dropped one is not followed by a status for it.
+    for (const session of fake.agents.sessions.values()) expect(session.statuses[0]).toBe('processing');
+    // Streamed replies end their session with the stream's stop (its default `active`), not a call.
+    const streamed = new Set(fake.callsTo('chat.startStream').map((call) => String(call.args.thread_ts)));
+    const activeCalls = statusCalls.filter((call) => call.args.status === 'active');
+    expect(activeCalls.filter((call) => streamed.has(String(call.args.thread_ts)))).toEqual([]);
+  }, 60_000);
 });

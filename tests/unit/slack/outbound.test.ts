@@ -58,9 +58,11 @@ const card: ApprovalCard = {
   expiresAt: new Date('2026-11-20T13:00:00Z'),
 };
 
+// Indicators are cosmetic: showing one never waits for Slack, so the tests wait for the calls to arrive.
 describe('working indicator', () => {
   it('uses assistant status in DMs and clears it', async () => {
     const clear = await slack.showWorking(dmTarget);
+    await fake.waitFor(() => fake.callsTo('assistant.threads.setStatus')[0]);
     expect(fake.callsTo('assistant.threads.setStatus')[0]?.args).toMatchObject({
       channel_id: 'D0ALICE',
       thread_ts: '1700000100.000100',
@@ -80,7 +82,7 @@ describe('working indicator', () => {
       text: 'hi',
     });
     const clear = await slack.showWorking(channelTarget);
-    expect(fake.messages.get('C0GENERAL:1700000000.000200')?.reactions.has('eyes')).toBe(true);
+    await fake.waitFor(() => fake.messages.get('C0GENERAL:1700000000.000200')?.reactions.has('eyes'));
     await clear();
     expect(fake.messages.get('C0GENERAL:1700000000.000200')?.reactions.size).toBe(0);
     expect(fake.callsTo('assistant.threads.setStatus')).toHaveLength(0);
@@ -89,8 +91,12 @@ describe('working indicator', () => {
   it('falls back to a reaction where assistant status is refused, and swallows failures', async () => {
     fake.assistantThreads = false;
     fake.seedMessage({ channel: 'D0ALICE', ts: '1700000100.000100', user: 'U0ALICE', text: 'hi' });
+    // The status line is refused: the reaction shows from the next turn on (no turn waits to learn it).
+    const refused = await slack.showWorking(dmTarget);
+    await fake.waitFor(() => fake.callsTo('assistant.threads.setStatus')[0]);
+    await refused();
     const clear = await slack.showWorking(dmTarget);
-    expect(fake.messages.get('D0ALICE:1700000100.000100')?.reactions.has('eyes')).toBe(true);
+    await fake.waitFor(() => fake.messages.get('D0ALICE:1700000100.000100')?.reactions.has('eyes'));
     await clear();
     // Learnt once: later DMs go straight to the reaction.
     await (await slack.showWorking(dmTarget))();
@@ -107,6 +113,7 @@ describe('working indicator', () => {
 describe('progress in the working indicator', () => {
   it('puts the status text in a DM assistant thread; clearing the indicator clears it', async () => {
     const clear = await slack.showWorking(dmTarget);
+    await fake.waitFor(() => fake.callsTo('assistant.threads.setStatus')[0]);
     await slack.showProgress?.(dmTarget, 'is asking ops…');
     expect(fake.callsTo('assistant.threads.setStatus').map((call) => call.args)).toEqual([
       { channel_id: 'D0ALICE', thread_ts: '1700000100.000100', status: 'is thinking…' },
