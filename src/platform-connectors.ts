@@ -1,6 +1,5 @@
 import type { PlatformConnector } from './adapters/connector.js';
-import type { CallObserver } from './adapters/pacing/index.js';
-import type { ConnectorFactory } from './app/index.js';
+import type { ConnectorFactory, PlatformHooksOf } from './app/index.js';
 import type { AppConfig } from './config/index.js';
 import type { Logger } from './core/contracts/logger.js';
 
@@ -9,10 +8,8 @@ import type { Logger } from './core/contracts/logger.js';
  * platform is configured: the Lark SDK alone adds about 110 MB of resident memory.
  */
 export function platformConnectors(config: AppConfig, logger: Logger): ConnectorFactory {
-  return async (intake, onApiCall) => {
+  return async (intake, hooksOf: PlatformHooksOf = () => ({})) => {
     const connectors: PlatformConnector[] = [];
-    const apiCallsOf = (platform: 'slack' | 'feishu'): CallObserver | undefined =>
-      onApiCall && ((method, outcome) => onApiCall(platform, method, outcome));
     if (config.slack) {
       const { createSlackConnector } = await import('./adapters/slack/index.js');
       connectors.push(
@@ -21,7 +18,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           file: config.file,
           intake,
           logger: logger.child({ platform: 'slack' }),
-          onApiCall: apiCallsOf('slack'),
+          hooks: hooksOf('slack'),
         }),
       );
     }
@@ -33,7 +30,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           file: config.file,
           intake,
           logger: logger.child({ platform: 'feishu' }),
-          onApiCall: apiCallsOf('feishu'),
+          hooks: hooksOf('feishu'),
         }),
       );
     }

@@ -1,7 +1,6 @@
 import { consoleLink } from '../adapters/admin-console/index.js';
 import { createApi } from '../adapters/api/index.js';
-import type { PlatformConnector } from '../adapters/connector.js';
-import type { CallOutcome } from '../adapters/pacing/index.js';
+import type { PlatformConnector, PlatformHooks } from '../adapters/connector.js';
 import type { AppConfig } from '../config/index.js';
 import { ApprovalService } from '../core/approvals/approval-service.js';
 import { createApprovalTools } from '../core/approvals/approval-tools.js';
@@ -29,6 +28,7 @@ import { createStore } from '../storage/store.js';
 import { createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
+import { PacingShares } from './pacing-shares.js';
 import { createProfiles } from './profiles.js';
 import { createSchedules } from './schedules.js';
 import { createTools } from './tools.js';
@@ -39,12 +39,12 @@ import { fileOptions, turnOptions, workerOptions } from './turns.js';
  * `main.ts` (the service) and `chat.ts` (the terminal chat) both start Butler through here.
  */
 
-/** Hears each platform Web API call as the pacing layer saw it end (metrics). */
-export type ApiCallObserver = (platform: Platform, method: string, outcome: CallOutcome) => void;
+/** What each platform's integration is lent: metrics and its share of the budgets it paces. */
+export type PlatformHooksOf = (platform: 'slack' | 'feishu') => PlatformHooks;
 
 export type ConnectorFactory = (
   intake: ButlerIntake,
-  onApiCall?: ApiCallObserver,
+  hooksOf?: PlatformHooksOf,
 ) => Promise<PlatformConnector[]>;
 
 export interface CreateButlerOptions {
@@ -165,7 +165,17 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   });
 
   const budgets = file.budgets.length > 0 ? new BudgetBook(file.budgets, store, logger) : undefined;
-  const connectors = (await options.connectors?.(service, metrics?.platformCall)) ?? [];
+  const shares = new PacingShares(database, logger);
+  const hooksOf: PlatformHooksOf = (platform) => ({
+    ...(metrics
+      ? {
+          onApiCall: (method, outcome) => metrics.platformCall(platform, method, outcome),
+          onReplyDelivered: (way) => metrics.replyDelivered(platform, way),
+        }
+      : {}),
+    shareOf: (budget) => shares.shareOf(budget),
+  });
+  const connectors = (await options.connectors?.(service, hooksOf)) ?? [];
   const api =
     config.apiKeys.length > 0
       ? createApi({
@@ -271,6 +281,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         throw new ConfigError(problems);
       }
       await schedules.syncConfig();
+      shares.start();
       worker?.start();
       scheduler.start();
       started = true;
@@ -285,6 +296,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       );
       await scheduler.stop();
       await worker?.stop(deadlineMs);
+      await shares.stop();
       stops.close();
       await mcp.stop();
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));

@@ -20,6 +20,8 @@ export interface Metrics {
   readonly observer: Observer;
   /** One attempt at a platform's Web API, as the pacing layer saw it end. */
   platformCall(platform: string, method: string, outcome: PlatformCallOutcome): void;
+  /** One reply delivered, by the way it went out (`stream`, `posted`, `updated`). */
+  replyDelivered(platform: string, way: string): void;
   /** The text exposition, read now; answers even when the database does not. */
   render(): Promise<MetricsPage>;
 }
@@ -36,9 +38,16 @@ export function createMetrics(sources: ScrapeSources): Metrics {
     labelNames: ['platform', 'method', 'outcome'] as const,
     registers: [registry],
   });
+  const replies = new Counter({
+    name: 'butler_reply_deliveries_total',
+    help: 'Replies delivered to Slack and Feishu by the way they went out: stream (native streaming), posted (whole once written, the stream budget spent), updated (posted, then edited).',
+    labelNames: ['platform', 'way'] as const,
+    registers: [registry],
+  });
   return {
     observer,
     platformCall: (platform, method, outcome) => platformCalls.inc({ platform, method, outcome }),
+    replyDelivered: (platform, way) => replies.inc({ platform, way }),
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

@@ -38,6 +38,7 @@ import type { ToolOrigin } from '../core/tools/tool.js';
 export { budgetNotices } from './budgets-schema.js';
 export { feedback } from './feedback-schema.js';
 export { fileContents, files } from './files-schema.js';
+export { butlerProcesses } from './roster-schema.js';
 export { scheduleRuns, schedules } from './schedules-schema.js';
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();

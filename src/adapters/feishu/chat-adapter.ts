@@ -10,6 +10,7 @@ import { encodeConversationKey, mainThread } from '../../core/contracts/conversa
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import type { FileBytes, InboundFile, OutboundFile } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import type { ReplyDelivery } from '../connector.js';
 import { renderApprovalCard } from './approval-card.js';
 import type { CardkitHealth } from './cardkit-health.js';
 import { destinationFor } from './destination.js';
@@ -35,10 +36,14 @@ export interface FeishuChatAdapterOptions {
   names: FeishuUserNames;
   /** The welcome card's prompts (`feishu.suggestedPrompts`); none or absent: no welcome card. */
   suggestedPrompts?: readonly string[];
+  /** Hears how each reply went out (metrics). */
+  onDelivered?: ((way: ReplyDelivery) => void) | undefined;
 }
 
 /** Feishu's "typing" emoji: shown on the user's message while Butler works. */
 export const workingEmoji = 'Typing';
+/** How long the typing reaction waits for room in a busy app's budget before it is not worth showing. */
+const workingMaxWaitMs = 60_000;
 
 export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): ChatAdapter {
   const { api, logger, names } = options;
@@ -73,6 +78,7 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
         resume: replyOptions?.resume ?? [],
         onMessageCreated: replyOptions?.onMessageCreated,
         stop: stopValueFor(target.address),
+        onDelivered: options.onDelivered,
       });
     },
 
@@ -105,17 +111,24 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
       );
     },
 
+    // Cosmetic: the reaction waits for room behind every other call and is given up after a minute, or when
+    // the turn ends first; taking it away happens only if it showed.
     async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
       const messageId = target.replyTo;
       if (!messageId) return async () => {};
-      let reactionId: string;
-      try {
-        reactionId = await api.addReaction(messageId, workingEmoji);
-      } catch (error) {
-        logger.debug({ messageId, err: error }, 'Feishu working indicator not shown');
-        return async () => {};
-      }
+      const abort = new AbortController();
+      const giveUp = setTimeout(() => abort.abort(), workingMaxWaitMs);
+      const shown = api
+        .addReaction(messageId, workingEmoji, abort.signal)
+        .catch((error: unknown) => {
+          logger.debug({ messageId, err: error }, 'Feishu working indicator not shown');
+          return undefined;
+        })
+        .finally(() => clearTimeout(giveUp));
       return async () => {
+        abort.abort();
+        const reactionId = await shown;
+        if (reactionId === undefined) return;
         try {
           await api.deleteReaction(messageId, reactionId);
         } catch (error) {

@@ -1,3 +1,4 @@
+import type { Priority, Share } from '../pacing/index.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import type { JsonRecord } from './fields.js';
 import type { FeishuFileLocator } from './message-files.js';
@@ -48,8 +49,17 @@ export interface FeishuApi {
   topicMessage(threadId: string): Promise<string | undefined>;
   /** CardKit: creates a card entity from card JSON 2.0; returns its card_id. */
   createCard(card: JsonRecord): Promise<string>;
-  /** CardKit: replaces an element's content; `sequence` must grow per card. */
-  updateCardElement(cardId: string, elementId: string, content: string, sequence: number): Promise<void>;
+  /**
+   * CardKit: replaces an element's content; `sequence` must grow per card. `priority` `routine` for a frame
+   * while the model writes, so a reply's final text goes first on a busy app's budget.
+   */
+  updateCardElement(
+    cardId: string,
+    elementId: string,
+    content: string,
+    sequence: number,
+    priority?: Priority,
+  ): Promise<void>;
   updateCardSettings(cardId: string, settings: JsonRecord, sequence: number): Promise<void>;
   /** CardKit: removes an element (streaming or not), e.g. the Stop button once the reply is done. */
   deleteCardElement(cardId: string, elementId: string, sequence: number): Promise<void>;
@@ -60,10 +70,12 @@ export interface FeishuApi {
   /** Sends to a person by open_id, into their direct chat with the bot; returns the message and that chat's id. */
   sendToPerson(openId: string, message: OutgoingMessage): Promise<{ messageId: string; chatId: string }>;
   /** Replaces an interactive message's card. */
-  patchMessage(messageId: string, card: JsonRecord): Promise<void>;
-  /** Returns the reaction id. */
-  addReaction(messageId: string, emojiType: string): Promise<string>;
+  patchMessage(messageId: string, card: JsonRecord, priority?: Priority): Promise<void>;
+  /** Returns the reaction id. Cosmetic: last in line for its budget; `signal` gives up a wait for room. */
+  addReaction(messageId: string, emojiType: string, signal?: AbortSignal): Promise<string>;
   deleteReaction(messageId: string, reactionId: string): Promise<void>;
+  /** A streaming reply's part of the app's budget for `endpoint` (each live reply takes one). */
+  share(endpoint: 'cardElement.content' | 'message.patch'): Share;
   /**
    * A file or image of a received message (`GET /open-apis/im/v1/messages/:message_id/resources/:file_key`).
    * Reads at most `maxBytes` (FileTooLargeError past it); `signal` stops the download.

@@ -9,10 +9,12 @@ import {
   Pacer,
   type RateLimit,
   type RetryPolicy,
+  type RunOptions,
 } from '../pacing/index.js';
 import { checkedCall, isRateLimited, requireString } from './feishu-api-error.js';
 import type { FeishuApi } from './feishu-api-types.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
+import { httpInstanceWithTimeout } from './lark-http.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
 import { fileCallError, headerValue, readWithin, untilAborted } from './resource-download.js';
 
@@ -49,24 +51,11 @@ export interface FeishuApiOptions {
   requestTimeoutMilliseconds?: number;
   /** Hears each call's outcome by operation (metrics). */
   onCall?: CallObserver | undefined;
+  /** This process's part of the app's budgets (pacing/pacer.ts); all of them by default. */
+  share?: (() => number) | undefined;
 }
 
 const defaultRequestTimeoutMilliseconds = 15_000;
-
-/** The SDK's axios instance with a timeout: without one a stalled Feishu call would hang a reply forever. */
-function httpInstanceWithTimeout(timeout: number): lark.HttpInstance {
-  const base = lark.defaultHttpInstance;
-  return {
-    request: (options) => base.request({ timeout, ...options }),
-    get: (url, options) => base.get(url, { timeout, ...options }),
-    delete: (url, options) => base.delete(url, { timeout, ...options }),
-    head: (url, options) => base.head(url, { timeout, ...options }),
-    options: (url, options) => base.options(url, { timeout, ...options }),
-    post: (url, data, options) => base.post(url, data, { timeout, ...options }),
-    put: (url, data, options) => base.put(url, data, { timeout, ...options }),
-    patch: (url, data, options) => base.patch(url, data, { timeout, ...options }),
-  } as lark.HttpInstance;
-}
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -101,7 +90,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
   // caller handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
   const quietClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
   const data = (body: JsonRecord) => recordField(body, 'data');
-  const pacer = new Pacer({ onCall: options.onCall });
+  const pacer = new Pacer({ onCall: options.onCall, share: options.share });
   type Request = () => Promise<unknown>;
   const paced = (lanes: readonly LaneSpec[], request: Request) => ({ lanes, request });
   /** Every call goes through the pacing layer (which counts it); only a `paced` one waits for its lanes. */
@@ -109,9 +98,10 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     operation: string,
     request: Request | ReturnType<typeof paced>,
     read: (body: JsonRecord) => T,
+    runOptions: RunOptions = {},
   ): Promise<T> => {
     const { lanes, request: send } = typeof request === 'function' ? { lanes: [], request } : request;
-    return pacer.run(operation, lanes, () => checkedCall(operation, send, read), noRetries);
+    return pacer.run(operation, lanes, () => checkedCall(operation, send, read), noRetries, runOptions);
   };
   /** Uploads answer with their `data` alone (the SDK drops `code`): the key is what there is to check. */
   const upload = (operation: string, endpoint: string, keyField: string, request: Request) =>
@@ -129,15 +119,28 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       },
       noRetries,
     );
-  /** A CardKit operation on one card: paced per endpoint and per card; its answer has nothing to read. */
-  const cardCall = (operation: string, endpoint: string, cardId: string, request: Request) =>
+  /**
+   * A CardKit operation on one card: paced per endpoint and per card (only this process writes a card it
+   * streams, so that limit is all its own); its answer has nothing to read.
+   */
+  const cardCall = (
+    operation: string,
+    endpoint: string,
+    cardId: string,
+    request: Request,
+    runOptions: RunOptions = {},
+  ) =>
     call(
       operation,
       paced(
-        [endpointLane(config.appId, endpoint), perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10)],
+        [
+          endpointLane(config.appId, endpoint),
+          { ...perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10), owned: true },
+        ],
         request,
       ),
       () => undefined,
+      runOptions,
     );
 
   const api: FeishuApi = {
@@ -219,12 +222,17 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         ),
         (body) => requireString('card create', stringField(data(body), 'card_id')),
       ),
-    updateCardElement: (cardId, elementId, content, sequence) =>
-      cardCall('card element update', 'cardElement.content', cardId, () =>
-        client.cardkit.v1.cardElement.content({
-          path: { card_id: cardId, element_id: elementId },
-          data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
-        }),
+    updateCardElement: (cardId, elementId, content, sequence, priority) =>
+      cardCall(
+        'card element update',
+        'cardElement.content',
+        cardId,
+        () =>
+          client.cardkit.v1.cardElement.content({
+            path: { card_id: cardId, element_id: elementId },
+            data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
+          }),
+        priority ? { priority } : {},
       ),
     updateCardSettings: (cardId, settings, sequence) =>
       cardCall('card settings', 'card.settings', cardId, () =>
@@ -297,34 +305,46 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           chatId: requireString('message create', stringField(data(body), 'chat_id')),
         }),
       ),
-    patchMessage: (messageId, card) =>
+    patchMessage: (messageId, card, priority) =>
       call(
         'message patch',
-        paced([perKeyLane(`feishu:${config.appId}:message.patch:${messageId}`, 5)], () =>
-          client.im.v1.message.patch({
-            path: { message_id: messageId },
-            data: { content: JSON.stringify(card) },
-          }),
+        paced(
+          [
+            endpointLane(config.appId, 'message.patch'),
+            perKeyLane(`feishu:${config.appId}:message.patch:${messageId}`, 5),
+          ],
+          () =>
+            client.im.v1.message.patch({
+              path: { message_id: messageId },
+              data: { content: JSON.stringify(card) },
+            }),
         ),
         () => undefined,
+        priority ? { priority } : {},
       ),
-    addReaction: (messageId, emojiType) =>
+    // The typing reaction is cosmetic: last in line on its endpoint's budget, and given up with `signal`.
+    addReaction: (messageId, emojiType, signal) =>
       call(
         'reaction create',
-        () =>
+        paced([endpointLane(config.appId, 'messageReaction.create')], () =>
           client.im.v1.messageReaction.create({
             path: { message_id: messageId },
             data: { reaction_type: { emoji_type: emojiType } },
           }),
+        ),
         (body) => requireString('reaction create', stringField(data(body), 'reaction_id')),
+        { priority: 'cosmetic', ...(signal ? { signal } : {}) },
       ),
     deleteReaction: (messageId, reactionId) =>
       call(
         'reaction delete',
-        () =>
+        paced([endpointLane(config.appId, 'messageReaction.delete')], () =>
           client.im.v1.messageReaction.delete({ path: { message_id: messageId, reaction_id: reactionId } }),
+        ),
         () => undefined,
+        { priority: 'cosmetic' },
       ),
+    share: (endpoint) => pacer.share(endpointLane(config.appId, endpoint)),
     // open.feishu.cn im-v1/message-resource/get: `type` image for images (also those in posts), file for files,
     // audio and video; the SDK streams the answer. The bot must be in the chat; at most 100 MB.
     downloadResource: ({ messageId, fileKey, type }, { maxBytes, signal }) => {
@@ -370,30 +390,4 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       ),
   };
   return { api, larkLogger, httpInstance };
-}
-
-export interface LongConnectionCallbacks {
-  onReady: () => void;
-  onReconnecting: () => void;
-  onReconnected: () => void;
-  onError: (error: Error) => void;
-}
-
-/** The SDK's long-connection client; it reconnects by itself with the server-given interval and jitter. */
-export function createWsClient(
-  sdk: FeishuSdk,
-  config: FeishuConfig,
-  callbacks: LongConnectionCallbacks,
-): lark.WSClient {
-  return new lark.WSClient({
-    appId: config.appId,
-    appSecret: config.appSecret,
-    domain: config.baseUrl,
-    logger: sdk.larkLogger,
-    loggerLevel: larkLoggerLevel,
-    httpInstance: sdk.httpInstance,
-    autoReconnect: true,
-    handshakeTimeoutMs: 10_000,
-    ...callbacks,
-  });
 }

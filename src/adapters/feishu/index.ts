@@ -4,8 +4,7 @@ import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { ButlerError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
-import type { PlatformConnector } from '../connector.js';
-import type { CallObserver } from '../pacing/index.js';
+import type { PlatformConnector, PlatformHooks } from '../connector.js';
 import { renderApprovalCard } from './approval-card.js';
 import { sendArgumentsCards } from './arguments-cards.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
@@ -28,8 +27,8 @@ export interface FeishuConnectorOptions {
   now?: () => number;
   /** Streaming pace and limits; tests shorten them. */
   streamSettings?: Partial<StreamSettings>;
-  /** Hears each Open API call's outcome by operation (metrics). */
-  onApiCall?: CallObserver | undefined;
+  /** Metrics, and this process's share of the app's budgets. */
+  hooks?: PlatformHooks;
 }
 
 /**
@@ -46,7 +45,14 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
   const { config, file, intake } = options;
   const logger = options.logger.child({ platform: 'feishu' });
   const now = options.now ?? Date.now;
-  const sdk = createFeishuApi({ config, logger, onCall: options.onApiCall });
+  const hooks = options.hooks ?? {};
+  const { shareOf } = hooks;
+  const sdk = createFeishuApi({
+    config,
+    logger,
+    onCall: hooks.onApiCall,
+    ...(shareOf ? { share: () => shareOf(`feishu:${config.appId}`) } : {}),
+  });
   let bot: FeishuBotIdentity | undefined;
   const names = new FeishuUserNames(sdk.api, logger, now);
 
@@ -58,6 +64,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     cardkit: createCardkitHealth(),
     names,
     suggestedPrompts: file.feishu.suggestedPrompts,
+    onDelivered: hooks.onReplyDelivered,
   });
   const handlers = createInboundHandlers({
     intake,

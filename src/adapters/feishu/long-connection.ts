@@ -1,7 +1,8 @@
 import type { FeishuConfig } from '../../config/index.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { FeishuDispatcher } from './dispatcher.js';
-import { createWsClient, type FeishuSdk } from './feishu-api.js';
+import type { FeishuSdk } from './feishu-api.js';
+import { createWsClient } from './lark-http.js';
 
 /** What the long connection is doing, as the SDK's callbacks report it. */
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'failed' | 'stopped';

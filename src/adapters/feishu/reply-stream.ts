@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ReplyStream } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import type { ReplyDelivery } from '../connector.js';
+import type { Priority, Share } from '../pacing/index.js';
 import { type CardkitHealth, pointsAtPlatform } from './cardkit-health.js';
 import { addFeedbackButtons } from './feedback-buttons.js';
 import { isRateLimited } from './feishu-api-error.js';
@@ -14,6 +16,7 @@ import {
   streamingCard,
 } from './reply-cards.js';
 import { openSegment, type Segment } from './reply-segment.js';
+import { ResumedMessages } from './resumed-messages.js';
 import { type StopButtonValue, stopElementId, withStopButton } from './stop-button.js';
 import type { StreamSettings } from './stream-settings.js';
 import { chooseCut, renderSlice } from './text-layout.js';
@@ -30,11 +33,12 @@ export interface FeishuReplyStreamOptions {
   onMessageCreated: ((messageId: string) => void | Promise<void>) | undefined;
   /** What the Stop button the open card shows while Butler writes sends back when clicked. */
   stop: StopButtonValue;
+  /** Hears how the reply went out, once it is whole (metrics). */
+  onDelivered: ((way: ReplyDelivery) => void) | undefined;
 }
 
 const cardkitFailuresBeforeFallback = 3;
 const maxBackoffMilliseconds = 10_000;
-const supersededNotice = '_(see the reply above)_';
 
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
@@ -49,7 +53,7 @@ function sleep(milliseconds: number): Promise<void> {
 export class FeishuReplyStream implements ReplyStream {
   private text = '';
   private readonly segments: Segment[] = [];
-  private readonly resumePool: string[];
+  private readonly resumed: ResumedMessages;
   private readonly extraMessageIds: string[] = [];
   private work: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -59,11 +63,13 @@ export class FeishuReplyStream implements ReplyStream {
   private frameFailures = 0;
   private cardkitAllowed = true;
   private finished = false;
+  /** This reply's part of the app's budget for the endpoint it updates through. */
+  private budget: { endpoint: 'cardElement.content' | 'message.patch'; share: Share } | undefined;
   /** Names this reply to the shared CardKit health, which needs failures of several replies to give up. */
   private readonly replyId = randomUUID();
 
   constructor(private readonly options: FeishuReplyStreamOptions) {
-    this.resumePool = [...options.resume];
+    this.resumed = new ResumedMessages(options.api, options.resume, options.logger);
   }
 
   get messageIds(): readonly string[] {
@@ -100,7 +106,7 @@ export class FeishuReplyStream implements ReplyStream {
     }
     if (lastError !== undefined) await this.deliverRemainder();
     for (const segment of this.segments) await this.closeStreaming(segment);
-    await this.releaseResumed();
+    await this.resumed.release();
     const last = this.segments.at(-1);
     // The reply's last card takes the feedback buttons (none when the text ended up in extra messages).
     if (last?.messageId !== undefined && this.extraMessageIds.length === 0) {
@@ -111,12 +117,33 @@ export class FeishuReplyStream implements ReplyStream {
       const card = { messageId: last.messageId, cardId, sequence: last.sequence, content: this.render(last) };
       await addFeedbackButtons(this.options.api, card, this.options.logger);
     }
+    this.budget?.share.leave();
+    const first = this.segments[0];
+    if (first?.messageId !== undefined)
+      this.options.onDelivered?.(first.mode === 'cardkit' ? 'stream' : 'updated');
   }
 
+  /**
+   * The spacing of this reply's updates: its settings', stretched to its part of the app's budget for the
+   * endpoint (each endpoint 1000/min and 50/s per app), so many replies at once each update less often instead
+   * of queueing behind each other.
+   */
   private interval(): number {
     const mode = this.segments.at(-1)?.mode ?? 'cardkit';
     const { settings } = this.options;
-    return mode === 'cardkit' ? settings.cardkitIntervalMilliseconds : settings.patchIntervalMilliseconds;
+    const endpoint = mode === 'cardkit' ? 'cardElement.content' : 'message.patch';
+    if (this.budget?.endpoint !== endpoint) {
+      this.budget?.share.leave();
+      this.budget = { endpoint, share: this.options.api.share(endpoint) };
+    }
+    const base =
+      mode === 'cardkit' ? settings.cardkitIntervalMilliseconds : settings.patchIntervalMilliseconds;
+    return Math.max(base, this.budget.share.intervalMs());
+  }
+
+  /** Updates while the model writes give way to replies being finished. */
+  private priority(): Priority {
+    return this.finished ? 'reply' : 'routine';
   }
 
   private backoff(failures: number): number {
@@ -226,7 +253,11 @@ export class FeishuReplyStream implements ReplyStream {
       return;
     }
     if (segment.mode === 'patch') {
-      await this.options.api.patchMessage(segment.messageId as string, this.patchCard(content, stoppable));
+      await this.options.api.patchMessage(
+        segment.messageId as string,
+        this.patchCard(content, stoppable),
+        this.priority(),
+      );
     } else {
       try {
         segment.sequence += 1;
@@ -235,6 +266,7 @@ export class FeishuReplyStream implements ReplyStream {
           replyElementId,
           content,
           segment.sequence,
+          this.priority(),
         );
         segment.failures = 0;
       } catch (error) {
@@ -268,33 +300,17 @@ export class FeishuReplyStream implements ReplyStream {
     const end = segment.end ?? text.length;
     const stoppable = this.offersStop(segment);
     const { api, logger } = this.options;
-    while (this.resumePool.length > 0) {
-      const resumed = this.resumePool.shift() as string;
-      try {
-        await api.patchMessage(resumed, this.patchCard(content, stoppable));
-        Object.assign(segment, {
-          messageId: resumed,
-          shownEnd: end,
-          mode: 'patch',
-          shown: content,
-          openedAt: this.options.now(),
-          stoppable,
-        });
-        logger.info(
-          { messageId: resumed },
-          'Feishu reply: overwriting the message of an interrupted attempt',
-        );
-        return;
-      } catch (error) {
-        if (isRateLimited(error)) {
-          this.resumePool.unshift(resumed);
-          throw error;
-        }
-        logger.warn(
-          { messageId: resumed, err: error },
-          'Feishu reply: cannot overwrite an interrupted attempt; posting anew',
-        );
-      }
+    const resumed = await this.resumed.overwrite(this.patchCard(content, stoppable));
+    if (resumed !== undefined) {
+      Object.assign(segment, {
+        messageId: resumed,
+        shownEnd: end,
+        mode: 'patch',
+        shown: content,
+        openedAt: this.options.now(),
+        stoppable,
+      });
+      return;
     }
     let message: OutgoingMessage = { msgType: 'interactive', content: this.patchCard(content, stoppable) };
     if (segment.mode === 'cardkit') {
@@ -385,19 +401,6 @@ export class FeishuReplyStream implements ReplyStream {
       this.extraMessageIds.push(messageId);
       this.options.logger.warn({ messageId }, 'Feishu reply: posted the final text as a new message');
       await this.options.onMessageCreated?.(messageId);
-    }
-  }
-
-  private async releaseResumed(): Promise<void> {
-    for (const messageId of this.resumePool.splice(0)) {
-      try {
-        await this.options.api.patchMessage(messageId, markdownCard(supersededNotice));
-      } catch (error) {
-        this.options.logger.warn(
-          { messageId, err: error },
-          'Feishu reply: could not clear an interrupted attempt',
-        );
-      }
     }
   }
 }

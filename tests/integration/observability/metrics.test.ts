@@ -278,6 +278,7 @@ describe(`GET /metrics on ${databaseKind}`, () => {
       'method',
       'server',
       'status',
+      'way',
       'le',
     ]);
     for (const [name, labels] of labelsOf)

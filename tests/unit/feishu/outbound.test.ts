@@ -12,6 +12,7 @@ import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { FakeFeishuApi, type RecordedCall, rateLimitCode } from '../../helpers/fake-feishu-api.js';
 import { markdownTableCount } from '../../helpers/fake-feishu-card-rules.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let fake: FakeFeishuApi;
 
@@ -98,6 +99,30 @@ describe('Feishu streaming reply (CardKit)', () => {
     expect(fake.visibleText(messageId as string)).toContain('#### Status');
     const card = [...fake.cards.values()].at(-1);
     expect(card?.streaming).toBe(false);
+  });
+
+  it('shares the app budget between cards streaming at once: each updates less often, none queues', async () => {
+    const start = Date.now();
+    // One adapter, as one Butler process: 25 replies share cardElement.content's 50 a second per app.
+    const adapter = adapterWith();
+    const streams = await Promise.all(Array.from({ length: 25 }, () => adapter.openReply(groupTarget())));
+    const texts = await Promise.all(streams.map((stream) => streamSlowly(stream, words(60), 25)));
+
+    const updates = fake.callsTo('PUT', /\/elements\/reply\/content$/).filter(since(start));
+    const byCard = new Map<string, RecordedCall[]>();
+    for (const call of updates) byCard.set(call.path, [...(byCard.get(call.path) ?? []), call]);
+    // Alone a card updates every 120 ms (a dozen times here); 25 sharers of 1,000 a minute per app get one update
+    // every 1.5 s each while the model writes, then the final text.
+    // Early cards update more, until the others join.
+    expect(updates.length).toBeLessThan(25 * 3);
+    for (const calls of byCard.values()) expect(calls.length).toBeLessThanOrEqual(6);
+    for (let second = start; second < Date.now(); second += 250) {
+      const inWindow = updates.filter((call) => call.at >= second && call.at < second + 1000);
+      expect(inWindow.length).toBeLessThanOrEqual(50);
+    }
+    streams.forEach((stream, index) => {
+      expect(fake.visibleText(stream.messageIds[0] as string)).toBe(toCardMarkdown(texts[index] as string));
+    });
   });
 
   it('answers in the thread when the conversation is a thread, and straight into a direct chat', async () => {
@@ -317,6 +342,8 @@ describe('Feishu notices, approval cards and the working indicator', () => {
     const adapter = adapterWith();
     const target = groupTarget();
     const clear = await adapter.showWorking(target);
+    // The reaction is cosmetic: showing it never waits for Feishu.
+    await waitFor(() => fake.reactions.size > 0 || undefined);
     const [reactionId, reaction] = [...fake.reactions.entries()].at(-1) ?? [];
     expect(reaction).toEqual({ messageId: target.replyTo, emojiType: 'Typing', deleted: false });
     await clear();
