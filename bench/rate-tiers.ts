@@ -2,7 +2,7 @@ import type { Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { type ButlerProcess, startButlerProcess } from './lib/butler-process.js';
 import { withBenchDatabase } from './lib/database.js';
 import { checkoutEarlierButler, type EarlierCheckout } from './lib/earlier-butler.js';
-import { type FakePlatforms, type SlackReplyTiming, startFakePlatforms } from './lib/fake-platforms.js';
+import { type FakePlatforms, repliesInChannels, startFakePlatforms } from './lib/fake-platforms.js';
 import { keepAliveAgent, post } from './lib/load.js';
 import { bullets, table } from './lib/markdown.js';
 import { freshTs, slackMention, slackUserId } from './lib/platform-requests.js';
@@ -46,13 +46,6 @@ function settings(context: BenchmarkContext) {
     : { sizes: [30, 100], drainMilliseconds: 240_000 };
 }
 
-async function allReplies(fakes: FakePlatforms, prefix: string): Promise<SlackReplyTiming[]> {
-  const lists = await Promise.all(
-    Array.from({ length: channels }, (_, index) => fakes.slackReplies(`${prefix}${index}`)),
-  );
-  return lists.flat();
-}
-
 async function measure(
   context: BenchmarkContext,
   fakes: FakePlatforms,
@@ -79,11 +72,11 @@ async function measure(
   agent.destroy();
   const acknowledged = answers.filter((answer) => answer.status === 200).length;
   const deadline = Date.now() + drainMilliseconds;
-  let replies = await allReplies(fakes, prefix);
+  let replies = await repliesInChannels(fakes, prefix, channels);
   const done = () => replies.filter((reply) => reply.doneAt !== undefined).length;
   while (done() < acknowledged && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 500));
-    replies = await allReplies(fakes, prefix);
+    replies = await repliesInChannels(fakes, prefix, channels);
   }
   const counts = await fakes.counts();
   const rateLimited = Object.entries(counts)

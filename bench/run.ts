@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { approvalBenchmark } from './approval.js';
+import { busyWorkspaceBenchmark } from './busy-workspace.js';
 import { closedLoopBenchmark } from './closed-loop.js';
 import { decisionLatencyBenchmark } from './decision-latency.js';
 import { endToEndBenchmark } from './end-to-end.js';
@@ -36,6 +37,7 @@ const benchmarks: Benchmark[] = [
   turnCostsBenchmark,
   decisionLatencyBenchmark,
   rateTiersBenchmark,
+  busyWorkspaceBenchmark,
   filesBenchmark,
   schedulesBenchmark,
 ];

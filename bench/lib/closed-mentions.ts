@@ -28,7 +28,10 @@ export interface ClosedMentionRun {
 export async function closedMentionLoop(options: {
   fakes: FakePlatforms;
   url: URL;
+  /** The channel, or with `channels` the prefix of the channels `channel0`, `channel1`, … */
   channel: string;
+  /** Spread the mentions over this many channels, one sender's next mention in the next one (default 1). */
+  channels?: number;
   total: number;
   inFlight: number;
   advanceOn: 'opened' | 'done';
@@ -73,8 +76,9 @@ export async function closedMentionLoop(options: {
         });
       });
       const text = `what is the status of the deploy? [thread ${ts}]`;
+      const spread = options.channels ?? 1;
       const mention = slackMention({
-        channel: options.channel,
+        channel: spread > 1 ? `${options.channel}${index % spread}` : options.channel,
         user: slackUserId(index % options.senders),
         ts,
         text,

@@ -30,17 +30,31 @@ export interface FakeSettings {
   rateTiers?: boolean;
   /** The model's answer, instead of the default one sent at once. */
   modelReply?: { text: string; chunks?: string[]; chunkDelayMs?: number };
+  /** Slack treats the app as an agent (agent sessions, chat.stopStream's session_status). */
+  agentSessions?: boolean;
+}
+
+/** One Web API call the fake Slack received: its method, when, and whether it answered 429. */
+export interface SlackCallRecord {
+  method: string;
+  at: number;
+  limited: boolean;
 }
 
 export interface FakePlatforms extends FakePlatformUrls {
   service: ChildService;
   reset(): Promise<void>;
   configure(settings: FakeSettings): Promise<void>;
-  /** Calls `listener` as each thread of `channel` gets its first reply call, and again when it is complete. */
+  /**
+   * Calls `listener` as each thread of the channels whose id starts with `channel` gets its first reply call,
+   * and again when it is complete.
+   */
   watch(channel: string, listener: (timing: SlackReplyTiming) => void): Promise<void>;
   slackReplies(channel: string): Promise<SlackReplyTiming[]>;
   modelTimings(): Promise<ModelTiming[]>;
   counts(): Promise<Record<string, number>>;
+  /** Every Slack call since the last reset, in order. */
+  slackCalls(): Promise<SlackCallRecord[]>;
   stop(): Promise<void>;
 }
 
@@ -95,6 +109,19 @@ export async function startFakePlatforms(options: {
     slackReplies: (channel) => ask('slackReplies', { channel }),
     modelTimings: () => ask('modelTimings'),
     counts: () => ask('counts'),
+    slackCalls: () => ask('slackCalls'),
     stop: () => service.stop(5_000),
   };
+}
+
+/** The reply timings of the channels `prefix0` … `prefix<channels − 1>`, together. */
+export async function repliesInChannels(
+  fakes: FakePlatforms,
+  prefix: string,
+  channels: number,
+): Promise<SlackReplyTiming[]> {
+  const lists = await Promise.all(
+    Array.from({ length: channels }, (_, index) => fakes.slackReplies(`${prefix}${index}`)),
+  );
+  return lists.flat();
 }

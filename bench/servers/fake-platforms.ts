@@ -43,12 +43,18 @@ const replyMethods = new Set([
 ]);
 
 /** The thread a reply call belongs to, or undefined when it is not one (or Slack answered it 429). */
-function replyThread(call: RecordedCall, channel: string, limited: ReadonlySet<RecordedCall>) {
-  if (call.args.channel !== channel || !replyMethods.has(call.method) || limited.has(call)) return undefined;
+function replyThread(
+  call: RecordedCall,
+  channel: string,
+  limited: ReadonlySet<RecordedCall>,
+  prefix = false,
+) {
+  const inChannel = prefix ? String(call.args.channel).startsWith(channel) : call.args.channel === channel;
+  if (!inChannel || !replyMethods.has(call.method) || limited.has(call)) return undefined;
   const opens = call.method === 'chat.postMessage' || call.method === 'chat.startStream';
   return opens
     ? String(call.args.thread_ts ?? '')
-    : slack.messages.get(`${channel}:${String(call.args.ts)}`)?.threadTs;
+    : slack.messages.get(`${String(call.args.channel)}:${String(call.args.ts)}`)?.threadTs;
 }
 
 /** Folds one reply call into its thread's timing. */
@@ -86,8 +92,8 @@ function slackReplies(channel: string): SlackReplyTiming[] {
 }
 
 /**
- * For closed loops: tells the parent as each thread of `channel` gets its first reply call and when its reply
- * is complete, scanning the calls that arrived since the last look.
+ * For closed loops: tells the parent as each thread of the channels named `channel…` gets its first reply call
+ * and when its reply is complete, scanning the calls that arrived since the last look.
  */
 let watcher: NodeJS.Timeout | undefined;
 function watch(channel: string): void {
@@ -98,7 +104,7 @@ function watch(channel: string): void {
     const limited = new Set(slack.rateLimited);
     for (; seen < slack.calls.length; seen++) {
       const call = slack.calls[seen] as RecordedCall;
-      const thread = replyThread(call, channel, limited);
+      const thread = replyThread(call, channel, limited, true);
       if (thread === undefined) continue;
       const timing = byThread.get(thread) ?? newTiming(thread);
       const [opened, done] = [timing.openedAt, timing.doneAt];
@@ -137,6 +143,7 @@ function counts(): Record<string, number> {
 /** Slack's rate tiers on or off (off by default), and the model's answer: long and streamed, or the default. */
 function configure(settings: FakeSettings): void {
   slack.rateTiers = settings.rateTiers ?? false;
+  slack.agents.available = settings.agentSessions ?? false;
   model.setFallback(settings.modelReply ?? { text: reply });
 }
 
@@ -154,7 +161,7 @@ function reset(): void {
 
 interface Command {
   id: number;
-  command: 'reset' | 'slackReplies' | 'modelTimings' | 'counts' | 'configure' | 'watch';
+  command: 'reset' | 'slackReplies' | 'modelTimings' | 'counts' | 'configure' | 'watch' | 'slackCalls';
   channel?: string;
   settings?: FakeSettings;
 }
@@ -175,6 +182,11 @@ process.on('message', (message: Command) => {
     case 'counts':
       result = counts();
       break;
+    case 'slackCalls': {
+      const limited = new Set(slack.rateLimited);
+      result = slack.calls.map((call) => ({ method: call.method, at: call.at, limited: limited.has(call) }));
+      break;
+    }
     case 'configure':
       configure(message.settings ?? {});
       result = true;
