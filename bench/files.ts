@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import { defaultFileLimits } from '../src/config/files.js';
 import type { ConversationAddress } from '../src/core/contracts/events.js';
+import { PdfReader } from '../src/core/files/pdf-reader.js';
 import { readFileForModel } from '../src/core/files/read-file.js';
 import { startTestButler } from '../tests/helpers/butler-app.js';
 import { type RecordedRequest, startFakeModelServer, userParts } from '../tests/helpers/fake-model-server.js';
@@ -18,7 +19,8 @@ import { median, milliseconds } from './lib/stats.js';
  * against sending every image of the window on every turn (the budget lifted), same conversation, same run.
  */
 
-const readLimits = { maxPdfPages: 50, maxChars: 50_000, imageMaxSide: 1568, vision: true };
+const readLimits = { maxPdfPages: 50, maxChars: 50_000, imageMaxSide: 1568, vision: true, imageSeconds: 10 };
+const pdfs = new PdfReader({ deadlineMs: 10_000, memoryMb: 256, parallel: 2 });
 
 async function timed(runs: number, work: () => Promise<unknown>): Promise<number> {
   const times: number[] = [];
@@ -54,6 +56,7 @@ async function readingCosts(context: BenchmarkContext) {
   const image = await readFileForModel(
     { name: 'photo.png', mimeType: 'image/png', bytes: photo },
     readLimits,
+    pdfs,
   );
   return {
     rows: [
@@ -62,7 +65,7 @@ async function readingCosts(context: BenchmarkContext) {
         `${(photo.byteLength / 1024).toFixed(0)} KB → ${((image.preview?.bytes.byteLength ?? 0) / 1024).toFixed(0)} KB`,
         milliseconds(
           await timed(runs, () =>
-            readFileForModel({ name: 'p.png', mimeType: 'image/png', bytes: photo }, readLimits),
+            readFileForModel({ name: 'p.png', mimeType: 'image/png', bytes: photo }, readLimits, pdfs),
           ),
         ),
       ],
@@ -71,7 +74,7 @@ async function readingCosts(context: BenchmarkContext) {
         `${(pdf.byteLength / 1024).toFixed(0)} KB`,
         milliseconds(
           await timed(runs, () =>
-            readFileForModel({ name: 'r.pdf', mimeType: 'application/pdf', bytes: pdf }, readLimits),
+            readFileForModel({ name: 'r.pdf', mimeType: 'application/pdf', bytes: pdf }, readLimits, pdfs),
           ),
         ),
       ],

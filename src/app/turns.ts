@@ -32,6 +32,7 @@ export function fileOptions(config: AppConfig): FilesOptions {
     maxTurnChars: files.maxTurnCharacters,
     imageMaxSide: files.imageMaxPixels,
     vision: model.vision,
+    readSeconds: files.readSeconds,
     promptTokens: files.promptTokens,
     imagePromptTokens: files.imagePromptTokens,
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),

@@ -31,6 +31,11 @@ export const defaultFileLimits = {
   imagePromptTokens: 3_000,
   /** Where the terminal chat saves the files Butler sends (relative to where it runs). */
   terminalDirectory: 'butler-files',
+  /**
+   * Longest one file may take to read (a PDF's text, an image's copy), in seconds, off the main thread; past it
+   * the person hears the file could not be read in time.
+   */
+  readSeconds: 10,
 };
 
 export const filesSchema = z
@@ -55,6 +60,7 @@ export const filesSchema = z
     promptTokens: z.number().int().min(0).max(2_000_000).default(defaultFileLimits.promptTokens),
     imagePromptTokens: z.number().int().min(0).max(2_000_000).default(defaultFileLimits.imagePromptTokens),
     terminalDirectory: z.string().min(1).default(defaultFileLimits.terminalDirectory),
+    readSeconds: z.number().positive().max(300).default(defaultFileLimits.readSeconds),
   })
   .strict()
   .default(defaultFileLimits);

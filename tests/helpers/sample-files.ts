@@ -20,3 +20,19 @@ export async function makePdf(lines: readonly string[]): Promise<Uint8Array> {
 }
 
 export const sampleCsv = 'service,errors\napi,12\nworker,0\n';
+
+/**
+ * A small PDF that is slow to read: one page whose Flate-compressed content stream holds `operators` text
+ * operators (the security review's 37 KB file held 200,000 and froze a pdf.js on the main thread for seconds),
+ * each showing `glyphs` (none by default: no character limit stops the reading early).
+ */
+export async function makeDensePdf(operators: number, glyphs = ''): Promise<Uint8Array> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  const page = document.addPage();
+  const fontName = page.node.newFontDictionary('F1', font.ref);
+  const body = `BT /${fontName.asString().slice(1)} 1 Tf 0 0 Td ${`(${glyphs})Tj `.repeat(operators)}ET`;
+  const stream = document.context.flateStream(body);
+  page.node.addContentStream(document.context.register(stream));
+  return document.save();
+}

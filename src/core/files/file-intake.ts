@@ -7,7 +7,8 @@ import { type FileBytes, type FileMention, FileTooLargeError, type InboundFile }
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
 import { cleanText } from '../text/index.js';
-import { type ReadLimits, readFileForModel } from './read-file.js';
+import { FileReadLimitError, PdfReader } from './pdf-reader.js';
+import { type ReadLimits, readFileForModel, sniffMimeType } from './read-file.js';
 import { formatBytes } from './sizes.js';
 
 /**
@@ -25,6 +26,8 @@ export interface FileLimits {
   maxTurnChars: number;
   imageMaxSide: number;
   vision: boolean;
+  /** Longest a file may take to read (a PDF's text, an image's copy), in seconds. */
+  readSeconds: number;
 }
 
 /** What one turn's files have used of its limits so far. */
@@ -42,6 +45,16 @@ export interface ReceivedFiles {
   skipped: string[];
 }
 
+/** What the person hears of a file Butler could not read. */
+function unreadable(error: unknown, file: FileBytes): string {
+  const kind = sniffMimeType(file.bytes) === 'application/pdf' ? 'this PDF' : 'it';
+  if (error instanceof FileReadLimitError)
+    return error.reason === 'deadline'
+      ? `could not read ${kind} in time (a file this slow to read may be crafted to be)`
+      : `could not read ${kind}: it needs more memory than a file may take`;
+  return 'could not read it (the file looks damaged or protected)';
+}
+
 export const newFileBudget = (): FileBudget => ({ files: 0, bytes: 0, chars: 0 });
 
 export const mentionOf = (file: StoredFile): FileMention => ({
@@ -55,12 +68,24 @@ export const mentionOf = (file: StoredFile): FileMention => ({
   ...(file.note ? { note: file.note } : {}),
 });
 
+/** Heap of a worker reading one PDF, and PDFs read at once (each takes a core while it reads). */
+const pdfMemoryMb = 256;
+const pdfsInParallel = 2;
+
 export class FileIntake {
+  private readonly pdfs: PdfReader;
+
   constructor(
     private readonly store: Store,
     private readonly limits: FileLimits,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.pdfs = new PdfReader({
+      deadlineMs: limits.readSeconds * 1000,
+      memoryMb: pdfMemoryMb,
+      parallel: pdfsInParallel,
+    });
+  }
 
   /** Fetches (once), reads and stores the files of one message. Never throws for one bad file. */
   async receive(input: {
@@ -174,8 +199,9 @@ export class FileIntake {
       maxChars: Math.min(this.limits.maxFileChars, roomChars),
       imageMaxSide: this.limits.imageMaxSide,
       vision: this.limits.vision,
+      imageSeconds: this.limits.readSeconds,
     };
-    const read = await readFileForModel(file, readLimits).catch((error: unknown) => {
+    const read = await readFileForModel(file, readLimits, this.pdfs).catch((error: unknown) => {
       this.logger.warn({ err: error, file: file.name }, 'could not read a file');
       return {
         kind: 'other' as const,
@@ -183,7 +209,7 @@ export class FileIntake {
         text: null,
         tokens: 0,
         description: `${file.name} (${file.mimeType || 'unknown type'}, ${formatBytes(file.bytes.byteLength)})`,
-        note: 'could not read it (the file looks damaged or protected)',
+        note: unreadable(error, file),
       };
     });
     const stored = await this.store.files.save({

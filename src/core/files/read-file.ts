@@ -2,12 +2,14 @@ import { extname } from 'node:path';
 import type { FileBytes, FileKind } from '../contracts/files.js';
 import { cleanText, graphemePrefix } from '../text/index.js';
 import { countTextTokens } from '../text/tokens.js';
+import type { PdfReader } from './pdf-reader.js';
 import { formatBytes } from './sizes.js';
 
 /**
- * What the model can take of one file: images as a smaller JPEG (sharp), PDFs as their text (unpdf's
- * pdf.js), text, CSV, JSON and code as text; anything else only by name, type and size. Both libraries load
- * on first use, so a Butler that never sees a file never pays for them.
+ * What the model can take of one file: images as a smaller JPEG (sharp, on libvips' own threads), PDFs as their
+ * text (unpdf's pdf.js, in a worker thread: pdf-reader.ts), text, CSV, JSON and code as text; anything else only
+ * by name, type and size. Both decoders run off the event loop with a deadline, and load on first use, so a
+ * Butler that never sees a file never pays for them.
  */
 
 export interface ReadLimits {
@@ -19,6 +21,8 @@ export interface ReadLimits {
   imageMaxSide: number;
   /** Whether the model can see images; if not, an image is only described. */
   vision: boolean;
+  /** Longest an image may take to decode and shrink, in seconds (PDFs: the PdfReader's deadline). */
+  imageSeconds: number;
 }
 
 export interface ReadResult {
@@ -86,33 +90,15 @@ function keepText(text: string, maxChars: number): { text: string; note?: string
   };
 }
 
-async function readPdf(bytes: Uint8Array, limits: ReadLimits) {
-  const { getDocumentProxy } = await import('unpdf');
-  // pdf.js takes ownership of (and detaches) the buffer it is given.
-  const pdf = await getDocumentProxy(new Uint8Array(bytes));
-  try {
-    const pages = Math.min(pdf.numPages, limits.maxPdfPages);
-    const texts: string[] = [];
-    for (let number = 1; number <= pages; number++) {
-      const content = await (await pdf.getPage(number)).getTextContent();
-      texts.push(
-        content.items.map((item) => ('str' in item ? `${item.str}${item.hasEOL ? '\n' : ''}` : '')).join(''),
-      );
-    }
-    return { text: texts.join('\n\n').trim(), pages: pdf.numPages, readPages: pages };
-  } finally {
-    await pdf.destroy();
-  }
-}
-
 /** OpenAI's estimate for a high-detail image: 85 tokens plus 170 per 512-pixel tile. */
 const imageTokens = (width: number, height: number) =>
   85 + 170 * Math.ceil(width / 512) * Math.ceil(height / 512);
 
-async function previewImage(bytes: Uint8Array, maxSide: number) {
+async function previewImage(bytes: Uint8Array, maxSide: number, seconds: number) {
   const { default: sharp } = await import('sharp');
-  // A small file can claim a huge canvas (a decompression bomb): refuse past 50 megapixels.
+  // A small file can claim a huge canvas (a decompression bomb): refuse past 50 megapixels, and past a deadline.
   const { data, info } = await sharp(bytes, { limitInputPixels: 50_000_000 })
+    .timeout({ seconds })
     .rotate()
     .resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true })
     .flatten({ background: '#ffffff' })
@@ -121,8 +107,15 @@ async function previewImage(bytes: Uint8Array, maxSide: number) {
   return { bytes: new Uint8Array(data), width: info.width, height: info.height };
 }
 
-/** Reads a file for the model. Throws when a file that says it is an image or a PDF cannot be read. */
-export async function readFileForModel(file: FileBytes, limits: ReadLimits): Promise<ReadResult> {
+/**
+ * Reads a file for the model. Throws when a file that says it is an image or a PDF cannot be read, and
+ * FileReadLimitError when reading it would take too long or too much memory.
+ */
+export async function readFileForModel(
+  file: FileBytes,
+  limits: ReadLimits,
+  pdfs: PdfReader,
+): Promise<ReadResult> {
   const mimeType = sniffMimeType(file.bytes) ?? (file.mimeType || 'application/octet-stream');
   const size = formatBytes(file.bytes.byteLength);
   if (mimeType.startsWith('image/') && Object.values(imageTypes).includes(mimeType)) {
@@ -135,7 +128,7 @@ export async function readFileForModel(file: FileBytes, limits: ReadLimits): Pro
         description: `${file.name} (image, ${size}; the model here cannot see images)`,
         note: 'cannot see images with the model I use, so I know only its name',
       };
-    const preview = await previewImage(file.bytes, limits.imageMaxSide);
+    const preview = await previewImage(file.bytes, limits.imageMaxSide, limits.imageSeconds);
     return {
       kind: 'image',
       mimeType,
@@ -146,7 +139,7 @@ export async function readFileForModel(file: FileBytes, limits: ReadLimits): Pro
     };
   }
   if (mimeType === 'application/pdf') {
-    const pdf = await readPdf(file.bytes, limits);
+    const pdf = await pdfs.read(file.bytes, { maxPages: limits.maxPdfPages, maxChars: limits.maxChars });
     const kept = keepText(pdf.text, limits.maxChars);
     const notes = [
       ...(pdf.readPages < pdf.pages ? [`read the first ${pdf.readPages} of its ${pdf.pages} pages`] : []),

@@ -1,10 +1,18 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { PdfReader } from '../../../src/core/files/pdf-reader.js';
 import { type ReadLimits, readFileForModel, sniffMimeType } from '../../../src/core/files/read-file.js';
 import { responseFile } from '../../../src/core/tools/http-file.js';
 import { makePdf, makePng, sampleCsv } from '../../helpers/sample-files.js';
 
-const limits: ReadLimits = { maxPdfPages: 3, maxChars: 1000, imageMaxSide: 256, vision: true };
+const limits: ReadLimits = {
+  maxPdfPages: 3,
+  maxChars: 1000,
+  imageMaxSide: 256,
+  vision: true,
+  imageSeconds: 10,
+};
+const pdfs = new PdfReader({ deadlineMs: 10_000, memoryMb: 256, parallel: 2 });
 const file = (name: string, mimeType: string, bytes: Uint8Array | string) => ({
   name,
   mimeType,
@@ -17,12 +25,16 @@ describe('reading a file for the model', () => {
     expect(sniffMimeType(png)).toBe('image/png');
     expect(sniffMimeType(await makePdf(['x']))).toBe('application/pdf');
     expect(sniffMimeType(new TextEncoder().encode('hello'))).toBeUndefined();
-    const read = await readFileForModel(file('upload.bin', 'application/octet-stream', png), limits);
+    const read = await readFileForModel(file('upload.bin', 'application/octet-stream', png), limits, pdfs);
     expect(read).toMatchObject({ kind: 'image', mimeType: 'image/png' });
   });
 
   it('shrinks an image to the longest side allowed, as a JPEG, and counts its tiles', async () => {
-    const read = await readFileForModel(file('wide.png', 'image/png', await makePng(1024, 300)), limits);
+    const read = await readFileForModel(
+      file('wide.png', 'image/png', await makePng(1024, 300)),
+      limits,
+      pdfs,
+    );
     expect(read.preview?.mimeType).toBe('image/jpeg');
     const shown = await sharp(Buffer.from(read.preview?.bytes ?? [])).metadata();
     expect([shown.format, shown.width, shown.height]).toEqual(['jpeg', 256, 75]);
@@ -31,7 +43,7 @@ describe('reading a file for the model', () => {
   });
 
   it('never enlarges a small image', async () => {
-    const read = await readFileForModel(file('icon.png', 'image/png', await makePng(32, 16)), limits);
+    const read = await readFileForModel(file('icon.png', 'image/png', await makePng(32, 16)), limits, pdfs);
     const shown = await sharp(Buffer.from(read.preview?.bytes ?? [])).metadata();
     expect([shown.width, shown.height]).toEqual([32, 16]);
   });
@@ -43,12 +55,14 @@ describe('reading a file for the model', () => {
         .png({ compressionLevel: 9 })
         .toBuffer(),
     );
-    await expect(readFileForModel(file('bomb.png', 'image/png', bomb), limits)).rejects.toThrow(/pixel/i);
+    await expect(readFileForModel(file('bomb.png', 'image/png', bomb), limits, pdfs)).rejects.toThrow(
+      /pixel/i,
+    );
   });
 
   it('reads a PDF page by page up to the page limit, and says what it left out', async () => {
     const pdf = await makePdf(['alpha', 'beta', 'gamma', 'delta', 'epsilon']);
-    const read = await readFileForModel(file('report.pdf', 'application/pdf', pdf), limits);
+    const read = await readFileForModel(file('report.pdf', 'application/pdf', pdf), limits, pdfs);
     expect(read.text).toBe('alpha\n\nbeta\n\ngamma');
     expect(read.note).toBe('read the first 3 of its 5 pages');
     expect(read.description).toMatch(/^report\.pdf \(PDF, 5 pages, \d+ K?B\)$/);
@@ -56,31 +70,38 @@ describe('reading a file for the model', () => {
 
   it('fails on a file that says it is a PDF but is not one', async () => {
     const broken = new TextEncoder().encode('%PDF-1.7\nthis is not really a PDF');
-    await expect(readFileForModel(file('broken.pdf', 'application/pdf', broken), limits)).rejects.toThrow();
+    await expect(
+      readFileForModel(file('broken.pdf', 'application/pdf', broken), limits, pdfs),
+    ).rejects.toThrow();
   });
 
   it('reads CSV, JSON and code as text, cut to the character limit', async () => {
-    const csv = await readFileForModel(file('errors.csv', 'text/csv', sampleCsv), limits);
+    const csv = await readFileForModel(file('errors.csv', 'text/csv', sampleCsv), limits, pdfs);
     expect(csv).toMatchObject({ kind: 'text', text: sampleCsv });
-    const code = await readFileForModel(file('main.py', 'application/octet-stream', 'print("hi")\n'), limits);
+    const code = await readFileForModel(
+      file('main.py', 'application/octet-stream', 'print("hi")\n'),
+      limits,
+      pdfs,
+    );
     expect(code).toMatchObject({ kind: 'text', mimeType: 'text/plain', text: 'print("hi")\n' });
-    const long = await readFileForModel(file('log.txt', 'text/plain', `${'é'.repeat(1500)}`), limits);
+    const long = await readFileForModel(file('log.txt', 'text/plain', `${'é'.repeat(1500)}`), limits, pdfs);
     expect(long.text).toHaveLength(1000);
     expect(long.note).toBe('read the first 1,000 of its 1,500 characters');
   });
 
   it('describes what it cannot read by name, type and size', async () => {
     const zip = new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0, 0, 0xff, 0xfe]);
-    const read = await readFileForModel(file('backup.zip', 'application/zip', zip), limits);
+    const read = await readFileForModel(file('backup.zip', 'application/zip', zip), limits, pdfs);
     expect(read).toMatchObject({ kind: 'other', text: null, tokens: 0 });
     expect(read.description).toBe('backup.zip (application/zip, 8 B; not a format Butler reads)');
   });
 
   it('only names an image when the model cannot see', async () => {
-    const read = await readFileForModel(file('p.png', 'image/png', await makePng(8, 8)), {
-      ...limits,
-      vision: false,
-    });
+    const read = await readFileForModel(
+      file('p.png', 'image/png', await makePng(8, 8)),
+      { ...limits, vision: false },
+      pdfs,
+    );
     expect(read).toMatchObject({
       kind: 'image',
       tokens: 0,
