@@ -35,15 +35,23 @@ const endpointLane = (appId: string, endpoint: string): LaneSpec => ({
   key: `feishu:${appId}:${endpoint}`,
   limits: perAppEndpoint,
 });
+/**
+ * Path parameters as the Lark SDK puts them in its URLs: verbatim. Ids and keys come from payloads (a file key in a
+ * message's content), so each is encoded: `../` in one can never reach another endpoint with the bot's token.
+ */
+function pathOf<T extends Record<string, string>>(path: T): T {
+  return Object.fromEntries(Object.entries(path).map(([name, value]) => [name, encodeURIComponent(value)])) as T;
+}
 const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
 /** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
 const noRetries: RetryPolicy = { retries: 0, retryAfterMs: () => undefined, rateLimited: isRateLimited };
 /**
  * The scope to name when Feishu's refusal does not: uploads ask for im:resource (im-v1/image/create, file/create);
- * downloads for im:message in Feishu's current pages, im:resource in older ones (im-v1/message-resource/get).
+ * downloads for any one of im:message, im:message:readonly or im:message.history:readonly, not im:resource
+ * (im-v1/message-resource/get; platforms.md "Checked 2026-11-27").
  */
 const uploadScope = 'im:resource';
-const downloadScope = 'im:message or im:resource';
+const downloadScope = 'im:message (or im:message:readonly)';
 
 export interface FeishuApiOptions {
   config: FeishuConfig;
@@ -166,7 +174,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         'message get',
         () =>
           client.im.v1.message.get({
-            path: { message_id: messageId },
+            path: pathOf({ message_id: messageId }),
             params: { user_id_type: 'open_id' },
           }),
         (body) => recordsField(data(body), 'items'),
@@ -202,7 +210,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         'contact user get',
         () =>
           quietClient.contact.v3.user.get({
-            path: { user_id: openId },
+            path: pathOf({ user_id: openId }),
             params: { user_id_type: 'open_id' },
           }),
         (body) => {
@@ -229,7 +237,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         cardId,
         () =>
           client.cardkit.v1.cardElement.content({
-            path: { card_id: cardId, element_id: elementId },
+            path: pathOf({ card_id: cardId, element_id: elementId }),
             data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
           }),
         priority ? { priority } : {},
@@ -237,21 +245,21 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     updateCardSettings: (cardId, settings, sequence) =>
       cardCall('card settings', 'card.settings', cardId, () =>
         client.cardkit.v1.card.settings({
-          path: { card_id: cardId },
+          path: pathOf({ card_id: cardId }),
           data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
         }),
       ),
     deleteCardElement: (cardId, elementId, sequence) =>
       cardCall('card element delete', 'cardElement.delete', cardId, () =>
         client.cardkit.v1.cardElement.delete({
-          path: { card_id: cardId, element_id: elementId },
+          path: pathOf({ card_id: cardId, element_id: elementId }),
           data: { sequence, uuid: `d_${cardId}_${sequence}` },
         }),
       ),
     appendCardElements: (cardId, elements, sequence) =>
       cardCall('card elements', 'cardElement.create', cardId, () =>
         client.cardkit.v1.cardElement.create({
-          path: { card_id: cardId },
+          path: pathOf({ card_id: cardId }),
           data: {
             type: 'append',
             elements: JSON.stringify(elements),
@@ -271,7 +279,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           'message reply',
           paced(chatLane, () =>
             client.im.v1.message.reply({
-              path: { message_id: replyTo },
+              path: pathOf({ message_id: replyTo }),
               data: { content, msg_type: message.msgType, reply_in_thread: destination.replyInThread },
             }),
           ),
@@ -315,7 +323,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
           ],
           () =>
             client.im.v1.message.patch({
-              path: { message_id: messageId },
+              path: pathOf({ message_id: messageId }),
               data: { content: JSON.stringify(card) },
             }),
         ),
@@ -328,7 +336,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         'reaction create',
         paced([endpointLane(config.appId, 'messageReaction.create')], () =>
           client.im.v1.messageReaction.create({
-            path: { message_id: messageId },
+            path: pathOf({ message_id: messageId }),
             data: { reaction_type: { emoji_type: emojiType } },
           }),
         ),
@@ -339,7 +347,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       call(
         'reaction delete',
         paced([endpointLane(config.appId, 'messageReaction.delete')], () =>
-          client.im.v1.messageReaction.delete({ path: { message_id: messageId, reaction_id: reactionId } }),
+          client.im.v1.messageReaction.delete({ path: pathOf({ message_id: messageId, reaction_id: reactionId }) }),
         ),
         () => undefined,
         { priority: 'cosmetic' },
@@ -355,7 +363,7 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
         lanes,
         async () => {
           const request = client.im.v1.messageResource.get({
-            path: { message_id: messageId, file_key: fileKey },
+            path: pathOf({ message_id: messageId, file_key: fileKey }),
             params: { type },
           });
           let answer: Awaited<typeof request>;

@@ -14,6 +14,13 @@ import { type PostResource, postResources } from './post-content.js';
  * the messages inside a merged forward (code 234043), so those stay notes in the text.
  */
 
+/**
+ * Feishu's message ids and resource keys (`om_…`, `img_v3_…`, `file_v3_…`) are letters, digits, `_` and `-`; a key
+ * that is anything else came from a crafted message and is never fetched (it would go into the resource URL).
+ */
+const feishuKey = /^[A-Za-z0-9_-]{1,256}$/;
+export const isFeishuKey = (value: string): boolean => feishuKey.test(value);
+
 /** What `fetchFile` needs, stored as the file's JSON `locator`. */
 export interface FeishuFileLocator {
   messageId: string;
@@ -58,7 +65,10 @@ function resources(messageType: string, content: string): PostResource[] {
 
 /** The message's own files; none for types whose content the resource API does not serve. */
 export function messageFiles(messageId: string, messageType: string, content: string): InboundFile[] {
-  return resources(messageType, content).map((resource) => inboundFile(messageId, resource));
+  if (!isFeishuKey(messageId)) return [];
+  return resources(messageType, content)
+    .filter((resource) => isFeishuKey(resource.fileKey))
+    .map((resource) => inboundFile(messageId, resource));
 }
 
 /** Reads a locator `messageFiles` wrote; throws on anything else (a file from another platform). */
@@ -72,7 +82,8 @@ export function parseFileLocator(locator: string): FeishuFileLocator {
   const messageId = stringField(record, 'messageId');
   const fileKey = stringField(record, 'fileKey');
   const type = record?.type;
-  if (!messageId || !fileKey || (type !== 'image' && type !== 'file')) {
+  const valid = messageId && fileKey && isFeishuKey(messageId) && isFeishuKey(fileKey);
+  if (!valid || (type !== 'image' && type !== 'file')) {
     throw new ButlerError('feishu_file_locator_invalid', 'Not a Feishu file locator');
   }
   return { messageId, fileKey, type };

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCardkitHealth } from '../../../src/adapters/feishu/cardkit-health.js';
 import { createFeishuChatAdapter } from '../../../src/adapters/feishu/chat-adapter.js';
+import { messageFiles } from '../../../src/adapters/feishu/message-files.js';
 import { explainRefusal, readWithin } from '../../../src/adapters/feishu/resource-download.js';
 import { defaultStreamSettings } from '../../../src/adapters/feishu/stream-settings.js';
 import { FeishuUserNames } from '../../../src/adapters/feishu/user-names.js';
@@ -150,6 +151,21 @@ describe('Feishu fetchFile', () => {
     await expect(adapter.fetchFile?.({ ...file, locator: 'F0SLACK' }, { maxBytes: 1024 })).rejects.toThrow(
       /Not a Feishu file locator/,
     );
+  });
+
+  it('never puts a key that is not a Feishu key into the resource URL, nor a message listing one', async () => {
+    const crafted = '../../../../../contact/v3/users/ou_x?user_id_type=open_id&x=';
+    const messageId = uniqueId('om_');
+    const locator = JSON.stringify({ messageId, fileKey: crafted, type: 'file' });
+    const file = { key: `${messageId}/x`, name: 'x.pdf', locator };
+    await expect(adapter.fetchFile?.(file, { maxBytes: 1024 })).rejects.toThrow(/Not a Feishu file locator/);
+    expect(
+      messageFiles(messageId, 'file', JSON.stringify({ file_key: crafted, file_name: 'x.pdf' })),
+    ).toEqual([]);
+    expect(
+      messageFiles(messageId, 'file', JSON.stringify({ file_key: 'file_v3_ok-1', file_name: 'a' })),
+    ).toHaveLength(1);
+    expect(fake.calls.filter((call) => call.path.includes('contact'))).toEqual([]);
   });
 
   it('stops waiting for Feishu when the turn is stopped', async () => {
