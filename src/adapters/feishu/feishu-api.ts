@@ -40,7 +40,9 @@ const endpointLane = (appId: string, endpoint: string): LaneSpec => ({
  * message's content), so each is encoded: `../` in one can never reach another endpoint with the bot's token.
  */
 function pathOf<T extends Record<string, string>>(path: T): T {
-  return Object.fromEntries(Object.entries(path).map(([name, value]) => [name, encodeURIComponent(value)])) as T;
+  return Object.fromEntries(
+    Object.entries(path).map(([name, value]) => [name, encodeURIComponent(value)]),
+  ) as T;
 }
 const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
 /** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
@@ -347,7 +349,9 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
       call(
         'reaction delete',
         paced([endpointLane(config.appId, 'messageReaction.delete')], () =>
-          client.im.v1.messageReaction.delete({ path: pathOf({ message_id: messageId, reaction_id: reactionId }) }),
+          client.im.v1.messageReaction.delete({
+            path: pathOf({ message_id: messageId, reaction_id: reactionId }),
+          }),
         ),
         () => undefined,
         { priority: 'cosmetic' },

@@ -51,7 +51,9 @@ describe(`a PDF crafted to be slow on ${databaseKind}`, () => {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         text: 'what does this say?',
-        files: [{ name: 'dense.pdf', mimeType: 'application/pdf', data: Buffer.from(pdf).toString('base64') }],
+        files: [
+          { name: 'dense.pdf', mimeType: 'application/pdf', data: Buffer.from(pdf).toString('base64') },
+        ],
       }),
     });
     const events = await readEvents(response);
