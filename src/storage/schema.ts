@@ -231,6 +231,8 @@ export const approvalGrants = pgTable(
     approvalId: uuid('approval_id').notNull(),
     /** How many approvers granted it together: it covers calls that need at most that many. */
     quorum: integer('quorum').notNull().default(1),
+    /** Everyone who granted it, each with their platform (older rows: none, meaning `granted_by` alone). */
+    grantors: jsonb('grantors').$type<Array<ChatUser & { platform: Platform }>>(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     revokedBy: jsonb('revoked_by').$type<ChatUser>(),

@@ -51,7 +51,7 @@ export function applyDecision(
     const changed: ApprovalRecord[] = [];
     const voted: ApprovalRecord[] = [];
     for (const target of targets) {
-      let grantors = 1;
+      let grantors: Person[] = [user];
       let grants = standingUntil !== undefined;
       // One reject ends a call that needs several approvals; an approval is counted until there are enough.
       if (input.decision !== 'reject' && target.quorum > 1) {
@@ -65,8 +65,8 @@ export function applyDecision(
           voted.push(counted);
           continue;
         }
-        // It is approved for the conversation only when every approver asked for that.
-        grantors = counted.votes.length;
+        // It is approved for the conversation only when every approver asked for that; all of them granted it.
+        grantors = counted.votes.map(({ at: _at, standing: _standing, ...voter }) => voter);
         grants = grants && counted.votes.every((vote) => vote.standing);
       }
       const row = await tx.approvals.decide(target.id, {
@@ -84,8 +84,9 @@ export function applyDecision(
           toolName: row.toolName,
           risk: row.risk,
           grantedBy: user,
+          grantors,
           approvalId: row.id,
-          quorum: grantors,
+          quorum: grantors.length,
           expiresAt: standingUntil,
         });
     }

@@ -343,7 +343,7 @@ export class ApprovalService {
         (grant.quorum ?? 1) >= this.quorumFor(input.risk) &&
         this.policy.grantCovers({
           risk: input.risk,
-          grantor: grant.grantedBy,
+          grantors: grant.grantors,
           requesters: input.requesters,
           conversationKey: input.conversationKey,
         }),

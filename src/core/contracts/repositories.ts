@@ -346,8 +346,10 @@ export interface ApprovalGrant {
   conversationKey: string;
   toolName: string;
   risk: Risk;
-  /** With their platform: an approval decided over the API is granted by an API key. */
+  /** With their platform: an approval decided over the API is granted by an API key. The last to grant it. */
   grantedBy: Person;
+  /** Everyone who granted it (a two-person grant has two): none of them is covered for a high-risk call. */
+  grantors: Person[];
   approvalId: string;
   /** How many approvers granted it together: it covers calls that need at most that many. */
   quorum?: number;

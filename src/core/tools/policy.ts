@@ -113,18 +113,22 @@ export class ApprovalPolicy {
   }
 
   /**
-   * Whether a standing approval by `grantor` lets a call of `risk` asked by `requesters` run without a
-   * card: its grantor must still be an approver, and a grant never lets its grantor skip separation of
-   * duties on a high-risk call they asked for themselves.
+   * Whether a standing approval given by `grantors` lets a call of `risk` asked by `requesters` run without a
+   * card: every grantor must still be an approver there, and a high-risk call is never covered for anyone who
+   * granted it (two approvers' grant covers neither of them).
    */
   grantCovers(input: {
     risk: Risk;
-    grantor: Person;
+    grantors: readonly Person[];
     requesters: readonly Person[];
     conversationKey?: string;
   }): boolean {
-    if (!this.isApprover(input.grantor, input.conversationKey)) return false;
-    return !(input.risk === 'high' && input.requesters.some((person) => samePerson(person, input.grantor)));
+    if (input.grantors.length === 0) return false;
+    if (!input.grantors.every((grantor) => this.isApprover(grantor, input.conversationKey))) return false;
+    return !(
+      input.risk === 'high' &&
+      input.requesters.some((person) => input.grantors.some((grantor) => samePerson(person, grantor)))
+    );
   }
 
   /** "Who may approve", in words, for cards. */

@@ -6,12 +6,14 @@ import type { Database } from '../database.js';
 import { approvalGrants } from '../schema.js';
 
 function toGrant(row: typeof approvalGrants.$inferSelect): ApprovalGrant {
+  const grantedBy = { platform: decodeConversationKey(row.conversationKey).platform, ...row.grantedBy };
   return {
     id: row.id,
     conversationKey: row.conversationKey,
     toolName: row.toolName,
     risk: row.risk,
-    grantedBy: { platform: decodeConversationKey(row.conversationKey).platform, ...row.grantedBy },
+    grantedBy,
+    grantors: row.grantors ?? [grantedBy],
     approvalId: row.approvalId,
     quorum: row.quorum,
     expiresAt: row.expiresAt,

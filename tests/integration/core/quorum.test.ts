@@ -214,6 +214,21 @@ describe(`two-person approvals (${databaseKind})`, () => {
     await app.settle();
     expect(platform.cards).toHaveLength(cards);
     expect(toolServer.requests).toHaveLength(3);
+    expect(grants[0]?.grantors).toEqual([
+      expect.objectContaining({ id: olga.id }),
+      expect.objectContaining({ id: pat.id }),
+    ]);
+
+    // It never covers a high-risk call one of its grantors asks for: Olga's waits for a card.
+    model.enqueue({
+      toolCalls: [{ id: `call_${thread}_olga`, name: 'restart_service', arguments: '{"service":"cache"}' }],
+    });
+    await app.butler.service.accept(
+      inboundMessage({ text: 'restart cache', address, user: olga, isDirect: false }),
+    );
+    await app.settle();
+    expect(platform.cards).toHaveLength(cards + 1);
+    expect(toolServer.requests).toHaveLength(3);
   });
 
   it.skipIf(databaseKind !== 'postgres')(

@@ -72,16 +72,39 @@ describe('approval policy', () => {
 
   it('never lets a grant cover a high-risk call its grantor asked for, nor one of a removed approver', () => {
     expect(
-      policy.grantCovers({ risk: 'high', grantor: slack('UAPPROVER'), requesters: [slack('UREQUESTER')] }),
+      policy.grantCovers({ risk: 'high', grantors: [slack('UAPPROVER')], requesters: [slack('UREQUESTER')] }),
     ).toBe(true);
     expect(
-      policy.grantCovers({ risk: 'high', grantor: slack('UAPPROVER'), requesters: [slack('UAPPROVER')] }),
+      policy.grantCovers({ risk: 'high', grantors: [slack('UAPPROVER')], requesters: [slack('UAPPROVER')] }),
     ).toBe(false);
     expect(
-      policy.grantCovers({ risk: 'medium', grantor: slack('UAPPROVER'), requesters: [slack('UAPPROVER')] }),
+      policy.grantCovers({
+        risk: 'medium',
+        grantors: [slack('UAPPROVER')],
+        requesters: [slack('UAPPROVER')],
+      }),
     ).toBe(true);
     expect(
-      policy.grantCovers({ risk: 'medium', grantor: slack('UFORMER'), requesters: [slack('UREQUESTER')] }),
+      policy.grantCovers({ risk: 'medium', grantors: [slack('UFORMER')], requesters: [slack('UREQUESTER')] }),
+    ).toBe(false);
+  });
+
+  it('never lets a two-person grant cover a high-risk call either of its grantors asked for', () => {
+    const both = [slack('UAPPROVER'), slack('UBOSS')];
+    expect(policy.grantCovers({ risk: 'high', grantors: both, requesters: [slack('UREQUESTER')] })).toBe(
+      true,
+    );
+    expect(policy.grantCovers({ risk: 'high', grantors: both, requesters: [slack('UAPPROVER')] })).toBe(
+      false,
+    );
+    expect(policy.grantCovers({ risk: 'high', grantors: both, requesters: [slack('UBOSS')] })).toBe(false);
+    // A grantor who is no longer an approver takes the grant with them.
+    expect(
+      policy.grantCovers({
+        risk: 'medium',
+        grantors: [slack('UAPPROVER'), slack('UFORMER')],
+        requesters: [slack('UREQUESTER')],
+      }),
     ).toBe(false);
   });
 
@@ -131,7 +154,7 @@ describe('approval policy with channel profiles', () => {
     expect(
       policy.grantCovers({
         risk: 'high',
-        grantor: slack('UAPPROVER'),
+        grantors: [slack('UAPPROVER')],
         requesters: [slack('UREQUESTER')],
         conversationKey: key('COPS'),
       }),
