@@ -232,6 +232,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   );
   worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger, {
     scheduled: schedules.book,
+    isAllowed: (message) => service.isAllowed(message),
     notices,
     queueNotices: () => notices.queueDue(),
   });

@@ -14,6 +14,8 @@ import type { TurnRunner } from '../turn/turn-runner.js';
 /** Hears how each scheduled run's turn ended (the schedules room counts failures in a row). */
 export interface ScheduledRunListener {
   runEnded(run: { id: string; slot: string }, outcome: TurnOutcome): Promise<void>;
+  /** The task's creator may no longer talk to Butler where it runs: the task pauses, and an admin is told. */
+  creatorNotAllowed(run: { id: string; slot: string }): Promise<void>;
 }
 
 /** Sends a waiting request's card to the people a reminder or an escalation is for. */
@@ -25,6 +27,8 @@ export interface NoticeDelivery {
 export interface DispatchExtras {
   scheduled?: ScheduledRunListener | undefined;
   notices?: NoticeDelivery | undefined;
+  /** The access allowlists, asked again as a scheduled run starts (its creator may have been removed since). */
+  isAllowed?: ((message: InboundMessage) => boolean) | undefined;
 }
 
 export interface DispatchOptions {
@@ -119,15 +123,20 @@ export class TurnDispatcher {
       );
   }
 
-  /** Drops (with one polite notice per burst) messages beyond the sender's per-minute allowance. */
+  /**
+   * Drops (with one polite notice per burst) messages beyond the sender's per-minute allowance. A scheduled run
+   * counts as a message of its creator (ten one-off tasks a second are no way around the limit), and runs only
+   * while its creator may still talk to Butler there.
+   */
   private async withinRateLimit(events: InboxEvent[]) {
     const allowed: Array<{ event: InboxEvent; message: InboundMessage }> = [];
     const limit = this.options.messagesPerMinute;
     for (const event of events) {
       if (event.payload.kind !== 'message') continue;
-      // A scheduled run is paced by its task's minimum interval, not by its creator's typing.
-      if (event.payload.schedule) {
-        allowed.push({ event, message: event.payload });
+      const run = event.payload.schedule;
+      if (run && this.extras.isAllowed && !this.extras.isAllowed(event.payload)) {
+        await this.store.inbox.finish([event.id], 'failed', 'its creator may no longer talk to Butler there');
+        await this.extras.scheduled?.creatorNotAllowed(run);
         continue;
       }
       const rank = event.senderRank;
@@ -139,6 +148,7 @@ export class TurnDispatcher {
       const notice = rateLimitNotice(limit);
       if (rank === limit + 1) await this.notify([event], notice);
       await this.reportDropped([event], notice);
+      if (run) await this.runEnded(event, 'failed');
     }
     return allowed;
   }

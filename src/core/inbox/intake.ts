@@ -71,13 +71,18 @@ export class ButlerService implements ButlerIntake {
 
   private readonly feedback: FeedbackRecorder;
 
+  /**
+   * Whether the allowlists let this person talk to Butler here: the conversation's platform rules its
+   * workspaces and channels, the person's own platform (an API key's, for its task in a Slack channel) its users.
+   */
   isAllowed(message: Pick<InboundMessage, 'address' | 'user' | 'isDirect'>): boolean {
-    const rules = this.access[message.address.platform];
-    if (!rules) return true;
+    const place = this.access[message.address.platform];
+    const people = this.access[message.user.platform ?? message.address.platform];
     return (
-      allows(rules.workspaces, message.address.workspace) &&
-      allows(rules.users, message.user.id) &&
-      (message.isDirect || allows(rules.channels, message.address.channel))
+      (!place ||
+        (allows(place.workspaces, message.address.workspace) &&
+          (message.isDirect || allows(place.channels, message.address.channel)))) &&
+      (!people || allows(people.users, message.user.id))
     );
   }
 

@@ -217,6 +217,24 @@ export class ScheduleBook {
     return schedule.runAt && schedule.runAt > now ? schedule.runAt : null;
   }
 
+  /**
+   * A run found its creator no longer allowed to talk to Butler where it runs (removed from the allowlist since
+   * the task was made): the task pauses with a note the console shows, and the admin hears of it in the log. The
+   * creator is not told there: they may no longer be spoken to in that place.
+   */
+  async creatorNotAllowed(run: { id: string; slot: string }): Promise<void> {
+    const { store, logger } = this.deps;
+    await store.schedules.recordOutcome(run.id, new Date(run.slot), 'failed');
+    const note = 'paused: its creator is no longer allowed to talk to Butler there';
+    const paused = await store.schedules.setStatus(run.id, { status: 'paused', note, nextRunAt: null }, [
+      'active',
+    ]);
+    logger.warn(
+      { schedule: run.id, paused: paused !== undefined },
+      'a scheduled run was refused: its creator is no longer in the access allowlist',
+    );
+  }
+
   /** How a run ended (the worker's dispatcher calls it): failures in a row past the limit pause the task. */
   async runEnded(run: { id: string; slot: string }, outcome: TurnOutcome): Promise<void> {
     const recorded = outcomes[outcome];
