@@ -45,17 +45,6 @@ const keyPerson = (caller: Caller): Person => ({ platform: 'api', id: caller.nam
 const actorOf = (caller: Caller): ScheduleActor =>
   isAdmin(caller) ? { admin: true, name: caller.name } : { person: keyPerson(caller) };
 
-/**
- * Who an admin's task in another platform's conversation runs as. Not the key's name on that platform: a key
- * named `U0ALICE` would run as Slack's U0ALICE, with her memories and her say on its approvals. Like a config
- * task without `runAs`, it answers to itself there, and every risky call waits for an approver.
- */
-const runnerFor = (caller: Caller, platform: Platform): Person => ({
-  platform,
-  id: `api:${caller.name}`,
-  name: `${caller.name} (API key)`,
-});
-
 /** A task as the API shows it; `conversationId` only for the caller's own API conversations. */
 export function scheduleItem(schedule: ScheduleRecord, caller: Caller) {
   const address = decodeConversationKey(schedule.conversationKey);
@@ -113,9 +102,11 @@ export function scheduleRoutes(deps: ScheduleRouteDependencies): Route[] {
       );
     if (!deps.answersOn(platform))
       throw new ApiError(400, 'platform_unavailable', `Butler is not connected to ${platform} here.`);
+    // The task is the key's wherever it runs: its runs ask as the key (platform `api`), so the key is their
+    // requester and never counts as their approver, and no person of that platform is spoken for.
     return {
       address: { platform, workspace, channel, thread: thread ?? mainThread },
-      creator: runnerFor(caller, platform),
+      creator: keyPerson(caller),
       isDirect: false,
     };
   }

@@ -92,9 +92,11 @@ export function createAgentSessions(dependencies: {
       // A top-level DM message opens a thread (and so a session) of its own each time.
       const opensThread = start.firstTurn || target.address.thread === mainThread;
       const title = opensThread && start.text !== undefined ? sessionTitle(start.text) : undefined;
+      // Only a Slack user can be a session's initiator (a task an API key made has none here).
+      const fromSlack = start.requester.platform === undefined || start.requester.platform === 'slack';
       return setStatus(thread, 'processing', {
         ...(title ? { title } : {}),
-        initiatorUserId: start.requester.id,
+        ...(fromSlack ? { initiatorUserId: start.requester.id } : {}),
       });
     },
 
@@ -111,6 +113,9 @@ export function createAgentSessions(dependencies: {
      */
     stoppedIdle(thread: SessionThread): Promise<void> {
       if (!capabilities.agentSessions) return Promise.resolve();
+      // Slack showed its stop button, so the session is `processing` there, whatever this process remembers.
+      const key = keyOf(thread);
+      if (board.state(key).shown === undefined) board.assume(key, 'processing');
       return setStatus(thread, 'active');
     },
 

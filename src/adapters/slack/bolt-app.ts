@@ -65,7 +65,10 @@ export function createBoltApp(options: BoltAppOptions): App {
   for (const actionId of showArgumentsActionIds) {
     app.action(actionId, async ({ body, ack }) => handlers.showArguments(body, () => ack()));
   }
-  app.event('app_home_opened', async ({ body, event }) => options.home.homeOpened(body, event));
+  app.event('app_home_opened', async ({ body, event }) => {
+    await options.suggestedPrompts.messagesOpened(event);
+    await options.home.homeOpened(body, event);
+  });
   for (const actionId of homeActionIds) {
     app.action(actionId, async ({ body, ack }) => options.home.homeClick(body, () => ack()));
   }

@@ -10,12 +10,21 @@ import { readCappedBytes } from '../../core/tools/http-request.js';
  * Slack serves `url_private`/`url_private_download` from files.slack.com to `Authorization: Bearer <bot
  * token>`; without `files:read` it answers an HTML login page (platforms.md "Slack files"). Upload URLs from
  * files.getUploadURLExternal are on the same host (`https://files.slack.com/upload/v1/…`, method page).
+ * Enterprise Grid redirects downloads to files-origin.slack.com (the token goes along), and large files come
+ * from presigned URLs on *.slack-edge.com or slack-files.com (followed without the token: platforms.md
+ * "Checked 2026-11-27", Slack files).
  */
 
 export type FileFetch = (url: URL, init: RequestInit) => Promise<Response>;
 
-/** Slack's host for file downloads and uploads. */
+/** Slack's host for file downloads and uploads, and Enterprise Grid's origin for downloads. */
 const slackFileHost = 'files.slack.com';
+const gridFileHost = 'files-origin.slack.com';
+/** Slack's CDN for presigned file URLs: followed over https, never with the token. */
+const presignedHost = (hostname: string) =>
+  hostname === 'slack-files.com' ||
+  hostname.endsWith('.slack-files.com') ||
+  hostname.endsWith('.slack-edge.com');
 /** A transfer gets this long: a large file over a slow link, not a hung one forever. */
 const fileTransferTimeoutMs = 60_000;
 const maxRedirects = 3;
@@ -45,7 +54,7 @@ export interface FileHosts {
 
 export function fileHosts(apiUrl: string): FileHosts {
   const api = new URL(apiUrl);
-  const hosts = new Set([slackFileHost, api.host, `files.${api.hostname}`]);
+  const hosts = new Set([slackFileHost, gridFileHost, api.host, `files.${api.hostname}`]);
   return { hosts, allowHttp: api.protocol === 'http:' };
 }
 
@@ -55,6 +64,11 @@ function secureScheme(url: URL, allowed: FileHosts): boolean {
 
 function tokenMayGoTo(url: URL, allowed: FileHosts): boolean {
   return secureScheme(url, allowed) && allowed.hosts.has(url.host);
+}
+
+/** A presigned URL on Slack's CDN: it carries its own signature, so the token does not go along. */
+function presigned(url: URL): boolean {
+  return url.protocol === 'https:' && url.port === '' && presignedHost(url.hostname);
 }
 
 function parsedUrl(raw: string): URL | undefined {
@@ -120,8 +134,9 @@ export async function downloadSlackFile(
   }
   try {
     for (let hop = 0; ; hop++) {
+      const withToken = tokenMayGoTo(target, request.hosts);
       const response = await fetchFile(target, {
-        headers: { authorization: `Bearer ${request.token}` },
+        headers: withToken ? { authorization: `Bearer ${request.token}` } : {},
         redirect: 'manual',
         signal: withTimeout(request.signal),
       });
@@ -130,7 +145,7 @@ export async function downloadSlackFile(
       await response.body?.cancel();
       const next = new URL(location, target);
       // Slack sends a request it will not serve to its sign-in page, on the workspace's own host.
-      if (!tokenMayGoTo(next, request.hosts)) {
+      if (!tokenMayGoTo(next, request.hosts) && !presigned(next)) {
         throw new SlackFileError(
           'slack_file_needs_scope',
           `Slack redirected the download to ${next.origin} instead of serving the file (not followed): ${scopeHint}`,

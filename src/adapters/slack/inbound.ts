@@ -33,6 +33,8 @@ export interface InboundDependencies {
    * Keep it above the database's statement timeout and below the HTTP server's route deadline.
    */
   acknowledgeWithinMs: number;
+  /** A stop pressed where nothing runs: the thread's session is moved out of `processing` all the same. */
+  stoppedIdle?: (thread: { channel: string; threadTs: string }) => Promise<void>;
 }
 
 /** Bolt's `ack`; a modal submission may answer with errors that keep the modal open. */
@@ -277,6 +279,10 @@ export function createInboundHandlers(dependencies: InboundDependencies) {
       { platform: 'slack', channel: stop.address.channel, user: stop.userId, status },
       'agent session stopped',
     );
+    // Nothing runs here (the turn ended, or Butler restarted since the session showed `processing`): Slack
+    // leaves the status to the app, so it moves out of `processing` now. A running turn's end does it otherwise.
+    const thread = { channel: stop.address.channel, threadTs: stop.address.thread };
+    if (status === 'idle') await dependencies.stoppedIdle?.(thread);
   }
 
   return { message, cardClick, rejectSubmission, showArguments, sessionStopped };

@@ -5,6 +5,7 @@ import { ButlerError, ConfigError } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector, PlatformHooks } from '../connector.js';
+import { createAgentSessions } from './agent-sessions.js';
 import { createAppHomeHandlers } from './app-home.js';
 import { createBoltApp } from './bolt-app.js';
 import { createFeedbackHandlers } from './feedback-handlers.js';
@@ -78,10 +79,13 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
   let status = 'not started';
   const currentIdentity = () => identity;
 
+  const capabilities = createCapabilities();
+  const sessions = createAgentSessions({ api, capabilities, logger });
   const adapter = createSlackAdapter({
     api,
     logger,
-    capabilities: createCapabilities(),
+    capabilities,
+    sessions,
     tuning,
     identity: currentIdentity,
     now,
@@ -94,6 +98,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     identity: currentIdentity,
     answerBots: options.file.answerBots,
     acknowledgeWithinMs: tuning.acknowledgeWithinMs,
+    stoppedIdle: (thread) => sessions.stoppedIdle(thread),
   });
 
   const routes = new Map<string, RouteHandler>();

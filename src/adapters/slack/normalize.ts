@@ -127,13 +127,19 @@ export function normalizeMessageEvent(
   const cleaned = messageContent({ ...event, text: ownText }, identity.userId);
   const name = senderName(event);
   const files = sharedFiles(event.files);
+  // In a Slack Connect channel the sender may belong to another workspace than the app's (`user_team`).
+  const team = text(event, 'user_team') ?? text(event, 'team');
   const message: InboundMessage = {
     kind: 'message',
     address: { platform: 'slack', workspace, channel, thread },
     messageId: ts,
     eventId: text(body, 'event_id') ?? `${channel}:${ts}`,
     dedupKey: `${channel}:${ts}`,
-    user: name ? { id: senderId, name } : { id: senderId },
+    user: {
+      id: senderId,
+      ...(name ? { name } : {}),
+      ...(team && team !== workspace ? { team } : {}),
+    },
     // Files alone are a message: the core describes them to the model.
     text: cleaned || (files.length > 0 ? '' : '(empty message)'),
     isMention: type === 'app_mention' || mentionsUser(rawText, identity.userId),

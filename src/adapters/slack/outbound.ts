@@ -10,7 +10,7 @@ import type { ConversationAddress, InboundMessage } from '../../core/contracts/e
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
-import { createAgentSessions } from './agent-sessions.js';
+import { type AgentSessions, createAgentSessions } from './agent-sessions.js';
 import { renderApprovalCard } from './approval-blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
@@ -34,6 +34,8 @@ export interface SlackAdapterDependencies {
   now?: () => number;
   /** Hears how each reply went out (metrics). */
   onDelivered?: ((way: ReplyDelivery) => void) | undefined;
+  /** The workspace's agent sessions (shared with the inbound stop handler); made here when absent. */
+  sessions?: AgentSessions;
 }
 
 /** Shown while Butler works where assistant status does not apply. */
@@ -56,7 +58,7 @@ function logFields(address: ConversationAddress): Record<string, unknown> {
 export function createSlackAdapter(dependencies: SlackAdapterDependencies): ChatAdapter {
   const { api, logger, capabilities, tuning } = dependencies;
   const names = new UserNames(api, logger, dependencies.now);
-  const sessions = createAgentSessions({ api, capabilities, logger });
+  const sessions = dependencies.sessions ?? createAgentSessions({ api, capabilities, logger });
 
   /** The assistant thread whose status shows Butler at work, or undefined where a reaction does instead. */
   function statusThread(target: ReplyTarget): { channel: string; threadTs: string } | undefined {

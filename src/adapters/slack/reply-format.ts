@@ -57,7 +57,10 @@ export function isFeatureUnavailable(slackError: string): boolean {
   return (
     streamingUnsupportedEverywhere.has(slackError) ||
     slackError === 'not_allowed' ||
-    slackError === 'method_not_supported_for_channel_type'
+    slackError === 'method_not_supported_for_channel_type' ||
+    // agents.sessions.setStatus where agent tasks are off in the workspace (its method page).
+    slackError === 'feature_disabled' ||
+    slackError === 'not_agent_app'
   );
 }
 

@@ -46,9 +46,12 @@ export class ReplySender {
     this.options = options;
     this.channel = options.target.address.channel;
     this.threadTs = replyThreadTs(options.target);
-    // Slack streams only replies: without a thread to answer in, the reply is posted and updated.
+    // Slack streams only replies, and in a channel only to a recipient: without a thread to answer in, or a Slack
+    // user to answer (a task an API key made), the reply is posted and updated.
+    const recipient = this.channel.startsWith('D') || options.target.userId !== '';
     this.streaming =
       this.threadTs !== undefined &&
+      recipient &&
       streamingAvailable(options.capabilities, streamingPlace(this.channel, this.threadTs));
   }
 
@@ -82,11 +85,12 @@ export class ReplySender {
    */
   async startStream(markdown: string): Promise<string | 'spent' | undefined> {
     if (!this.streaming || this.threadTs === undefined) return undefined;
-    // Streams in channels name their recipient (platforms.md §5 and "Checked since"); a DM has one.
-    const { userId, address } = this.options.target;
+    // Streams in channels name their recipient (platforms.md §5 and "Checked since"); a DM has one. In a Slack
+    // Connect channel the recipient's team is their own workspace, not the app's ("Checked 2026-11-27").
+    const { userId, userTeam, address } = this.options.target;
     const recipient = this.channel.startsWith('D')
       ? {}
-      : { recipientUserId: userId, recipientTeamId: address.workspace };
+      : { recipientUserId: userId, recipientTeamId: userTeam ?? address.workspace };
     try {
       const ts = await this.options.api.startStream({
         channel: this.channel,

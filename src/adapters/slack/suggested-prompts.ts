@@ -3,10 +3,11 @@ import { isRecord } from './parse.js';
 import { errorFields, type SlackApi, type SuggestedPrompt } from './slack-api.js';
 
 /**
- * The prompts Slack's agent container offers (config `slack.suggestedPrompts`), set when someone opens it
- * (`assistant_thread_started`) and again when they move to another channel with it open
- * (`app_context_changed`), then naming that channel. Pure parsing plus one API call; a failure only loses
- * the suggestions.
+ * The prompts Slack's agent container offers (config `slack.suggestedPrompts`), set when someone opens it and
+ * again when they move to another channel with it open (`app_context_changed`), then naming that channel. An
+ * agent app (`agent_view`) hears the opening as `app_home_opened` with `tab: "messages"`; a legacy
+ * `assistant_view` app as `assistant_thread_started` (platforms.md "Checked 2026-11-27"). Pure parsing plus one
+ * API call; a failure only loses the suggestions.
  */
 
 const defaultTitle = 'Try asking Butler';
@@ -23,6 +24,13 @@ export function threadStartedPlace(event: unknown): { channel: string; viewing?:
   if (!thread || !channel) return undefined;
   const viewing = isRecord(thread.context) ? text(thread.context, 'channel_id') : undefined;
   return viewing ? { channel, viewing } : { channel };
+}
+
+/** `app_home_opened` on the Messages tab: the DM with Butler the person opened (an agent app's container). */
+export function messagesOpenedPlace(event: unknown): { channel: string } | undefined {
+  if (!isRecord(event) || event.tab !== 'messages') return undefined;
+  const channel = text(event, 'channel');
+  return channel ? { channel } : undefined;
 }
 
 /** `app_context_changed`: the container's channel, and the most relevant channel the person now views. */
@@ -64,6 +72,7 @@ export function createSuggestedPrompts(dependencies: {
 
   return {
     threadStarted: (event: unknown) => offer(threadStartedPlace(event)),
+    messagesOpened: (event: unknown) => offer(messagesOpenedPlace(event)),
     contextChanged: (event: unknown) => offer(contextChangedPlace(event)),
   };
 }

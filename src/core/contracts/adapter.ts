@@ -19,8 +19,13 @@ export interface ReplyTarget {
   address: ConversationAddress;
   /** Platform id of the message being answered (reply anchor, status target). */
   replyTo?: string;
-  /** The user the reply answers (Slack streams to channels need the recipient). */
+  /**
+   * The user the reply answers (Slack streams to channels need the recipient); empty when the turn answers no
+   * one of this platform (a task an API key made for a Slack channel).
+   */
   userId: string;
+  /** That user's own workspace when it is not the conversation's (a Slack Connect guest). */
+  userTeam?: string;
   /**
    * Every message the turn answers, when there are several sent together (`replyTo` is the last); the HTTP
    * API ends each message's stream at its own turn.

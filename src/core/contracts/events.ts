@@ -23,13 +23,23 @@ export interface ChatUser {
   name?: string;
   /** IANA time zone from the person's profile, when the adapter knows it (what "at 9:00" means to them). */
   timezone?: string;
+  /**
+   * The workspace the user belongs to, when it is not the conversation's (a guest of a Slack Connect channel):
+   * platforms address such a user with their own team.
+   */
+  team?: string;
+  /**
+   * The platform the id belongs to, when it is not the conversation's: a task an API key made for a Slack
+   * channel runs as that key, compared as that key (its approvals, its allowlist, its rate limit).
+   */
+  platform?: Platform;
 }
 
 /**
  * A user with the platform their id belongs to. Ids are unique only within a platform: an API key named
  * `U0ALICE` is not Slack's `U0ALICE`, so authority always compares both.
  */
-export interface Person extends ChatUser {
+export interface Person extends Omit<ChatUser, 'platform'> {
   platform: Platform;
 }
 
@@ -40,9 +50,9 @@ export function samePerson(
   return left.platform === right.platform && left.id === right.id;
 }
 
-/** The user as a person of `platform` (where the id came from). */
+/** The user as a person of `platform` (where the id came from), unless the user names a platform of its own. */
 export function onPlatform(user: ChatUser, platform: Platform): Person {
-  return { ...user, platform };
+  return { ...user, platform: user.platform ?? platform };
 }
 
 /** One earlier message of a thread, given as context when a conversation starts inside it. */

@@ -12,10 +12,14 @@ import { dueSlots, nextSlot } from './timing.js';
 /** The inbox message that runs a task's slot: its prompt, written by its creator, in its conversation. */
 export function runMessage(schedule: ScheduleRecord, slot: Date): InboundMessage {
   const id = `schedule:${schedule.id}:${slot.toISOString()}`;
-  const { platform: _platform, ...user } = schedule.creator;
+  const address = decodeConversationKey(schedule.conversationKey);
+  // The run asks as its creator, compared as that person wherever it runs: an API key's task in a Slack
+  // channel is the key's, so the key is its requester and never its approver.
+  const { platform, ...creator } = schedule.creator;
+  const user = platform === address.platform ? creator : { ...creator, platform };
   return {
     kind: 'message',
-    address: decodeConversationKey(schedule.conversationKey),
+    address,
     messageId: id,
     eventId: id,
     dedupKey: id,

@@ -91,7 +91,9 @@ export class TurnRunner {
       target: {
         address: last.address,
         ...(replyTo ? { replyTo } : {}),
-        userId: last.user.id,
+        // A run that asks as someone of another platform (an API key's task) answers no one of this one.
+        userId: last.user.platform && last.user.platform !== last.address.platform ? '' : last.user.id,
+        ...(last.user.team ? { userTeam: last.user.team } : {}),
         messageIds: messages.map((message) => message.messageId),
       },
       requesters: distinctPeople(messages.map((message) => message.user)),

@@ -5,7 +5,8 @@ import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, shownText, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { readEvents } from '../../helpers/sse-client.js';
-import { waitFor } from '../../helpers/wait-for.js';
+import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import { waitFor, waitForAsync } from '../../helpers/wait-for.js';
 import { botUserId, signingSecret } from '../../unit/slack/payloads.js';
 
 /**
@@ -19,15 +20,18 @@ const keys = {
   other: 'other-schedules-key-0123456789',
   admin: 'admin-schedules-key-0123456789',
   reader: 'reader-schedules-key-0123456789',
+  oncall: 'oncall-schedules-key-0123456789',
 };
 
 let model: FakeModelServer;
 let slack: FakeSlackApi;
+let tools: ToolServer;
 let app: TestButler;
 
 beforeAll(async () => {
   model = await startFakeModelServer();
   slack = await startFakeSlackApi();
+  tools = await startToolServer();
   const key = (name: string, variable: string, scopes: string[]) => ({
     name,
     key: `\${${variable}}`,
@@ -44,15 +48,28 @@ beforeAll(async () => {
       KEY_OTHER: keys.other,
       KEY_ADMIN: keys.admin,
       KEY_READER: keys.reader,
+      KEY_ONCALL: keys.oncall,
     },
     config: {
       schedules: { maxActivePerPerson: 1, checkEvery: '200ms', minInterval: '10m' },
+      // The admin key may approve: never a call its own task asked for, wherever the task runs.
+      approvers: { api: ['admin', 'oncall'], slack: ['U0OPSLEAD'] },
+      tools: [
+        {
+          name: 'restart_service',
+          description: 'Restart a production service by name.',
+          risk: 'high',
+          input: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
+          http: { method: 'POST', url: `${tools.url}/restart` },
+        },
+      ],
       api: {
         keys: [
           key('ci-bot', 'KEY_CI', ['chat']),
           key('other-bot', 'KEY_OTHER', ['chat']),
-          key('admin', 'KEY_ADMIN', ['chat', 'read']),
+          key('admin', 'KEY_ADMIN', ['chat', 'read', 'approve']),
           key('reader', 'KEY_READER', ['read']),
+          key('oncall', 'KEY_ONCALL', ['approve']),
         ],
       },
     },
@@ -62,6 +79,7 @@ afterAll(async () => {
   await app.close();
   await model.close();
   await slack.close();
+  await tools.close();
 });
 beforeEach(async () => {
   model.reset();
@@ -315,6 +333,40 @@ describe(`scheduled tasks over the HTTP API (${databaseKind})`, () => {
     ]);
   });
 
+  it('never lets a key approve a high-risk call its own task asked for in a Slack channel', async () => {
+    const ops = { platform: 'slack', workspace: 'T0BUTLER', channel: 'C0OPS2' };
+    model.enqueue({
+      toolCalls: [{ id: `call_${randomUUID()}`, name: 'restart_service', arguments: '{"service":"api"}' }],
+    });
+    await made({ conversation: ops, prompt: 'Restart the api service', at: 'PT1S' }, keys.admin);
+    const pending = await waitForAsync(async () => {
+      const listedApprovals = (await (
+        await call('/approvals?status=pending', { key: keys.admin })
+      ).json()) as {
+        items: Array<{ id: string; requesters: Array<{ platform: string; id: string }> }>;
+      };
+      return listedApprovals.items[0];
+    }, 10_000);
+    expect(pending.requesters).toEqual([expect.objectContaining({ platform: 'api', id: 'admin' })]);
+    const own = await call(`/approvals/${pending.id}/decision`, {
+      method: 'POST',
+      key: keys.admin,
+      json: { decision: 'approve' },
+    });
+    expect(own.status).toBe(403);
+    expect(await own.json()).toMatchObject({ error: 'not_authorized' });
+    model.enqueue({ text: 'Restarted.' });
+    const other = await call(`/approvals/${pending.id}/decision`, {
+      method: 'POST',
+      key: keys.oncall,
+      json: { decision: 'approve' },
+    });
+    expect(other.status).toBe(200);
+    await waitFor(() => tools.requests.length === 1 || undefined, 10_000);
+    await app.settle();
+    expect(tools.requests).toHaveLength(1);
+  });
+
   it('lets a read key put a task into a Slack channel, run as the key itself there, not a Slack person', async () => {
     const ops = { platform: 'slack', workspace: 'T0BUTLER', channel: 'C0OPS' };
     const refused = await create({ conversation: ops, ...weekdays }, keys.ci);
@@ -329,7 +381,7 @@ describe(`scheduled tasks over the HTTP API (${databaseKind})`, () => {
       id,
       conversationKey: 'slack:T0BUTLER:C0OPS:main',
       conversationId: null,
-      creator: { platform: 'slack', id: 'api:admin', name: 'admin (API key)' },
+      creator: { platform: 'api', id: 'admin', name: 'admin' },
     });
     const posted = await waitFor(
       () =>

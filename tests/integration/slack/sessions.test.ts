@@ -184,7 +184,72 @@ describe('agent sessions', () => {
   });
 });
 
+describe('agent sessions when nothing runs, and where Slack turned them off', () => {
+  it('moves a session out of processing when its stop button is pressed after the turn is gone', async () => {
+    // A session Slack shows as processing (say, Butler restarted mid-turn): nothing runs here now.
+    const ts = freshTs();
+    fake.agents.sessions.set(`C0GENERAL:${ts}`, {
+      channel: 'C0GENERAL',
+      threadTs: ts,
+      title: 'left behind',
+      initiator: 'U0ALICE',
+      statuses: ['processing'],
+    });
+    const stop = { type: 'agent_session_stopped', channel: 'C0GENERAL', thread_ts: ts, user: 'U0ALICE' };
+    await send(app, { ...stop, streaming_message_ts: [], event_ts: freshTs() });
+    await fake.waitFor(() => fake.agents.statusesOf('C0GENERAL', ts).length === 2 || undefined);
+    expect(fake.agents.statusesOf('C0GENERAL', ts)).toEqual(['processing', 'active']);
+  });
+
+  it('stops asking for sessions where Slack answers feature_disabled (agent tasks off), and shows the reaction', async () => {
+    fake.agents.available = false;
+    fake.agents.unavailableError = 'feature_disabled';
+    const plain = await startSlackButler(fake, model, tools, options);
+    try {
+      for (const text of ['first?', 'second?']) {
+        model.enqueue({ text: 'Quiet.', chunks: ['Qui', 'et.'], chunkDelayMs: 100 });
+        const ts = freshTs();
+        fake.seedMessage({ channel: 'C0GENERAL', ts, user: 'U0ALICE', text });
+        await send(plain, appMention({ ts, text: `<@${botUserId}> ${text}` }));
+        await plain.settle();
+      }
+    } finally {
+      await plain.close();
+    }
+    expect(sessionCalls()).toHaveLength(1);
+    expect(fake.callsTo('reactions.add')).toHaveLength(2);
+  });
+
+  it("names a Slack Connect guest's own team as the stream's recipient team", async () => {
+    model.enqueue({
+      text: 'Hello from the other side.',
+      chunks: ['Hello ', 'from the other side.'],
+      chunkDelayMs: 20,
+    });
+    const ts = freshTs();
+    await send(app, {
+      ...appMention({ ts, user: 'U0GUEST', text: `<@${botUserId}> hi` }),
+      user_team: 'T0PARTNER',
+    });
+    await app.settle();
+    const start = fake.callsTo('chat.startStream').find((call) => call.args.thread_ts === ts);
+    expect(start?.args).toMatchObject({ recipient_user_id: 'U0GUEST', recipient_team_id: 'T0PARTNER' });
+  });
+});
+
 describe('suggested prompts', () => {
+  it("offers an agent app's prompts when its Messages tab opens (app_home_opened, tab messages)", async () => {
+    await send(app, {
+      type: 'app_home_opened',
+      user: 'U0BOB',
+      channel: 'D0BOB',
+      tab: 'messages',
+      event_ts: freshTs(),
+    });
+    await fake.waitFor(() => fake.agents.suggestedPrompts.get('D0BOB'));
+    expect(fake.agents.suggestedPrompts.get('D0BOB')).toEqual({ title: 'Try asking Butler', prompts });
+  });
+
   it('offers the configured prompts when the agent container opens, and names the channel when it moves', async () => {
     const thread = { user_id: 'U0ALICE', channel_id: 'D0ALICE', thread_ts: freshTs() };
     await send(app, {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SlackFileError } from '../../../src/adapters/slack/file-access.js';
+import { downloadSlackFile, fileHosts, SlackFileError } from '../../../src/adapters/slack/file-access.js';
 import { createSlackAdapter } from '../../../src/adapters/slack/outbound.js';
 import { createCapabilities, defaultReplyTuning } from '../../../src/adapters/slack/reply-format.js';
 import { createSlackApi } from '../../../src/adapters/slack/slack-api.js';
@@ -246,5 +246,50 @@ describe('thread context', () => {
     expect(context[1]?.text).toBe('');
     // Butler's own file is named in its text instead.
     expect(context[2]?.text).toContain('[attached image: graph.png (image/png)');
+  });
+});
+
+describe('Slack file hosts (Enterprise Grid, presigned CDN URLs)', () => {
+  /** A scripted network: each URL answers a redirect or the file; every request is recorded with its token. */
+  function network(routes: Record<string, string | Uint8Array>) {
+    const seen: Array<{ url: string; authorization: string | undefined }> = [];
+    const fetchFile = async (url: URL, init: RequestInit) => {
+      const headers = (init.headers ?? {}) as Record<string, string>;
+      seen.push({ url: url.href, authorization: headers.authorization });
+      const route = routes[url.href];
+      if (route === undefined) return new Response('not found', { status: 404 });
+      if (typeof route === 'string') return new Response(null, { status: 302, headers: { location: route } });
+      return new Response(route, { status: 200, headers: { 'content-type': 'image/png' } });
+    };
+    return { seen, fetchFile };
+  }
+  const hosts = fileHosts('https://slack.com/api/');
+  const request = (url: string) => ({ url, token: 'xoxb-grid', hosts, maxBytes: 1000, htmlExpected: false });
+
+  it('keeps the token to files-origin.slack.com and drops it for a presigned slack-edge.com URL', async () => {
+    const { seen, fetchFile } = network({
+      'https://files.slack.com/files-pri/T1-F1/a.png': 'https://files-origin.slack.com/files-pri/T1-F1/a.png',
+      'https://files-origin.slack.com/files-pri/T1-F1/a.png': 'https://cdn-1.slack-edge.com/a.png?sig=abc',
+      'https://cdn-1.slack-edge.com/a.png?sig=abc': png,
+    });
+    const { bytes } = await downloadSlackFile(
+      fetchFile,
+      request('https://files.slack.com/files-pri/T1-F1/a.png'),
+    );
+    expect(Buffer.from(bytes)).toEqual(png);
+    expect(seen.map((hop) => hop.authorization)).toEqual(['Bearer xoxb-grid', 'Bearer xoxb-grid', undefined]);
+  });
+
+  it('still refuses lookalike hosts, and a presigned host is never where a download may start', async () => {
+    const { seen, fetchFile } = network({
+      'https://files.slack.com/files-pri/T1-F2/b.png': 'https://slack-edge.com.example.net/b.png',
+    });
+    await expect(
+      downloadSlackFile(fetchFile, request('https://files.slack.com/files-pri/T1-F2/b.png')),
+    ).rejects.toMatchObject({ code: 'slack_file_needs_scope' });
+    await expect(
+      downloadSlackFile(fetchFile, request('https://cdn-1.slack-edge.com/b.png')),
+    ).rejects.toMatchObject({ code: 'slack_file_refused' });
+    expect(seen.map((hop) => hop.url)).toEqual(['https://files.slack.com/files-pri/T1-F2/b.png']);
   });
 });
