@@ -11,6 +11,10 @@ import type { Logger } from '../core/contracts/logger.js';
  * reconnects. Only when every socket is busy is the new one refused.
  * API and console requests may keep at most `maxConnections - reservedConnections` sockets busy, so the
  * reserve is always there for webhooks and health checks.
+ *
+ * Idle sockets also have a deadline of their own (`idleDeadlines`): Node 20's `headersTimeout` does not close a
+ * socket that sent part of its headers and stalled (measured: none of 20 such sockets closed in 6 s with a 3 s
+ * deadline), so a slow-client flood would otherwise hold its sockets until the cap pushed them out.
  */
 
 export interface ConnectionLimitSettings {
@@ -43,8 +47,17 @@ const idleSockets = (): IdleSockets => ({ waiting: new Set(), between: new Set()
 /** Refusals and closings are logged at most this often, with counts, so a flood does not flood the log. */
 const reportEveryMs = 60_000;
 
+/** How long a socket may stay idle: before its first complete request, and kept alive between requests. */
+export interface IdleDeadlines {
+  waitingMs: number;
+  betweenMs: number;
+}
+
 export class ConnectionLimits {
   private readonly sockets = new Map<Socket, Tracked>();
+  /** When each idle socket became idle (connected, or answered). */
+  private readonly idleSince = new Map<Socket, number>();
+  private sweeper: NodeJS.Timeout | undefined;
   private readonly idle = idleSockets();
   private readonly addresses = new Map<string, AddressGroup>();
   private apiInFlight = 0;
@@ -54,7 +67,20 @@ export class ConnectionLimits {
   constructor(
     private readonly settings: ConnectionLimitSettings,
     private readonly logger: Logger,
+    private readonly deadlines?: IdleDeadlines,
   ) {}
+
+  /** Starts closing sockets idle past their deadline, checking every `everyMs`. */
+  startDeadlines(everyMs: number): void {
+    if (!this.deadlines || this.sweeper) return;
+    this.sweeper = setInterval(() => this.closeOverdue(Date.now()), everyMs);
+    this.sweeper.unref();
+  }
+
+  stopDeadlines(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
 
   /** A new connection: make room for it, or refuse it. */
   admit(socket: Socket): void {
@@ -72,6 +98,7 @@ export class ConnectionLimits {
     group.open += 1;
     group.waiting.add(socket);
     this.idle.waiting.add(socket);
+    this.idleSince.set(socket, Date.now());
     socket.once('close', () => this.forget(socket));
   }
 
@@ -85,11 +112,13 @@ export class ConnectionLimits {
       idle?.waiting.delete(socket);
       idle?.between.delete(socket);
     }
+    this.idleSince.delete(socket);
     finished(() => {
       tracked.busy -= 1;
       if (tracked.busy > 0 || !this.sockets.has(socket)) return;
       this.idle.between.add(socket);
       group?.between.add(socket);
+      this.idleSince.set(socket, Date.now());
     });
   }
 
@@ -119,6 +148,24 @@ export class ConnectionLimits {
       given = true;
       this.apiInFlight -= 1;
     };
+  }
+
+  /** Closes the sockets idle past their deadline; each set is in the order its sockets became idle. */
+  private closeOverdue(now: number): void {
+    if (!this.deadlines) return;
+    const sets: Array<[Set<Socket>, number]> = [
+      [this.idle.waiting, this.deadlines.waitingMs],
+      [this.idle.between, this.deadlines.betweenMs],
+    ];
+    for (const [sockets, deadlineMs] of sets) {
+      for (const socket of sockets) {
+        if (now - (this.idleSince.get(socket) ?? now) < deadlineMs) break;
+        this.forget(socket);
+        socket.destroy();
+        this.counts.closedIdle += 1;
+      }
+    }
+    this.report();
   }
 
   private group(address: string): AddressGroup {
@@ -153,6 +200,7 @@ export class ConnectionLimits {
     const tracked = this.sockets.get(socket);
     if (!tracked) return;
     this.sockets.delete(socket);
+    this.idleSince.delete(socket);
     const group = this.addresses.get(tracked.address);
     for (const idle of [this.idle, group]) {
       idle?.waiting.delete(socket);

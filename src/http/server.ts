@@ -101,7 +101,10 @@ export interface HttpServer {
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const { logger, routes } = options;
   const limits = options.limits ?? defaultHttpLimits;
-  const connections = new ConnectionLimits(limits, logger);
+  const connections = new ConnectionLimits(limits, logger, {
+    waitingMs: limits.headersTimeoutMs,
+    betweenMs: limits.keepAliveTimeoutMs + limits.headersTimeoutMs,
+  });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -183,6 +186,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         server.once('error', reject);
         server.listen(options.port, options.host, () => {
           server.off('error', reject);
+          connections.startDeadlines(deadlineCheckMs(limits));
           resolve((server.address() as AddressInfo).port);
         });
       }),
@@ -196,6 +200,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         });
         server.closeIdleConnections();
         connections.closeIdle();
+        connections.stopDeadlines();
       }),
   };
 }

@@ -89,6 +89,21 @@ describe(`HTTP server limits on ${databaseKind}`, () => {
     expect(keptAlive.received()).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  it('closes every stalled socket by its deadline while turns run, also the ones over an address cap', async () => {
+    // Webhooks answered, their turns still writing (a slow model), then more half-sent requests than one address
+    // may hold: the cap closes the oldest, and the header deadline every other one, however busy Butler is.
+    model.enqueue(
+      ...Array.from({ length: 3 }, () => ({ text: 'Slowly.', chunks: ['Slow', 'ly.'], chunkDelayMs: 1500 })),
+    );
+    for (let index = 0; index < 3; index += 1) expect((await mention()).status).toBe(200);
+    const stalled = await Promise.all(Array.from({ length: 20 }, () => connectRaw(port)));
+    for (const raw of stalled)
+      raw.socket.write('POST /slack/events HTTP/1.1\r\nHost: butler\r\nContent-Type: app');
+    const closedAfter = await Promise.all(stalled.map((raw) => within(raw.closed, 4000, 'stalled socket')));
+    expect(Math.max(...closedAfter)).toBeLessThan(3000);
+    await app.settle();
+  });
+
   it('answers 408 to a body that drips, while a streamed answer outlives the request deadline', async () => {
     // The answer streams for about 2.4 s, past the 1.5 s request deadline.
     model.enqueue({
