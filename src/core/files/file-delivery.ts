@@ -14,6 +14,7 @@ import { formatBytes } from './sizes.js';
  */
 
 export interface ProducedFiles {
+  /** The call within its turn (`<turn's first inbox event>:<provider's call id>`): its files are stored once. */
   callId: string;
   origin: FileOrigin;
   files: readonly FileBytes[];
@@ -55,7 +56,7 @@ export class FileDelivery {
       const stored = await this.intake.save({
         conversationKey: place.conversationKey,
         platform: adapter.platform,
-        key: `call:${produced.callId}:${index}`,
+        key: `call:${place.conversationKey}:${produced.callId}:${index}`,
         origin: produced.origin,
         uploader: null,
         file,

@@ -6,7 +6,7 @@ import type { FileOrigin, StoredFile } from '../contracts/file-records.js';
 import { type FileBytes, type FileMention, FileTooLargeError, type InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
-import { cleanText } from '../text/index.js';
+import { displayName } from '../text/index.js';
 import { FileReadLimitError, PdfReader } from './pdf-reader.js';
 import { type ReadLimits, readFileForModel, sniffMimeType } from './read-file.js';
 import { formatBytes } from './sizes.js';
@@ -189,7 +189,7 @@ export class FileIntake {
   }): Promise<StoredFile> {
     const { budget } = input;
     // A name is the uploader's words: one line, of a sane length, whatever the platform passed on.
-    const name = cleanText(input.file.name).replace(/\s+/g, ' ').trim().slice(0, 200) || 'file';
+    const name = displayName(input.file.name);
     const file = { ...input.file, name };
     const roomChars = budget
       ? Math.max(0, this.limits.maxTurnChars - budget.chars)

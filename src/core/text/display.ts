@@ -22,6 +22,20 @@ export function visibleControls(text: string): string {
 }
 
 /**
+ * A file's name or title as people will see it: one line of at most `maxLength` characters, without control or
+ * invisible formatting characters (`invoice-\u202efdp.exe` would show as "invoice-exe.pdf"), never empty.
+ */
+export function displayName(name: string, maxLength = 200): string {
+  const line = name
+    .replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, ' ')
+    .replace(/\p{Cf}/gu, '')
+    .replace(invisibleControls, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return [...line].slice(0, maxLength).join('').trim() || 'file';
+}
+
+/**
  * Markdown as the plain line a chat list or a notification shows: markers, fences, link targets and table
  * pipes removed, whitespace collapsed. Not a renderer: just never raw `**`, backticks or half a link.
  */

@@ -1,4 +1,4 @@
 /** The text room's door: cleaning what enters Butler, cutting what leaves it, showing it as people read it. */
 export { cleanJson, cleanText, StreamingTextCleaner } from './clean.js';
 export { graphemePrefix, truncateText } from './cut.js';
-export { joinNames, markdownToPlainText, visibleControls } from './display.js';
+export { displayName, joinNames, markdownToPlainText, visibleControls } from './display.js';

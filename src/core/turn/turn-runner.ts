@@ -250,7 +250,9 @@ export class TurnRunner {
           ...(files.publicUrl ? { publicUrl: files.publicUrl } : {}),
           logger: turn.log,
         },
-        { callId, origin, files: produced },
+        // The provider's call id is unique only within a turn (some servers number calls call_0, call_1 …):
+        // keyed by the turn's first inbox event too, a retry of the turn finds its files, another turn does not.
+        { callId: `${turn.eventIds[0] ?? turn.id}:${callId}`, origin, files: produced },
       );
   }
 

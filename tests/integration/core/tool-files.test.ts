@@ -47,7 +47,7 @@ afterAll(async () => {
 beforeEach(() => model.reset());
 
 /** A turn in which the model calls `name` once, then answers; returns where it happened. */
-async function askFor(name: string): Promise<ConversationAddress> {
+async function askFor(name: string, callId?: string): Promise<ConversationAddress> {
   thread += 1;
   const address: ConversationAddress = {
     platform: 'console',
@@ -55,7 +55,7 @@ async function askFor(name: string): Promise<ConversationAddress> {
     channel: 'ops',
     thread: `t${thread}`,
   };
-  model.enqueue({ toolCalls: [{ id: `call_${thread}`, name, arguments: '{}' }] }, { text: 'Done.' });
+  model.enqueue({ toolCalls: [{ id: callId ?? `call_${thread}`, name, arguments: '{}' }] }, { text: 'Done.' });
   await app.butler.service.accept(inboundMessage({ text: 'please', address, isDirect: false }));
   await app.settle();
   return address;
@@ -79,6 +79,19 @@ describe(`files that tools answer with (${databaseKind})`, () => {
     expect(toolMessage()).toMatch(
       /^HTTP 200: the answer is a file\.\n\[file file_\w+ sent to the conversation: chart\.png \(image\/png, \d+ K?B\)\]$/,
     );
+  });
+
+  it("sends each conversation its own file when the model's call ids repeat (call_0 in every turn)", async () => {
+    const attachment = { 'content-type': 'text/csv', 'content-disposition': 'attachment; filename="e.csv"' };
+    endpoint.respond({ body: 'first', headers: attachment }, '/export');
+    const first = await askFor('export_errors', 'call_0');
+    endpoint.respond({ body: 'second', headers: attachment }, '/export');
+    const second = await askFor('export_errors', 'call_0');
+    const text = (address: ConversationAddress) =>
+      sentIn(address).map((entry) => new TextDecoder().decode(entry.file.bytes));
+    expect(text(first)).toEqual(['first']);
+    expect(text(second)).toEqual(['second']);
+    expect(toolMessage()).not.toMatch(/already sent/);
   });
 
   it('names an attachment as its Content-Disposition says, whatever its type', async () => {

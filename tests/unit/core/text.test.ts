@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   cleanJson,
   cleanText,
+  displayName,
   graphemePrefix,
   markdownToPlainText,
   StreamingTextCleaner,
@@ -129,5 +130,15 @@ describe('markdownToPlainText', () => {
     expect(markdownToPlainText('records__delete_record and __init__ and **x**')).toBe(
       'records__delete_record and init and x',
     );
+  });
+});
+
+describe('displayName', () => {
+  it('keeps a file name to what it shows: no bidi overrides, zero-width or control characters, one line', () => {
+    expect(displayName('invoice-\u202efdp.exe')).toBe('invoice-fdp.exe');
+    expect(displayName('re\u200bport\u2066.pdf\u2069')).toBe('report.pdf');
+    expect(displayName('two\nlines\r\tand\u0085more.txt')).toBe('two lines and more.txt');
+    expect(displayName('\u202e\u200f ')).toBe('file');
+    expect(displayName('ü'.repeat(300))).toHaveLength(200);
   });
 });
