@@ -155,6 +155,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const stops = new TurnStops(store, logger);
   const service = new ButlerService(store, approvals, file.access, logger, wake, {
     maxMessageChars: file.maxMessageChars,
+    messagesPerMinute: file.rateLimit.messagesPerMinute,
     files: files.intake,
     stops,
     feedback: new FeedbackRecorder(store, observer, logger),

@@ -73,6 +73,12 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         const key = encodeConversationKey(address);
         const idempotencyKey = request.headers['idempotency-key'];
         const messageId = randomUUID();
+        // A namespace of its own: a key named `approval` once sent `approval:<batch id>`, the very
+        // dedup key of that batch's continuation, which then could never be enqueued.
+        const dedupKey =
+          typeof idempotencyKey === 'string' ? `idempotency:${caller.name}:${idempotencyKey}` : messageId;
+        // Files are read and stored only for a message Butler would take: not a repeat, not over the limit.
+        if (body.files.length > 0) await refuseEarly(intake, { address, user, dedupKey });
         // Over the stream cap the message is refused before Butler takes it: a retry sends it once.
         const release = deps.slots.take(caller.name);
         try {
@@ -83,10 +89,7 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
             address,
             messageId,
             eventId: messageId,
-            // A namespace of its own: a key named `approval` once sent `approval:<batch id>`, the very
-            // dedup key of that batch's continuation, which then could never be enqueued.
-            dedupKey:
-              typeof idempotencyKey === 'string' ? `idempotency:${caller.name}:${idempotencyKey}` : messageId,
+            dedupKey,
             user,
             text: body.text,
             ...(files.length > 0 ? { files } : {}),
@@ -151,6 +154,22 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
       },
     },
   ];
+}
+
+/** Refuses, before its files are read, a message Butler would not take: 409 for a repeat, 429 past the limit. */
+async function refuseEarly(
+  intake: ButlerIntake,
+  input: { address: ConversationAddress; user: ChatUser; dedupKey: string },
+): Promise<void> {
+  const check = await intake.precheck(input);
+  if (check === 'duplicate')
+    throw new ApiError(
+      409,
+      'duplicate',
+      'A message with this Idempotency-Key was already sent; read its events.',
+    );
+  if (check === 'rate_limited')
+    throw new ApiError(429, 'rate_limited', 'Too many messages this minute; send it again in a minute.');
 }
 
 /** Stores each file before the message that names them is accepted (a refused message leaves them unread). */

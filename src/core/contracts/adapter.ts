@@ -182,6 +182,16 @@ export interface ButlerIntake {
    */
   home(person: Person): Promise<HomeView>;
   /**
+   * Whether a message would be taken, before the files it carries are read and stored: `duplicate` when its
+   * dedup key was taken already (an Idempotency-Key sent twice), `rate_limited` when its sender already sent
+   * as many messages this minute as they may. Takes nothing.
+   */
+  precheck(input: {
+    address: ConversationAddress;
+    user: ChatUser;
+    dedupKey: string;
+  }): Promise<'ok' | 'duplicate' | 'rate_limited'>;
+  /**
    * Stores a file a person hands over with its bytes (an API upload, the terminal chat) before the message
    * that shares it is accepted; returns what that message names it by in `files`. Throws
    * `FileTooLargeError` past the per-file limit, and refuses people the allowlists leave out.

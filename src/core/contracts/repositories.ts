@@ -83,6 +83,10 @@ export interface InboxRepository {
   /** Frees leases held by owners that cannot be alive (embedded database: a single process). */
   releaseAllLeases(): Promise<void>;
   backlog(): Promise<InboxBacklog>;
+  /** Whether an event with this dedup key was already taken (an API message's Idempotency-Key). */
+  exists(platform: Platform, dedupKey: string): Promise<boolean>;
+  /** Messages `userId` of `platform` sent since `since` (what the per-minute rate limit counts). */
+  messagesSince(platform: Platform, userId: string, since: Date): Promise<number>;
 }
 
 // ── conversations and messages ──────────────────────────────────────────────────────────────────

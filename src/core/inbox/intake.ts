@@ -64,6 +64,8 @@ export class ButlerService implements ButlerIntake {
       feedback?: FeedbackRecorder;
       /** What Butler can do now (tools, agents), for people's home pages; absent: nothing listed. */
       capabilities?: () => Capabilities;
+      /** Messages a person may send a minute (the worker enforces it; `precheck` says it early). */
+      messagesPerMinute?: number;
     } = {},
   ) {
     this.feedback = options.feedback ?? new FeedbackRecorder(store, noopObserver, logger);
@@ -84,6 +86,19 @@ export class ButlerService implements ButlerIntake {
           (message.isDirect || allows(place.channels, message.address.channel)))) &&
       (!people || allows(people.users, message.user.id))
     );
+  }
+
+  async precheck(input: {
+    address: ConversationAddress;
+    user: ChatUser;
+    dedupKey: string;
+  }): Promise<'ok' | 'duplicate' | 'rate_limited'> {
+    const { platform } = input.address;
+    if (await this.store.inbox.exists(platform, input.dedupKey)) return 'duplicate';
+    const limit = this.options.messagesPerMinute;
+    if (limit === undefined) return 'ok';
+    const sent = await this.store.inbox.messagesSince(platform, input.user.id, new Date(Date.now() - 60_000));
+    return sent >= limit ? 'rate_limited' : 'ok';
   }
 
   async accept(received: InboundMessage): Promise<AcceptResult> {

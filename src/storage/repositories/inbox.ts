@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, inArray, lt, not, type Placeholder, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gte, inArray, lt, not, type Placeholder, sql } from 'drizzle-orm';
 import { platforms } from '../../core/contracts/events.js';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/contracts/store.js';
 import { cleanJson, cleanText } from '../../core/text/index.js';
@@ -299,6 +299,30 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
         .from(inboundEvents)
         .where(isOpenEvent(inboundEvents.status));
       return { open: row?.open ?? 0, oldestAgeSeconds: row?.oldestAgeSeconds ?? 0 };
+    },
+
+    async exists(platform, dedupKey) {
+      const [row] = await db
+        .select({ id: inboundEvents.id })
+        .from(inboundEvents)
+        .where(and(eq(inboundEvents.platform, platform), eq(inboundEvents.dedupKey, dedupKey)))
+        .limit(1);
+      return row !== undefined;
+    },
+
+    async messagesSince(platform, userId, since) {
+      const [row] = await db
+        .select({ count: sql<number>`count(*)`.mapWith(Number) })
+        .from(inboundEvents)
+        .where(
+          and(
+            eq(inboundEvents.platform, platform),
+            eq(inboundEvents.userId, userId),
+            eq(inboundEvents.kind, 'message'),
+            gte(inboundEvents.createdAt, since),
+          ),
+        );
+      return row?.count ?? 0;
     },
   };
 }

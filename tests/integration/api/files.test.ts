@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { files } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -198,5 +199,29 @@ describe(`files over the HTTP API on ${databaseKind}`, () => {
     expect(await other.json()).toEqual({ error: 'not_found', message: 'No such file.' });
     expect((await call('/files/file_nothere')).status).toBe(404);
     expect((await fetch(`${app.url}${file?.url}`)).status).toBe(401);
+  });
+
+  it('answers a repeated Idempotency-Key with 409 before its files are read or stored', async () => {
+    model.enqueue({ text: 'Read it.' });
+    const id = newConversation();
+    const message = {
+      text: 'the numbers',
+      files: [{ name: 'numbers.csv', mimeType: 'text/csv', data: base64('a,b\n1,2\n') }],
+    };
+    const send = (name: string) =>
+      call(`/conversations/${id}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'same-upload' },
+        body: JSON.stringify({ ...message, files: [{ ...message.files[0], name }] }),
+      });
+    const first = await send('numbers.csv');
+    expect(first.status).toBe(200);
+    await readEvents(first);
+    const stored = async () => (await app.butler.database.db.select().from(files)).length;
+    const before = await stored();
+    const again = await send('again.csv');
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ error: 'duplicate' });
+    expect(await stored()).toBe(before);
   });
 });

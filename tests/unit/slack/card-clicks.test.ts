@@ -32,6 +32,9 @@ class RecordingIntake implements ButlerIntake {
     return 'idle';
   }
 
+  async precheck(): Promise<'ok'> {
+    return 'ok';
+  }
   async shareFile(): Promise<never> {
     throw new Error('card clicks share no files');
   }
