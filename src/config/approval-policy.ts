@@ -61,3 +61,31 @@ export function approvalPolicyIssues(file: {
         });
   return issues;
 }
+
+/**
+ * Start-up warnings: a channel profile that puts its own approvers in place (`approversMode: replace`) leaves
+ * out the on-call people `escalateTo` names who are not among them. Butler escalates only to people who may
+ * decide a request, so that profile's requests escalate to nobody.
+ */
+export function escalationWarnings(file: {
+  approvalPolicy: ApprovalPolicyConfig;
+  channels: ReadonlyArray<{
+    name: string;
+    platform: string;
+    approvers?: readonly string[] | undefined;
+    approversMode?: 'add' | 'replace' | undefined;
+  }>;
+}): string[] {
+  const { escalateAfter, escalateTo } = file.approvalPolicy;
+  if (escalateAfter === undefined) return [];
+  return file.channels.flatMap((profile) => {
+    if (profile.approversMode !== 'replace') return [];
+    const onCall = escalateTo[profile.platform as keyof typeof escalateTo] ?? [];
+    const left = onCall.filter((id) => !(profile.approvers ?? []).includes(id));
+    return left.length > 0
+      ? [
+          `channel profile ${profile.name}: escalateTo ${left.join(', ')} may not decide its requests (approversMode replace), so they are not sent them`,
+        ]
+      : [];
+  });
+}

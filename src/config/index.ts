@@ -6,7 +6,7 @@ import { ConfigError, type ConfigIssue } from '../core/contracts/errors.js';
 import type { Platform } from '../core/contracts/events.js';
 import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
 import { resolveApiKeys } from './api-keys.js';
-import { approvalPolicyIssues } from './approval-policy.js';
+import { approvalPolicyIssues, escalationWarnings } from './approval-policy.js';
 import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
 import { resolveChannels } from './channel-profiles.js';
 import { type Env, envSchema } from './env.js';
@@ -262,6 +262,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
     issues.push(...unsignedFeishuApprovals(file, feishu));
     issues.push(...approvalPolicyIssues(file));
+    warnings.push(...escalationWarnings(file));
     const compacting = env.BUTLER_CONTEXT_COMPACTION_ENABLED ? compactionModel?.model : undefined;
     // Turns in a channel with its own model are priced by that model's name.
     const profileModels = file.channels.map((profile) =>

@@ -130,3 +130,24 @@ describe('channel profiles in the config file', () => {
     ]);
   });
 });
+
+describe('escalation and channel profiles', () => {
+  it('warns at start-up when the on-call may not decide in a profile that replaces the approvers', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'butler-channels-'));
+    writeFileSync(
+      join(directory, 'butler.config.json'),
+      JSON.stringify({
+        approvers: { slack: ['U0ONCALL', 'U0LEAD'] },
+        approvalPolicy: { remindAfter: '30m', escalateAfter: '1h', escalateTo: { slack: ['U0ONCALL'] } },
+        channels: [
+          { name: 'finance', platform: 'slack', id: 'C0FIN', approvers: ['U0CFO'], approversMode: 'replace' },
+          { name: 'docs', platform: 'slack', id: 'C0DOCS', approvers: ['U0DOCS'] },
+        ],
+      }),
+    );
+    const { warnings } = loadConfig({ BUTLER_CONFIG: 'butler.config.json', ...butler }, directory);
+    expect(warnings.filter((warning) => warning.includes('escalateTo'))).toEqual([
+      'channel profile finance: escalateTo U0ONCALL may not decide its requests (approversMode replace), so they are not sent them',
+    ]);
+  });
+});

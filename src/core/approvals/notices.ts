@@ -108,15 +108,20 @@ export class ApprovalNotices {
     await this.approvals.showEverywhere(await this.store.approvals.listBatch(batchId));
   }
 
-  /** Reminders: each approver who may decide a waiting call and has not approved it. Escalation: `escalateTo`. */
+  /**
+   * Reminders: each approver who may decide a waiting call and has not approved it. Escalation: the people of
+   * `escalateTo` among them: a channel whose profile puts its own approvers in place is not shown to an on-call
+   * person who may not decide there.
+   */
   private recipients(waiting: readonly ApprovalRecord[], stage: Stage): Person[] {
     const [first] = waiting;
     if (!first) return [];
     const platform = first.platform;
-    if (stage === 'escalation')
-      return (this.options.escalateTo[platform] ?? []).map((id) => ({ platform, id }));
-    return this.policy
-      .approversOn(platform, first.conversationKey)
+    const candidates =
+      stage === 'escalation'
+        ? (this.options.escalateTo[platform] ?? [])
+        : this.policy.approversOn(platform, first.conversationKey);
+    return candidates
       .map((id): Person => ({ platform, id }))
       .filter((person) =>
         waiting.some(

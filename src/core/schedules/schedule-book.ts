@@ -1,5 +1,5 @@
 import type { TurnOutcome } from '../contracts/adapter.js';
-import { encodeConversationKey } from '../contracts/conversation-key.js';
+import { decodeConversationKey, encodeConversationKey } from '../contracts/conversation-key.js';
 import { NotAllowedError } from '../contracts/errors.js';
 import { type ConversationAddress, type Person, samePerson } from '../contracts/events.js';
 import { isUuid } from '../contracts/ids.js';
@@ -194,9 +194,15 @@ export class ScheduleBook {
     const { store, policy } = this.deps;
     const schedule = await this.get(id);
     if (!schedule) throw new ScheduleRequestError(`there is no task ${id}`);
-    const approver = !actor.admin && policy.isApprover(actor.person, schedule.conversationKey);
+    // An approver changes the tasks of conversations of their own platform: a Slack approver is no one to an
+    // API key's task (it may be the key's private work), whatever the key's conversation.
+    const samePlatform =
+      !actor.admin && decodeConversationKey(schedule.conversationKey).platform === actor.person.platform;
+    const approver = samePlatform && policy.isApprover(actor.person, schedule.conversationKey);
     if (!actor.admin && !samePerson(schedule.creator, actor.person) && !approver)
-      throw new NotAllowedError('Only the person who made this task, or an approver, may change it.');
+      throw new NotAllowedError(
+        'Only the person who made this task, or an approver of its conversation, may change it.',
+      );
     const who = actor.admin ? actor.name : (actor.person.name ?? actor.person.id);
     const nextRunAt = status === 'active' ? this.resumedAt(schedule) : null;
     if (status === 'active' && !nextRunAt)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { onPlatform } from '../contracts/events.js';
+import { onPlatform, samePerson } from '../contracts/events.js';
 import type { ScheduleRecord } from '../contracts/store.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { PersonalOwner, Tool, ToolContext } from '../tools/tool.js';
@@ -115,8 +115,14 @@ export function createScheduleTools(book: ScheduleBook): Tool[] {
     personal: (_input, requesters) => soleAsker(requesters),
     summarize: (input) => `Cancel scheduled task ${input.id}`,
     execute: async (input, context) => {
-      const cancelled = await book.cancel(input.id, { person: asker(context) });
-      return `Cancelled task ${cancelled.id} (${JSON.stringify(cancelled.prompt)}).`;
+      const person = asker(context);
+      const cancelled = await book.cancel(input.id, { person });
+      // Someone else's prompt is theirs: an approver who cancels it hears only whose task it was.
+      const own = samePerson(cancelled.creator, person);
+      const what = own
+        ? JSON.stringify(cancelled.prompt)
+        : `made by ${cancelled.creator.name ?? cancelled.creator.id}`;
+      return `Cancelled task ${cancelled.id} (${what}).`;
     },
   });
 

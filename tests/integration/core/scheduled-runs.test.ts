@@ -203,7 +203,7 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
     );
     await app.settle();
     expect(platform.finalTexts().at(-1)).toMatch(
-      /Only the person who made this task, or an approver, may change it/,
+      /Only the person who made this task, or an approver of its conversation, may change it/,
     );
     expect((await app.butler.schedules.get(schedule.id))?.status).toBe('active');
 
@@ -214,6 +214,35 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
     await app.settle();
     expect(platform.finalTexts().at(-1)).toBe(`Cancelled task ${schedule.id} ("Post the weekly numbers").`);
     expect((await app.butler.schedules.get(schedule.id))?.status).toBe('cancelled');
+  });
+
+  it("lets an approver cancel someone's task without quoting its prompt, and no approver of another platform", async () => {
+    const address = newAddress();
+    const make = (creator: { id: string; name: string; platform: 'console' | 'api' }, where = address) =>
+      app.butler.schedules.create({
+        creator,
+        address: where,
+        prompt: 'Private: rotate the payroll keys',
+        cron: '0 9 * * 1',
+        isDirect: false,
+        source: 'chat',
+      });
+    const { schedule } = await make({ ...ana, platform: 'console' });
+    model.enqueue(call('cancel_task', { id: schedule.id }), (request) => ({
+      text: String(request.messages.at(-1)?.content),
+    }));
+    await app.butler.service.accept(inboundMessage({ text: 'cancel it', address, isDirect: false, user: olga }));
+    await app.settle();
+    expect(platform.finalTexts().at(-1)).toBe(`Cancelled task ${schedule.id} (made by Ana).`);
+
+    // An API key's task in its own conversation: a console approver is no one to it.
+    const keyTask = await make(
+      { id: 'ci-bot', name: 'ci-bot', platform: 'api' },
+      { platform: 'api', workspace: 'ci-bot', channel: 'nightly', thread: 'main' },
+    );
+    await expect(
+      app.butler.schedules.cancel(keyTask.schedule.id, { person: { ...olga, platform: 'console' } }),
+    ).rejects.toThrow(/approver of its conversation/);
   });
 
   it('"remind me" in a direct message opens the direct chat, says so there, and runs there', async () => {
