@@ -231,7 +231,9 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
     model.enqueue(call('cancel_task', { id: schedule.id }), (request) => ({
       text: String(request.messages.at(-1)?.content),
     }));
-    await app.butler.service.accept(inboundMessage({ text: 'cancel it', address, isDirect: false, user: olga }));
+    await app.butler.service.accept(
+      inboundMessage({ text: 'cancel it', address, isDirect: false, user: olga }),
+    );
     await app.settle();
     expect(platform.finalTexts().at(-1)).toBe(`Cancelled task ${schedule.id} (made by Ana).`);
 

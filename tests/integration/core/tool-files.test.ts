@@ -55,7 +55,10 @@ async function askFor(name: string, callId?: string): Promise<ConversationAddres
     channel: 'ops',
     thread: `t${thread}`,
   };
-  model.enqueue({ toolCalls: [{ id: callId ?? `call_${thread}`, name, arguments: '{}' }] }, { text: 'Done.' });
+  model.enqueue(
+    { toolCalls: [{ id: callId ?? `call_${thread}`, name, arguments: '{}' }] },
+    { text: 'Done.' },
+  );
   await app.butler.service.accept(inboundMessage({ text: 'please', address, isDirect: false }));
   await app.settle();
   return address;
