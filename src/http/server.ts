@@ -101,9 +101,11 @@ export interface HttpServer {
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const { logger, routes } = options;
   const limits = options.limits ?? defaultHttpLimits;
+  // Two of Node's checks after its own deadlines: where Node closes a socket (answering 408), it goes first.
+  const margin = 2 * deadlineCheckMs(limits);
   const connections = new ConnectionLimits(limits, logger, {
-    waitingMs: limits.headersTimeoutMs,
-    betweenMs: limits.keepAliveTimeoutMs + limits.headersTimeoutMs,
+    waitingMs: limits.headersTimeoutMs + margin,
+    betweenMs: limits.keepAliveTimeoutMs + limits.headersTimeoutMs + margin,
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ageRequest, hour } from '../../helpers/approval-clock.js';
 import { databaseKind } from '../../helpers/database.js';
 import type { FakeMessage } from '../../helpers/fake-feishu-api.js';
-import { waitFor } from '../../helpers/wait-for.js';
+import { waitFor, waitForAsync } from '../../helpers/wait-for.js';
 import { cardActionEvent, messageEvent, postToButler, uniqueId } from '../../unit/feishu/feishu-events.js';
 import { buttonCount } from './approval-steps.js';
 import { approverOpenId, repliesTo, useFeishuButler } from './feishu-butler.js';
@@ -75,6 +75,8 @@ describe(`Feishu reminders and escalation of a two-person approval (${databaseKi
     const card = await waitFor(() => repliesTo(suite.fake, userMessageId).find(isCard));
     expect(card.replyInThread).toBe(true);
     const approvalId = /"approval_id":"([^"]+)"/.exec(JSON.stringify(card.content))?.[1] ?? '';
+    // A click counts on the card Butler recorded as the request's: a person cannot click before that anyway.
+    await waitForAsync(async () => (await suite.app.butler.store.approvals.get(approvalId))?.cardMessageId);
     const first = await click(approvalId, card.messageId, approverOpenId);
     expect(first.body.toast).toEqual({
       type: 'info',

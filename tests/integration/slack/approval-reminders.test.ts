@@ -6,6 +6,7 @@ import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, type RecordedCall, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import { waitForAsync } from '../../helpers/wait-for.js';
 import {
   appMention,
   asForm,
@@ -98,6 +99,8 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
     const card = await fake.waitFor(() => cardsIn('C0GENERAL')[0]);
     expect(card.args.thread_ts).toBe(threadTs);
     const approvalId = approvalIdOf(card);
+    // A click counts on the card Butler recorded as the request's: a person cannot click before that anyway.
+    await waitForAsync(async () => (await app.butler.store.approvals.get(approvalId))?.cardMessageId);
     const cardTs = [...fake.messages.values()].find((message) => message.blocks === card.args.blocks)?.ts;
     const channelCard = { channel: 'C0GENERAL', messageTs: cardTs ?? '', threadTs };
     expect((await approve(approvalId, channelCard, olga)).status).toBe(200);
