@@ -1,9 +1,10 @@
 import { createButler } from './app/index.js';
 import { startupBanner } from './config/banner.js';
 import { loadConfig } from './config/index.js';
-import { ConfigError } from './core/contracts/errors.js';
+import { ButlerError, ConfigError } from './core/contracts/errors.js';
 import { createLogger } from './observability/logger.js';
 import { platformConnectors } from './platform-connectors.js';
+import { poolerNote } from './storage/database.js';
 
 /** The service entry: config → logger → Butler → HTTP; stops gracefully on SIGTERM/SIGINT. */
 
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     startupBanner(config, {
       port: butler.port,
       databaseLocation: butler.database.location,
+      databaseNote: poolerNote(butler.database),
       tools: butler.toolNames(),
       mcp: butler.mcpStatus(),
       mcpWithoutCard: butler.mcpToolsWithoutCard(),
@@ -69,6 +71,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A database that refused or did not answer: its variable, host and reason say enough.
+  if (error instanceof ButlerError && error.code === 'database_unreachable') {
+    process.stderr.write(`Butler could not open its database: ${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(
     `Butler failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );

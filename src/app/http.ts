@@ -6,7 +6,7 @@ import type { Logger } from '../core/contracts/logger.js';
 import type { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from '../http/server.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { OpenDatabase } from '../storage/database.js';
+import { type OpenDatabase, poolerNote } from '../storage/database.js';
 
 /** /readyz answers within about this long even when the database hangs. */
 const readinessPingMs = 1000;
@@ -46,9 +46,11 @@ export function createServer(
         checks.database = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
       }
       for (const connector of connectors) checks[connector.adapter.platform] = connector.readiness();
+      const pooler = poolerNote(database);
       return {
         ready: Object.values(checks).every((value) => value === 'ok'),
         checks,
+        ...(pooler ? { database: pooler } : {}),
         ...(mcp.servers.length > 0 ? { mcp: mcp.describe() } : {}),
       };
     },

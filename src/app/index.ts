@@ -86,6 +86,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const { file } = config;
   const database = await openDatabase({
     url: config.databaseUrl,
+    directUrl: config.databaseDirectUrl,
     dataDir: options.dataDir ?? config.dataDir,
     logger,
   });

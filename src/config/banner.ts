@@ -9,6 +9,8 @@ export function startupBanner(
   facts: {
     port: number;
     databaseLocation: string;
+    /** Said of a database behind a transaction pooler (storage/database.ts `poolerNote`). */
+    databaseNote?: string | undefined;
     tools: string[];
     mcp: Record<string, string>;
     /** MCP tools that run without a card: an admin should see them before anyone asks for one. */
@@ -23,7 +25,7 @@ export function startupBanner(
 
   lines.push(
     config.databaseUrl
-      ? line('database', `Postgres ${facts.databaseLocation}`)
+      ? line('database', `Postgres ${facts.databaseLocation}`, facts.databaseNote)
       : line('database', `embedded PGlite in ${facts.databaseLocation}`, 'set DATABASE_URL to use Postgres'),
   );
   lines.push(

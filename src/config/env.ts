@@ -14,6 +14,7 @@ const flag = (fallback: boolean) => z.preprocess(blankToUndefined, z.stringbool(
 export const envSchema = z.object({
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
   DATABASE_URL: optionalUrl,
+  DATABASE_DIRECT_URL: optionalUrl,
   BUTLER_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.butler')),
   BUTLER_CONFIG: optionalString,
   BUTLER_PUBLIC_URL: z.preprocess(

@@ -173,6 +173,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       message: 'required when BUTLER_BASE_URL or BUTLER_API_TOKEN is set',
     });
   }
+  if (env.DATABASE_DIRECT_URL && !env.DATABASE_URL)
+    issues.push({
+      variable: 'DATABASE_DIRECT_URL',
+      message: 'needs DATABASE_URL: it names the server behind the pooler DATABASE_URL points at',
+    });
   const model = env.BUTLER_MODEL
     ? modelEndpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL)
     : undefined;
@@ -295,6 +300,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     config: {
       port: env.PORT,
       databaseUrl: env.DATABASE_URL,
+      databaseDirectUrl: env.DATABASE_DIRECT_URL,
       dataDir: env.BUTLER_DATA_DIR,
       configPath,
       publicUrl: env.BUTLER_PUBLIC_URL?.replace(/\/+$/, ''),

@@ -57,6 +57,8 @@ export type LangfuseConfig =
 export interface AppConfig {
   port: number;
   databaseUrl: string | undefined;
+  /** The Postgres server itself when `databaseUrl` is a transaction pooler: migrations and LISTEN use it. */
+  databaseDirectUrl: string | undefined;
   dataDir: string;
   configPath: string | undefined;
   /**

@@ -4,11 +4,10 @@ import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { ButlerError } from '../core/contracts/errors.js';
 import type { Logger } from '../core/contracts/logger.js';
+import { type EventRoute, openPostgresDatabase, redactUrl } from './postgres-open.js';
 import * as schema from './schema.js';
 import { toStorageError } from './storage-errors.js';
 
@@ -24,23 +23,24 @@ export interface OpenDatabase {
   ping(timeoutMs: number): Promise<void>;
   /** The postgres.js client (Postgres only): LISTEN needs a driver connection that drizzle does not expose. */
   postgresClient?: postgres.Sql;
+  /** Where LISTEN and NOTIFY go (Postgres only): the direct server behind a pooler, else the pool's server. */
+  eventsClient?: postgres.Sql;
+  /** DATABASE_URL is a transaction pooler (configured with DATABASE_DIRECT_URL, or found so at start). */
+  pooled: boolean;
+  /** How live events reach other processes: LISTEN, a table read a few times a second, or in process (PGlite). */
+  events: EventRoute | 'local';
   close(): Promise<void>;
 }
 
+/** What the banner and /readyz say of a pooled database's live events; undefined when nothing is to say. */
+export function poolerNote(database: Pick<OpenDatabase, 'pooled' | 'events'>): string | undefined {
+  if (!database.pooled) return undefined;
+  return database.events === 'table'
+    ? 'DATABASE_URL is a transaction pooler: live events are read from the database a few times a second (set DATABASE_DIRECT_URL to the server for LISTEN)'
+    : 'DATABASE_URL is a transaction pooler: migrations and live events use DATABASE_DIRECT_URL';
+}
+
 export const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
-
-/** Arbitrary but fixed: every Butler process migrating the same database contends on this key. */
-const migrationLockKey = 7_461_001;
-
-/**
- * While the database is unreachable, a platform's webhook must get a 5xx well inside its 3 s (so that it
- * retries) rather than hang: connecting and every statement are bounded. Butler's statements take
- * milliseconds; one that takes seconds is a sign of trouble, not work to wait for. The statement bound stays
- * below how long an approval click waits for its decision (2.3 s): a stuck decision fails while the clicker
- * can still be told to try again, and a merely slow one (a loaded machine) still lands before the ack.
- */
-const connectTimeoutSeconds = 1.5;
-const statementTimeoutMs = 2000;
 
 /** `ping` as a bounded check: a hung connection answers /readyz with a reason, not a hang. */
 async function pingWithin(query: () => Promise<unknown>, timeoutMs: number): Promise<void> {
@@ -60,6 +60,8 @@ async function pingWithin(query: () => Promise<unknown>, timeoutMs: number): Pro
 export interface OpenDatabaseOptions {
   /** Postgres connection string; undefined = embedded PGlite. */
   url: string | undefined;
+  /** The Postgres server itself, when `url` is a transaction pooler: migrations and LISTEN go there. */
+  directUrl?: string | undefined;
   /** PGlite data directory, or `memory://` for a throwaway in-memory database. */
   dataDir: string;
   logger: Logger;
@@ -71,39 +73,26 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenDa
   return options.url ? openPostgres(options.url, options) : openPglite(options.dataDir, options.logger);
 }
 
-function redactUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
-}
-
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<OpenDatabase> {
-  // Migrate on a dedicated single connection under a session advisory lock: several processes may
-  // start at once, and drizzle's migrator takes no lock of its own.
-  const migrator = postgres(url, { max: 1, onnotice: () => {} });
-  options.logger.info({ database: redactUrl(url) }, 'connecting to Postgres and applying migrations');
-  try {
-    await migrator`select pg_advisory_lock(${migrationLockKey})`;
-    await migratePostgres(drizzlePostgres({ client: migrator }), { migrationsFolder });
-    await migrator`select pg_advisory_unlock(${migrationLockKey})`;
-  } finally {
-    await migrator.end();
-  }
-  const client = postgres(url, {
-    max: options.poolSize ?? 10,
-    onnotice: () => {},
-    connect_timeout: connectTimeoutSeconds,
-    connection: { statement_timeout: statementTimeoutMs },
+  const opened = await openPostgresDatabase({
+    url,
+    directUrl: options.directUrl,
+    migrationsFolder,
+    poolSize: options.poolSize,
+    logger: options.logger,
   });
-  const db = drizzlePostgres({ client, schema });
-  options.logger.info({ database: redactUrl(url) }, 'database ready (postgres)');
+  const { db } = opened;
+  options.logger.info({ database: redactUrl(url), pooled: opened.pooled }, 'database ready (postgres)');
   return {
     db,
     kind: 'postgres',
     location: redactUrl(url),
     ping: (timeoutMs) => pingWithin(() => db.execute(sql`select 1`), timeoutMs),
-    postgresClient: client,
-    close: () => client.end({ timeout: 5 }),
+    postgresClient: opened.client,
+    eventsClient: opened.eventsClient,
+    pooled: opened.pooled,
+    events: opened.events,
+    close: opened.close,
   };
 }
 
@@ -162,6 +151,8 @@ async function openPglite(dataDir: string, logger: Logger): Promise<OpenDatabase
       db,
       kind: 'pglite',
       location,
+      pooled: false,
+      events: 'local',
       ping: (timeoutMs) => pingWithin(() => db.execute(sql`select 1`), timeoutMs),
       close: async () => {
         await client.close();

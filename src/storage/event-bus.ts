@@ -1,11 +1,16 @@
-import type postgres from 'postgres';
 import type { ButlerEvent, ButlerEventType, EventBus } from '../core/contracts/event-bus.js';
 import type { Logger } from '../core/contracts/logger.js';
 import { truncateText } from '../core/text/index.js';
 import type { OpenDatabase } from './database.js';
+import { tableTransport } from './event-table.js';
+import { localTransport, postgresTransport } from './event-transport.js';
+
+export { eventChannel } from './event-transport.js';
 
 /**
- * The event bus over the database Butler already shares. On Postgres, events go out with `pg_notify` on
+ * The event bus over the database Butler already shares. Behind a transaction pooler without
+ * DATABASE_DIRECT_URL, LISTEN cannot work, and events travel through a table every process reads a few times
+ * a second (event-table.ts). Otherwise, on Postgres, events go out with `pg_notify` on
  * one channel and come back through one LISTEN connection per process (postgres.js opens it on the first
  * subscriber and re-listens after it reconnects), so every process, the publisher included, sees every
  * event. Embedded PGlite belongs to a single process (lockfile), so events are handed over in process:
@@ -14,8 +19,6 @@ import type { OpenDatabase } from './database.js';
  * Publishing never blocks a turn: events wait in a bounded queue that one loop drains in order.
  * While the database is unreachable, events that cannot be sent within `maxAgeMs` are dropped.
  */
-
-export const eventChannel = 'butler_events';
 
 /** Postgres rejects a NOTIFY payload of 8000 bytes or more (default build). */
 const maxPayloadBytes = 7999;
@@ -65,60 +68,6 @@ function encode(event: ButlerEvent): string | undefined {
   return undefined;
 }
 
-/**
- * How payloads travel: `send` resolves once the payload is out (rejects when it could not go);
- * `listen` starts delivery to `receive` and never rejects.
- */
-interface Transport {
-  send(payload: string): Promise<void>;
-  listen(receive: (payload: string) => void): Promise<void>;
-  stop(): Promise<void>;
-}
-
-function postgresTransport(client: postgres.Sql, logger: Logger): Transport {
-  let unlisten: (() => Promise<void>) | undefined;
-  /** After the first LISTEN (or a failed one), a later `onlisten` means the stream came back. */
-  let comingBack = false;
-  return {
-    async send(payload) {
-      await client.notify(eventChannel, payload);
-    },
-    async listen(receive) {
-      // `onlisten` runs on the first LISTEN and after every reconnect; notifications in between are lost.
-      const onListen = () => {
-        if (comingBack) logger.info('listening for events again');
-        comingBack = true;
-      };
-      try {
-        const meta = await client.listen(eventChannel, receive, onListen);
-        unlisten = () => meta.unlisten();
-      } catch (error) {
-        // postgres.js keeps reconnecting and listens once the database is back (`onListen` logs it).
-        comingBack = true;
-        logger.warn({ err: error }, 'listening for events failed; retrying in the background');
-      }
-    },
-    async stop() {
-      await unlisten?.();
-    },
-  };
-}
-
-function localTransport(): Transport {
-  let receiver: ((payload: string) => void) | undefined;
-  return {
-    async send(payload) {
-      receiver?.(payload);
-    },
-    async listen(receive) {
-      receiver = receive;
-    },
-    async stop() {
-      receiver = undefined;
-    },
-  };
-}
-
 interface Queued {
   payload: string;
   queuedAt: number;
@@ -126,9 +75,12 @@ interface Queued {
 
 export function createEventBus(database: OpenDatabase, logger: Logger): EventBus {
   const log = logger.child({ component: 'event-bus' });
-  const transport = database.postgresClient
-    ? postgresTransport(database.postgresClient, log)
-    : localTransport();
+  const transport =
+    database.events === 'table'
+      ? tableTransport(database.db, log)
+      : database.eventsClient
+        ? postgresTransport(database.eventsClient, log)
+        : localTransport();
   const listeners = new Set<(event: ButlerEvent) => void>();
   const queue: Queued[] = [];
   let draining: Promise<void> | undefined;

@@ -11,6 +11,7 @@ import { platformConnectors } from '../../src/platform-connectors.js';
 import { inboundEvents } from '../../src/storage/schema.js';
 import {
   createPostgresDatabase,
+  databaseEnv,
   dropPostgresDatabase,
   seedPgliteDirectory,
   testDatabaseUrl,
@@ -72,7 +73,7 @@ export async function startTestButler(options: TestButlerOptions = {}): Promise<
     PORT: '0',
     LOG_LEVEL: 'silent',
     BUTLER_CONFIG: configPath,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...databaseEnv(databaseUrl),
     ...options.env,
   };
   const { config } = loadConfig(env, directory);

@@ -12,7 +12,32 @@ import { type OpenDatabase, openDatabase } from '../../src/storage/database.js';
  * (so test files running in parallel never share tables), else a PGlite copied from the run's template.
  */
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
-export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
+/**
+ * A transaction pooler (PgBouncer) in front of the TEST_DATABASE_URL server (tests/pgbouncer/start.sh): with it
+ * set, the Butlers the tests start reach their database through it, and the server directly for migrations
+ * and LISTEN (DATABASE_DIRECT_URL), as on a managed Postgres.
+ */
+export const testPoolerUrl = (testDatabaseUrl && process.env.TEST_POOLER_URL) || undefined;
+export const databaseKind = testDatabaseUrl
+  ? testPoolerUrl
+    ? 'postgres behind pgbouncer'
+    : 'postgres'
+  : 'pglite';
+
+/** `databaseUrl` (a database on the test server) behind the pooler, same database name. */
+export function pooledUrl(databaseUrl: string): string {
+  if (!testPoolerUrl) throw new Error('TEST_POOLER_URL is not set');
+  const pooled = new URL(testPoolerUrl);
+  pooled.pathname = new URL(databaseUrl).pathname;
+  return pooled.toString();
+}
+
+/** The environment that points a Butler at `databaseUrl`: through the pooler when there is one. */
+export function databaseEnv(databaseUrl: string | undefined): Record<string, string> {
+  if (!databaseUrl) return {};
+  if (!testPoolerUrl) return { DATABASE_URL: databaseUrl };
+  return { DATABASE_URL: pooledUrl(databaseUrl), DATABASE_DIRECT_URL: databaseUrl };
+}
 
 export interface TestDatabase extends OpenDatabase {
   /** Connection string of the fresh Postgres database (undefined on PGlite). */

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createPostgresDatabase,
+  databaseEnv,
   dropPostgresDatabase,
   seedPgliteDirectory,
   testDatabaseUrl,
@@ -79,7 +80,7 @@ export async function createServiceHome(config: Record<string, unknown>): Promis
           PORT: String(port),
           LOG_LEVEL: 'info',
           BUTLER_CONFIG: configPath,
-          ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { BUTLER_DATA_DIR: join(directory, 'data') }),
+          ...(databaseUrl ? databaseEnv(databaseUrl) : { BUTLER_DATA_DIR: join(directory, 'data') }),
           ...env,
         },
         directory,

@@ -19,6 +19,7 @@ import {
 } from '../../helpers/butler-child.js';
 import {
   createPostgresDatabase,
+  databaseEnv,
   databaseKind,
   dropPostgresDatabase,
   testDatabaseUrl,
@@ -48,7 +49,7 @@ describe(`crash recovery on ${databaseKind}`, () => {
       BUTLER_MODEL: 'test-model',
       BUTLER_CONFIG: configPath,
       LOG_LEVEL: 'warn',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { BUTLER_DATA_DIR: join(directory, 'data') }),
+      ...(databaseUrl ? databaseEnv(databaseUrl) : { BUTLER_DATA_DIR: join(directory, 'data') }),
     };
     try {
       const words = Array.from({ length: 20 }, (_, index) => `word${index} `);

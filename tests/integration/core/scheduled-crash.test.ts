@@ -17,6 +17,7 @@ import {
 } from '../../helpers/butler-child.js';
 import {
   createPostgresDatabase,
+  databaseEnv,
   databaseKind,
   dropPostgresDatabase,
   testDatabaseUrl,
@@ -68,7 +69,7 @@ function environment() {
     BUTLER_MODEL: 'test-model',
     BUTLER_CONFIG: configPath,
     LOG_LEVEL: 'warn',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { BUTLER_DATA_DIR: join(directory, 'data') }),
+    ...(databaseUrl ? databaseEnv(databaseUrl) : { BUTLER_DATA_DIR: join(directory, 'data') }),
   };
 }
 

@@ -7,6 +7,7 @@ import { renderCard } from '../../../src/adapters/terminal-chat/console-adapter.
 import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 import {
   createPostgresDatabase,
+  databaseEnv,
   dropPostgresDatabase,
   seedPgliteDirectory,
   testDatabaseUrl,
@@ -111,7 +112,7 @@ describe('npm run chat', () => {
       BUTLER_MODEL: 'chat-model',
       BUTLER_DATA_DIR: dataDir,
       TZ: 'Asia/Tokyo',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...databaseEnv(databaseUrl),
     });
     try {
       await chat.waitFor('Butler chat with chat-model');
@@ -154,7 +155,7 @@ describe('npm run chat', () => {
       BUTLER_MODEL: 'chat-model',
       BUTLER_CONFIG: join(directory, 'butler.config.json'),
       BUTLER_DATA_DIR: join(directory, 'data'),
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...databaseEnv(databaseUrl),
     });
     const cleanUp = async () => {
       chat.child.kill('SIGKILL');
