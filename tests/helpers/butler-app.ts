@@ -33,6 +33,8 @@ export interface TestButlerOptions {
   databaseUrl?: string;
   /** ...or a PGlite directory. */
   dataDir?: string;
+  /** Reach the database directly even when the tests run behind a pooler (a test that cuts the connection). */
+  direct?: boolean;
   /** In-process adapters (the terminal chat). */
   adapters?: ChatAdapter[];
   /** Log at this level instead of staying silent (to stderr unless `logDestination` is given). */
@@ -73,7 +75,7 @@ export async function startTestButler(options: TestButlerOptions = {}): Promise<
     PORT: '0',
     LOG_LEVEL: 'silent',
     BUTLER_CONFIG: configPath,
-    ...databaseEnv(databaseUrl),
+    ...(options.direct && databaseUrl ? { DATABASE_URL: databaseUrl } : databaseEnv(databaseUrl)),
     ...options.env,
   };
   const { config } = loadConfig(env, directory);

@@ -4,14 +4,19 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="${PGBOUNCER_DIR:-/tmp/butler-pgbouncer}"
-if pg_isready -q -h 127.0.0.1 -p 6432 2>/dev/null; then exit 0; fi
+if pg_isready -q -h 127.0.0.1 -p 6432 2>/dev/null; then
+  # Ours (its pidfile names a live process), or something else on the port the tests expect PgBouncer on.
+  if [ -f "$dir/pgbouncer.pid" ] && kill -0 "$(cat "$dir/pgbouncer.pid")" 2>/dev/null; then exit 0; fi
+  echo "Something other than tests/pgbouncer answers on 127.0.0.1:6432; stop it first" >&2
+  exit 1
+fi
 mkdir -p "$dir"
 sed "s|@DIR@|$dir|g" "$here/pgbouncer.ini" > "$dir/pgbouncer.ini"
 echo '"postgres" ""' > "$dir/userlist.txt"
 # PgBouncer refuses to run as root.
 if [ "$(id -u)" = 0 ]; then
   chown -R postgres "$dir"
-  runuser -u postgres -- pgbouncer -d "$dir/pgbouncer.ini"
+  runuser -u postgres -- "$(command -v pgbouncer)" -d "$dir/pgbouncer.ini"
 else
   pgbouncer -d "$dir/pgbouncer.ini"
 fi

@@ -41,6 +41,8 @@ beforeAll(async () => {
   model.setFallback({ text: 'Answered.' });
   app = await startTestButler({
     databaseUrl: proxy.via(databaseUrl),
+    // The outage is the proxy's: the connection to cut is Butler's own, not a pooler's.
+    direct: true,
     env: {
       SLACK_BOT_TOKEN: 'xoxb-outage',
       SLACK_SIGNING_SECRET: signingSecret,
