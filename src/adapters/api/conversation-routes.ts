@@ -84,19 +84,26 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         try {
           const files = await share(intake, address, user, body.files);
           const after = await feed.lastId(key);
-          const accepted = await intake.accept({
-            kind: 'message',
-            address,
-            messageId,
-            eventId: messageId,
-            dedupKey,
-            user,
-            text: body.text,
-            ...(files.length > 0 ? { files } : {}),
-            isMention: true,
-            isDirect: true,
-            sentAt: new Date().toISOString(),
-          });
+          // Only a message Butler took is shown, once, and before the events of the turn that answers it.
+          const showMessage = async () => {
+            await feed.append(key, [{ type: 'message', role: 'user', content: body.text }]);
+          };
+          const accepted = await intake.accept(
+            {
+              kind: 'message',
+              address,
+              messageId,
+              eventId: messageId,
+              dedupKey,
+              user,
+              text: body.text,
+              ...(files.length > 0 ? { files } : {}),
+              isMention: true,
+              isDirect: true,
+              sentAt: new Date().toISOString(),
+            },
+            showMessage,
+          );
           if (accepted.status === 'duplicate')
             throw new ApiError(
               409,
@@ -107,9 +114,6 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
             throw new ApiError(403, 'not_allowed', 'This conversation is not allowed.');
           // "stop" while a turn runs stops it: no turn of its own to stream.
           if (accepted.status === 'stopping') return sendJson(response, 202, { status: 'stopping' });
-          // Only a message Butler took is shown, once. The turn's first event comes after a claim, a read,
-          // the model's first tokens and a 50 ms delta slice, so this insert lands before it.
-          await feed.append(key, [{ type: 'message', role: 'user', content: body.text }]);
           // A turn already running answers earlier messages: this stream ends with the turn that answers this one.
           response.setHeader('butler-message-id', messageId);
           const stream = new SseStream(response, deps.streams);

@@ -159,8 +159,11 @@ export interface PreparedMessage {
 
 /** What adapters call on the core. */
 export interface ButlerIntake {
-  /** Durably records an inbound message (deduplicated). Acknowledge the platform only after this resolves. */
-  accept(message: InboundMessage): Promise<AcceptResult>;
+  /**
+   * Durably records an inbound message (deduplicated). Acknowledge the platform only after this resolves.
+   * `onStored` runs once the message is stored, before this process starts its turn.
+   */
+  accept(message: InboundMessage, onStored?: () => Promise<void>): Promise<AcceptResult>;
   /** Takes an approval decision from a click: checked against who clicked, first valid decision wins. */
   decide(input: ApprovalDecisionInput): Promise<DecisionResult>;
   /**

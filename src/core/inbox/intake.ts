@@ -101,7 +101,11 @@ export class ButlerService implements ButlerIntake {
     return sent >= limit ? 'rate_limited' : 'ok';
   }
 
-  async accept(received: InboundMessage): Promise<AcceptResult> {
+  /**
+   * Takes a message into the inbox. `onStored` runs once it is stored and before this process's worker is
+   * woken for it: what the caller shows of the message (the API's `user` event) comes before its turn's.
+   */
+  async accept(received: InboundMessage, onStored?: () => Promise<void>): Promise<AcceptResult> {
     const message = this.withinLength(cleanJson(received));
     const log = this.logger.child({ platform: message.address.platform, eventId: message.eventId });
     if (!this.isAllowed(message)) {
@@ -127,6 +131,7 @@ export class ButlerService implements ButlerIntake {
       log.debug({ dedupKey: message.dedupKey }, 'duplicate delivery dropped');
       return { status: 'duplicate' };
     }
+    await onStored?.();
     this.onWork();
     return { status: 'accepted', eventId };
   }
