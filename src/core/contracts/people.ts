@@ -1,0 +1,35 @@
+import type { Person, Platform } from './events.js';
+
+/**
+ * Who is who across platforms. The configuration's `people:` says that Slack's `U0OLGA`, Feishu's `ou_olga`
+ * and the API key `olga` are one person; an identity nobody listed is a person of its own. A person is the
+ * unit of authority: requesters, approvers, quorum, separation of duties, grants, budgets, schedules' owners
+ * and connections all compare people, never raw identities.
+ */
+
+/** One identity: an id on a platform (a Slack user, a Feishu open_id, an API key name, the terminal's user). */
+export type Identity = Pick<Person, 'platform' | 'id'>;
+
+export interface People {
+  /**
+   * The stable key of whoever `identity` is: `person:<name>` for a listed person, `<platform>:<id>` for an
+   * unlisted identity. Stored where a person owns something (a connection).
+   */
+  keyOf(identity: Identity): string;
+  /** Whether two identities are one person. */
+  same(left: Identity, right: Identity): boolean;
+  /** The listed person's name, or undefined for an unlisted identity. */
+  nameOf(identity: Identity): string | undefined;
+  /** Every identity of the person, the given one first (only it when unlisted). */
+  identitiesOf(identity: Identity): Person[];
+  /** The person's identity on `platform`, when they have one there (the given one when it is on `platform`). */
+  on(identity: Identity, platform: Platform): Person | undefined;
+}
+
+/** Distinct people among `identities`, the first identity of each kept, in order. */
+export function distinctPeople<T extends Identity>(people: People, identities: readonly T[]): T[] {
+  const kept: T[] = [];
+  for (const identity of identities)
+    if (!kept.some((other) => people.same(other, identity))) kept.push(identity);
+  return kept;
+}
