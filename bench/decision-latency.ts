@@ -8,6 +8,7 @@ import { encodeConversationKey } from '../src/core/contracts/conversation-key.js
 import { silentLogger } from '../src/core/contracts/logger.js';
 import { noopObserver } from '../src/core/contracts/observer.js';
 import { ButlerService } from '../src/core/inbox/intake.js';
+import { PeopleDirectory } from '../src/core/people/index.js';
 import { ApprovalPolicy } from '../src/core/tools/policy.js';
 import { type OpenDatabase, openDatabase } from '../src/storage/database.js';
 import { createStore } from '../src/storage/store.js';
@@ -54,7 +55,7 @@ function loads(): Load[] {
 /** The core as `src/app.ts` wires it (and tests/helpers/core-intake.ts), without a worker. */
 function wireCore(database: OpenDatabase) {
   const store = createStore(database.db);
-  const policy = new ApprovalPolicy({ slack: [approver.id] });
+  const policy = new ApprovalPolicy({ slack: [approver.id] }, new PeopleDirectory([]));
   const approvals = new ApprovalService(store, policy, noopObserver, silentLogger, () => {}, {
     standingApprovalHours: 8,
   });

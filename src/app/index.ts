@@ -16,6 +16,7 @@ import { FeedbackRecorder } from '../core/feedback/index.js';
 import { createFiles } from '../core/files/index.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
+import { PeopleDirectory } from '../core/people/index.js';
 import { firstCovering, profileApprovers } from '../core/profiles/index.js';
 import type { ScheduleBook } from '../core/schedules/index.js';
 import { TurnStops } from '../core/stop/turn-stops.js';
@@ -97,7 +98,8 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   // Only GET /api/v1/events listens: without API keys, turns publish nothing (no NOTIFY per turn). Processes
   // sharing a database share their config, so each one that serves the stream also feeds it.
   const bus = config.apiKeys.length > 0 ? createEventBus(database, logger) : undefined;
-  const policy = new ApprovalPolicy(file.approvers, profileApprovers(config.channels));
+  const people = new PeopleDirectory(file.people);
+  const policy = new ApprovalPolicy(file.approvers, people, profileApprovers(config.channels));
   const adapters = new Map<Platform, ChatAdapter>();
   const schedules = createSchedules(config, store, policy, adapters, logger);
   const { tools, mcp, toolProblems } = createTools(config, store, logger, [

@@ -57,7 +57,7 @@ export function approvalPolicyIssues(file: {
       if (!approvers[platform].includes(id))
         issues.push({
           variable: `config file: approvalPolicy.escalateTo.${platform}`,
-          message: `${id} is not in approvers.${platform}: escalation sends them a card they could not decide`,
+          message: `${id} is not an approver on ${platform} (approvers.${platform}, or a person listed in people who is one): escalation sends them a card they could not decide`,
         });
   return issues;
 }

@@ -8,6 +8,7 @@ import { channelsSchema } from './channels.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
+import { peopleSchema } from './people.js';
 import { schedulesSchema } from './schedules.js';
 import { slackSchema } from './slack.js';
 
@@ -77,6 +78,8 @@ export const fileConfigSchema = z
       .object({ slack: userIds, feishu: userIds, console: userIds, api: userIds })
       .strict()
       .default({ slack: [], feishu: [], console: [], api: [] }),
+    /** One person across platforms: their Slack, Feishu, API key and terminal identities. */
+    people: peopleSchema,
     approvalTtlMinutes: z.number().positive().default(60),
     tools: z.array(tool).default([]),
     /** The HTTP API's keys: who may talk to Butler over HTTP, and with which scopes; limits on its streams. */

@@ -12,6 +12,7 @@ import { resolveChannels } from './channel-profiles.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
+import { approversByPlatform, peopleIssues } from './people.js';
 import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig, SlackConfig } from './types.js';
 
 /**
@@ -77,15 +78,19 @@ export function enabledPlatforms(config: Pick<AppConfig, 'slack' | 'feishu' | 'a
   return [...(chat.length > 0 ? chat : (['console'] as const)), ...api];
 }
 
-/** High-risk tools need someone who may approve them on every platform that answers. */
+/**
+ * High-risk tools need someone who may approve them on every platform that answers (a person listed in
+ * `people` approves through each of their identities).
+ */
 export function missingApprovers(
-  file: Pick<FileConfig, 'approvers'>,
+  file: Pick<FileConfig, 'approvers' | 'people'>,
   platforms: readonly Platform[],
   highRiskTools: readonly string[],
 ): ConfigIssue[] {
   if (highRiskTools.length === 0) return [];
+  const approvers = approversByPlatform(file);
   return platforms
-    .filter((platform) => file.approvers[platform].length === 0)
+    .filter((platform) => approvers[platform].length === 0)
     .map((platform) => ({
       variable: `config file: approvers.${platform}`,
       message: `high-risk tools (${highRiskTools.join(', ')}) need at least one approver on ${platform}`,
@@ -266,7 +271,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     const highRisk = file.tools.filter((tool) => tool.risk === 'high').map((tool) => tool.name);
     issues.push(...missingApprovers(file, enabledPlatforms({ slack, feishu, apiKeys }), highRisk));
     issues.push(...unsignedFeishuApprovals(file, feishu));
-    issues.push(...approvalPolicyIssues(file));
+    const approvers = approversByPlatform(file);
+    issues.push(...approvalPolicyIssues({ approvalPolicy: file.approvalPolicy, approvers }));
+    issues.push(...peopleIssues(file.people, apiKeys));
     warnings.push(...escalationWarnings(file));
     const compacting = env.BUTLER_CONTEXT_COMPACTION_ENABLED ? compactionModel?.model : undefined;
     // Turns in a channel with its own model are priced by that model's name.
@@ -276,7 +283,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push(
       ...unpricedBudgetModels(file.budgets, file.pricing, [model?.model, compacting, ...profileModels]),
     );
-    issues.push(...budgetsWithoutApprovers(file.budgets, file.approvers));
+    issues.push(...budgetsWithoutApprovers(file.budgets, approvers));
   }
 
   let langfuse: LangfuseConfig = { enabled: false };

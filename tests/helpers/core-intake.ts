@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/core/contracts/logger.js';
 import { noopObserver } from '../../src/core/contracts/observer.js';
 import type { ApprovalRecord, Store } from '../../src/core/contracts/store.js';
 import { ButlerService } from '../../src/core/inbox/intake.js';
+import { PeopleDirectory, type PersonListing } from '../../src/core/people/index.js';
 import { ApprovalPolicy } from '../../src/core/tools/policy.js';
 import type { Database } from '../../src/storage/database.js';
 import * as schema from '../../src/storage/schema.js';
@@ -28,8 +29,12 @@ import { openTestDatabase } from './database.js';
 export interface CoreIntakeOptions {
   /** Configured approvers per platform, as in the config file's `approvers`. */
   approvers?: Partial<Record<Platform, string[]>>;
+  /** `people:`: who is who across platforms. */
+  people?: PersonListing[];
   /** How long "Approve for this conversation" lasts (config `standingApprovalHours`); default 8. */
   standingApprovalHours?: number;
+  /** Distinct approvers per risk (config `approvalPolicy.quorum`); default one. */
+  quorum?: { medium?: number; high?: number };
 }
 
 export interface PendingApprovalOptions {
@@ -109,10 +114,11 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
   const database = await openTestDatabase();
   const { db } = database;
   const store = createStore(db);
-  const policy = new ApprovalPolicy(options.approvers ?? {});
+  const policy = new ApprovalPolicy(options.approvers ?? {}, new PeopleDirectory(options.people ?? []));
   // No worker: waking it is a no-op, and nothing claims what was accepted.
   const approvals = new ApprovalService(store, policy, noopObserver, silentLogger, () => {}, {
     standingApprovalHours: options.standingApprovalHours ?? 8,
+    ...(options.quorum ? { quorum: options.quorum } : {}),
   });
   const intake = new ButlerService(store, approvals, {}, silentLogger, () => {});
   const held = new Set<HeldLock>();

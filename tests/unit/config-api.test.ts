@@ -1,35 +1,15 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startupBanner } from '../../src/config/banner.js';
-import { loadConfig } from '../../src/config/index.js';
-import { ConfigError } from '../../src/core/contracts/errors.js';
+import { configIssues, loadConfigFile } from '../helpers/config-file.js';
 
 /** The HTTP API's keys in the config file: resolved from the environment, checked, never shown. */
-
-function load(file: unknown, env: Record<string, string> = {}) {
-  const directory = mkdtempSync(join(tmpdir(), 'butler-api-config-'));
-  writeFileSync(join(directory, 'butler.config.yaml'), JSON.stringify(file));
-  return loadConfig(env, directory).config;
-}
-
-function issues(file: unknown, env: Record<string, string> = {}) {
-  try {
-    load(file, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const ref = (name: string) => `\${${name}}`;
 const longKey = 'k-0123456789abcdef';
 
 describe('api keys', () => {
   it('resolves keys from the environment and lists their names, not their keys, in the banner', () => {
-    const config = load(
+    const config = loadConfigFile(
       { api: { keys: [{ name: 'ci-bot', key: ref('CI_KEY'), scopes: ['chat', 'read', 'chat'] }] } },
       { CI_KEY: longKey },
     );
@@ -46,7 +26,7 @@ describe('api keys', () => {
   });
 
   it('names an unset variable, a short key, a reused key, duplicate names and unknown scopes', () => {
-    const found = issues(
+    const found = configIssues(
       {
         api: {
           keys: [
@@ -76,7 +56,7 @@ describe('api keys', () => {
     expect(found.filter((issue) => issue.message.includes('-1'))).toEqual([]);
     expect(found.filter((issue) => issue.variable.includes('api.keys.0'))).toEqual([]);
     expect(
-      issues({
+      configIssues({
         api: {
           keys: [
             { name: 'a', key: longKey, scopes: ['admin'] },
@@ -96,10 +76,18 @@ describe('api keys', () => {
     };
     const approvers = { console: ['olga'] };
     expect(
-      issues({ approvers, tools: [tool], api: { keys: [{ name: 'ci', key: longKey, scopes: ['chat'] }] } }),
+      configIssues({
+        approvers,
+        tools: [tool],
+        api: { keys: [{ name: 'ci', key: longKey, scopes: ['chat'] }] },
+      }),
     ).toEqual([expect.objectContaining({ variable: 'config file: approvers.api' })]);
     expect(() =>
-      load({ approvers, tools: [tool], api: { keys: [{ name: 'ci', key: longKey, scopes: ['read'] }] } }),
+      loadConfigFile({
+        approvers,
+        tools: [tool],
+        api: { keys: [{ name: 'ci', key: longKey, scopes: ['read'] }] },
+      }),
     ).not.toThrow();
   });
 });

@@ -1,5 +1,6 @@
 import type { ApprovalCard } from '../contracts/approval-card.js';
 import type { ApprovalDecisionInput, Person } from '../contracts/events.js';
+import type { Identity, People } from '../contracts/people.js';
 import type { ApprovalRecord, Store } from '../contracts/store.js';
 import { isPastDeadline } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
@@ -32,18 +33,45 @@ export function enqueueResume(store: Store, batch: readonly ApprovalRecord[], us
   });
 }
 
+const approvedAlready = 'You approved it already: it waits for another approver.';
+
+/**
+ * Why `user` may not approve `approval` again: they approved it already, through this identity or another of
+ * theirs (a person counts once toward a quorum); undefined when they have not.
+ */
+export function votedAlready(
+  people: People,
+  approval: Partial<Pick<ApprovalRecord, 'votes'>>,
+  user: Identity,
+): string | undefined {
+  const vote = approval.votes?.find((each) => people.same(each, user));
+  if (!vote) return undefined;
+  if (vote.platform === user.platform && vote.id === user.id) return approvedAlready;
+  return `You approved it already, as ${vote.platform} ${vote.id}: a person counts once, whichever way they approve. It waits for another approver.`;
+}
+
 /**
  * Decides `targets` in one transaction under the batch's lock. Returns the batch as it is afterwards, the
- * approvals this decision changed (none when someone else decided every one of them first), and those it
- * gave an approval that needs more.
+ * approvals this decision changed (none when someone else decided every one of them first), those it gave an
+ * approval that needs more (never a second one of the same person, through any identity), and, when it did
+ * neither, why not if the person had approved already.
  */
 export function applyDecision(
   store: Store,
-  targets: readonly ApprovalRecord[],
-  input: ApprovalDecisionInput,
-  user: Person,
-  standingUntil: Date | undefined,
-): Promise<{ after: ApprovalRecord[]; changed: ApprovalRecord[]; voted: ApprovalRecord[] }> {
+  decision: {
+    people: People;
+    targets: readonly ApprovalRecord[];
+    input: ApprovalDecisionInput;
+    user: Person;
+    standingUntil: Date | undefined;
+  },
+): Promise<{
+  after: ApprovalRecord[];
+  changed: ApprovalRecord[];
+  voted: ApprovalRecord[];
+  again?: string | undefined;
+}> {
+  const { people, targets, input, user, standingUntil } = decision;
   const at = new Date();
   const batchId = targets[0]?.batchId ?? '';
   return store.transaction(async (tx) => {
@@ -55,11 +83,11 @@ export function applyDecision(
       let grants = standingUntil !== undefined;
       // One reject ends a call that needs several approvals; an approval is counted until there are enough.
       if (input.decision !== 'reject' && target.quorum > 1) {
-        const counted = await tx.approvals.vote(target.id, {
-          ...user,
-          at: at.toISOString(),
-          ...(standingUntil ? { standing: true } : {}),
-        });
+        const counted = await tx.approvals.vote(
+          target.id,
+          { ...user, at: at.toISOString(), ...(standingUntil ? { standing: true } : {}) },
+          people.identitiesOf(user),
+        );
         if (!counted) continue;
         if (counted.votes.length < counted.quorum) {
           voted.push(counted);
@@ -92,7 +120,13 @@ export function applyDecision(
     }
     const after = await tx.approvals.listBatch(batchId);
     if (changed.length > 0 && isComplete(after)) await enqueueResume(tx, after, input.user.id);
-    return { after, changed, voted };
+    if (changed.length > 0 || voted.length > 0) return { after, changed, voted };
+    // Read under the lock: another identity of theirs may have voted while this one waited for it.
+    const again = after
+      .filter((approval) => targets.some((target) => target.id === approval.id))
+      .map((approval) => votedAlready(people, approval, user))
+      .find((reason) => reason !== undefined);
+    return { after, changed, voted, again };
   });
 }
 

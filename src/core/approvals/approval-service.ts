@@ -10,7 +10,6 @@ import {
   onPlatform,
   type Person,
   type Platform,
-  samePerson,
 } from '../contracts/events.js';
 import { isUuid } from '../contracts/ids.js';
 import type { Logger } from '../contracts/logger.js';
@@ -30,13 +29,13 @@ import {
   enqueueResume,
   isComplete,
   partialMessage,
+  votedAlready,
 } from './apply-decision.js';
 import { batchCard, batchDetails, isPastDeadline, offersStanding } from './batch-card.js';
 import type { DecisionResult } from './decision.js';
 import { decisionParties } from './parties.js';
 
 const riskRank: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
-const approvedAlready = 'You approved it already: it waits for another approver.';
 
 /** What observers hear of a request: ids and names, never its arguments. */
 const recordInfo = (approval: ApprovalRecord): ApprovalRecordInfo => ({
@@ -73,7 +72,7 @@ export interface ApprovalServiceOptions {
   quorum?: Partial<Record<Risk, number | undefined>>;
 }
 
-/** Channels that may decide requests asked elsewhere, by their own approvers (`approvers.api`). */
+/** Channels whose approvers may decide requests asked elsewhere: an API key of an approver. */
 const decidesEverywhere: readonly Platform[] = ['api'];
 
 /**
@@ -147,14 +146,21 @@ export class ApprovalService {
       return { allowed: false, reason: 'It is decided where it was asked.' };
     if (approval.status !== 'pending' || approval.expiresAt <= new Date())
       return { allowed: false, reason: 'It no longer waits for a decision.' };
-    if (approval.votes?.some((vote) => samePerson(vote, user)))
-      return { allowed: false, reason: approvedAlready };
+    const again = votedAlready(this.policy.people, approval, user);
+    if (again) return { allowed: false, reason: again };
     return this.policy.mayDecide({
       ...decisionParties(approval),
       risk: approval.risk,
       user,
       ...(approval.quorum ? { quorum: approval.quorum } : {}),
     });
+  }
+
+  /** Whether `person`, through any of their identities, is one of the people `approval` was asked for. */
+  askedBy(approval: Parameters<typeof decisionParties>[0], person: Person): boolean {
+    return decisionParties(approval).requesters.some((requester) =>
+      this.policy.people.same(requester, person),
+    );
   }
 
   newApproval(input: Omit<NewApproval, 'approverIds' | 'quorum'>): NewApproval {
@@ -220,8 +226,8 @@ export class ApprovalService {
       return { ok: false, code: 'not_authorized', message: 'Standing approvals are not available here.' };
     const refusals: string[] = [];
     const allowed = open.filter((approval) => {
-      // Elsewhere, only that channel's own approvers decide (an API key listed in approvers.api): the
-      // policy compares people by platform and id, against the approver list in force now.
+      // Elsewhere (an API key), only an approver decides: the policy compares people, whichever identity
+      // makes them one, against the approver lists in force now.
       const check = { ...decisionParties(approval), risk: approval.risk, user, quorum: approval.quorum };
       const permission = standing ? this.policy.mayGrant(check) : this.policy.mayDecide(check);
       if (!permission.allowed) refusals.push(permission.reason);
@@ -240,15 +246,10 @@ export class ApprovalService {
     const standingUntil = standing
       ? new Date(Date.now() + this.options.standingApprovalHours * 3_600_000)
       : undefined;
-    const { after, changed, voted } = await applyDecision(this.store, allowed, input, user, standingUntil);
+    const decided = { people: this.policy.people, targets: allowed, input, user, standingUntil };
+    const { after, changed, voted, again } = await applyDecision(this.store, decided);
     if (changed.length === 0 && voted.length === 0) {
-      if (allowed.some((approval) => approval.votes.some((vote) => samePerson(vote, user))))
-        return {
-          ok: false,
-          code: 'not_authorized',
-          message: approvedAlready,
-          card: this.card(after),
-        };
+      if (again) return { ok: false, code: 'not_authorized', message: again, card: this.card(after) };
       return alreadyDecided(after, input.approvalId, this.card(after));
     }
     for (const approval of voted) {

@@ -51,7 +51,7 @@ function cardCall(
   policy: ApprovalPolicy,
   argumentsLimit: number,
 ): ApprovalCardCall {
-  const { confirmBy } = decisionParties(approval);
+  const { confirmBy, requesters } = decisionParties(approval);
   // What the approver reads is what runs: invisible controls that could reorder or hide text show, in the
   // arguments and in the summary.
   const argumentsJson = visibleControls(JSON.stringify(approval.arguments, null, 2));
@@ -70,7 +70,7 @@ function cardCall(
     whoMayApprove: [
       policy.describe(approval.risk, {
         platform: approval.platform,
-        requesterCount: approval.requesters.length,
+        requesters,
         confirmBy,
         quorum: approval.quorum,
         conversationKey: approval.conversationKey,

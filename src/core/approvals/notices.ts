@@ -1,6 +1,6 @@
 import type { ChatAdapter } from '../contracts/adapter.js';
 import { decodeConversationKey, encodeConversationKey } from '../contracts/conversation-key.js';
-import { type Person, type Platform, samePerson } from '../contracts/events.js';
+import type { Person, Platform } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ApprovalNoticeCard, ApprovalRecord, Store } from '../contracts/store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
@@ -78,7 +78,7 @@ export class ApprovalNotices {
     const address = decodeConversationKey(first.conversationKey);
     const told = first.noticeCards.filter((card) => card.stage === stage).map((card) => card.person);
     const people = this.recipients(waiting, stage).filter(
-      (person) => !told.some((other) => samePerson(other, person)),
+      (person) => !told.some((other) => this.policy.people.same(other, person)),
     );
     const note =
       stage === 'reminder'
@@ -109,7 +109,8 @@ export class ApprovalNotices {
   }
 
   /**
-   * Reminders: each approver who may decide a waiting call and has not approved it. Escalation: the people of
+   * Reminders: each approver who may decide a waiting call and has not approved it (through any of their
+   * identities: a person who approved on the API is not reminded on Slack). Escalation: the people of
    * `escalateTo` among them: a channel whose profile puts its own approvers in place is not shown to an on-call
    * person who may not decide there.
    */
@@ -126,7 +127,7 @@ export class ApprovalNotices {
       .filter((person) =>
         waiting.some(
           (approval) =>
-            !approval.votes.some((vote) => samePerson(vote, person)) &&
+            !approval.votes.some((vote) => this.policy.people.same(vote, person)) &&
             this.policy.mayDecide({
               ...decisionParties(approval),
               risk: approval.risk,

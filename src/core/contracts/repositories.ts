@@ -2,6 +2,7 @@ import type { Risk, ToolOrigin } from '../tools/tool.js';
 import type { ApprovalStatus } from './approval-card.js';
 import type { ChatUser, ConversationAddress, InboundMessage, Person, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
+import type { Identity } from './people.js';
 
 /**
  * The repositories of what the core records: the inbox, conversations, approvals, grants, audit and
@@ -278,9 +279,10 @@ export interface ApprovalRepository {
   setCardMessage(batchId: string, messageId: string): Promise<void>;
   /**
    * Adds one person's approval to a pending, unexpired call that needs several; undefined when it was not
-   * pending or they had approved it already (each person counts once).
+   * pending or they had approved it already through any of `identities` (every identity of the person voting:
+   * each person counts once).
    */
-  vote(id: string, vote: ApprovalVote): Promise<ApprovalRecord | undefined>;
+  vote(id: string, vote: ApprovalVote, identities: readonly Identity[]): Promise<ApprovalRecord | undefined>;
   /** Decides a pending, unexpired approval; undefined when it was not pending (someone else won). */
   decide(
     id: string,

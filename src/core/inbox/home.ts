@@ -1,5 +1,5 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
-import { type Person, samePerson } from '../contracts/events.js';
+import type { Person } from '../contracts/events.js';
 import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { Store } from '../contracts/store.js';
 
@@ -11,7 +11,8 @@ export const noCapabilities = (): Capabilities => ({ tools: [], agents: [] });
 
 /**
  * A person's own page, read from the store: the pending requests of their platform that they may decide
- * (the same permission a decision checks) or that they asked for, their recent conversations, and what
+ * (the same permission a decision checks) or that they asked for (through any of their identities: a task
+ * their API key scheduled into a Slack channel included), their recent conversations, and what
  * Butler can do. Decides nothing.
  */
 export async function readHome(
@@ -28,10 +29,7 @@ export async function readHome(
   const shown = pending.items.flatMap((approval) => {
     if (approval.expiresAt <= now) return [];
     const mayDecide = approvals.permission(approval, person).allowed;
-    const asked = approval.requesters.some((requester) =>
-      samePerson(person, { platform: approval.platform, id: requester.id }),
-    );
-    return mayDecide || asked ? [{ ...approval, mayDecide }] : [];
+    return mayDecide || approvals.askedBy(approval, person) ? [{ ...approval, mayDecide }] : [];
   });
   return { approvals: shown, conversations, capabilities: capabilities() };
 }

@@ -113,7 +113,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
       await db.update(approvals).set({ cardMessageId: messageId }).where(inBatch(batchId));
     },
 
-    async vote(id, vote) {
+    async vote(id, vote, identities) {
       const [row] = await db
         .update(approvals)
         .set({ votes: sql`${approvals.votes} || ${JSON.stringify([cleanJson(vote)])}::jsonb` })
@@ -122,7 +122,10 @@ export function approvalRepository(db: Database): ApprovalRepository {
             eq(approvals.id, id),
             eq(approvals.status, 'pending'),
             gt(approvals.expiresAt, sql`now()`),
-            sql`not ${approvals.votes} @> ${JSON.stringify([{ platform: vote.platform, id: vote.id }])}::jsonb`,
+            ...identities.map(
+              (identity) =>
+                sql`not ${approvals.votes} @> ${JSON.stringify([{ platform: identity.platform, id: identity.id }])}::jsonb`,
+            ),
           ),
         )
         .returning();

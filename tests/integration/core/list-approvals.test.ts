@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalTools } from '../../../src/core/approvals/approval-tools.js';
 import type { NewApproval, Store } from '../../../src/core/contracts/store.js';
+import { PeopleDirectory } from '../../../src/core/people/index.js';
 import { ApprovalPolicy } from '../../../src/core/tools/policy.js';
 import type { Tool, ToolContext } from '../../../src/core/tools/tool.js';
 import { createStore } from '../../../src/storage/store.js';
@@ -25,9 +26,8 @@ const elsewhere = 'slack:T1:C0DEV:200.2';
 beforeAll(async () => {
   database = await openTestDatabase();
   store = createStore(database.db);
-  [tool] = createApprovalTools(store.reads, new ApprovalPolicy({ slack: ['U0OLGA'] }), 'Europe/Berlin') as [
-    Tool,
-  ];
+  const policy = new ApprovalPolicy({ slack: ['U0OLGA'] }, new PeopleDirectory([]));
+  [tool] = createApprovalTools(store.reads, policy, 'Europe/Berlin') as [Tool];
   const ask = (
     conversationKey: string,
     toolName: string,

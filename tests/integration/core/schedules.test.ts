@@ -5,6 +5,7 @@ import { NotAllowedError } from '../../../src/core/contracts/errors.js';
 import type { ConversationAddress, InboundMessage, Person } from '../../../src/core/contracts/events.js';
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import type { ScheduleRecord, Store } from '../../../src/core/contracts/store.js';
+import { PeopleDirectory } from '../../../src/core/people/index.js';
 import {
   ScheduleBook,
   type ScheduleLimits,
@@ -52,7 +53,7 @@ const limits: ScheduleLimits = {
 function newBook(overrides: Partial<ScheduleLimits> = {}) {
   return new ScheduleBook({
     store,
-    policy: new ApprovalPolicy({ slack: [boss.id] }),
+    policy: new ApprovalPolicy({ slack: [boss.id] }, new PeopleDirectory([])),
     limits: { ...limits, ...overrides },
     logger: silentLogger,
     now,

@@ -4,13 +4,15 @@ import {
   encodeConversationKey,
 } from '../../../src/core/contracts/conversation-key.js';
 import type { Person } from '../../../src/core/contracts/events.js';
+import { PeopleDirectory } from '../../../src/core/people/index.js';
 import { profileApprovers } from '../../../src/core/profiles/index.js';
 import { ApprovalPolicy } from '../../../src/core/tools/policy.js';
 
 const slack = (id: string): Person => ({ platform: 'slack', id });
+const nobodyListed = new PeopleDirectory([]);
 
 describe('approval policy', () => {
-  const policy = new ApprovalPolicy({ slack: ['UAPPROVER', 'UBOSS'], api: ['UAPPROVER'] });
+  const policy = new ApprovalPolicy({ slack: ['UAPPROVER', 'UBOSS'], api: ['UAPPROVER'] }, nobodyListed);
   const decide = (risk: 'medium' | 'high', user: Person, requesters = [slack('UREQUESTER')]) =>
     policy.mayDecide({ risk, requesters, user }).allowed;
 
@@ -109,14 +111,16 @@ describe('approval policy', () => {
   });
 
   it('describes who may decide on the card', () => {
-    expect(new ApprovalPolicy({}).describe('high', { platform: 'slack', requesterCount: 1 })).toContain(
-      'no approver is configured',
-    );
-    expect(policy.describe('medium', { platform: 'slack', requesterCount: 1 })).toBe(
+    const one = [slack('UREQUESTER')];
+    const two = [slack('UREQUESTER'), slack('UCOLLEAGUE')];
+    expect(
+      new ApprovalPolicy({}, nobodyListed).describe('high', { platform: 'slack', requesters: one }),
+    ).toContain('no approver is configured');
+    expect(policy.describe('medium', { platform: 'slack', requesters: one })).toBe(
       'the requester or an approver',
     );
-    expect(policy.describe('medium', { platform: 'slack', requesterCount: 2 })).toBe('an approver');
-    expect(policy.describe('high', { platform: 'slack', requesterCount: 2 })).toBe(
+    expect(policy.describe('medium', { platform: 'slack', requesters: two })).toBe('an approver');
+    expect(policy.describe('high', { platform: 'slack', requesters: two })).toBe(
       'an approver other than the people who asked',
     );
   });
@@ -131,6 +135,7 @@ describe('approval policy with channel profiles', () => {
   });
   const policy = new ApprovalPolicy(
     { slack: ['UAPPROVER'], api: ['admin'] },
+    nobodyListed,
     profileApprovers([profile('docs', 'CDOCS', 'add'), profile('ops', 'COPS', 'replace')]),
   );
   const key = (channel: string) => `slack:T1:${channel}:1700000000.000100`;
