@@ -5,12 +5,7 @@ import {
   mainThread,
 } from '../../core/contracts/conversation-key.js';
 import { NotAllowedError } from '../../core/contracts/errors.js';
-import {
-  type ConversationAddress,
-  type Person,
-  type Platform,
-  samePerson,
-} from '../../core/contracts/events.js';
+import type { ConversationAddress, Person, Platform } from '../../core/contracts/events.js';
 import type { ScheduleRecord, Store } from '../../core/contracts/store.js';
 import { type ScheduleActor, type ScheduleBook, ScheduleRequestError } from '../../core/schedules/index.js';
 import { query } from './admin-routes.js';
@@ -137,9 +132,9 @@ export function scheduleRoutes(deps: ScheduleRouteDependencies): Route[] {
           : conversationId && encodeConversationKey(apiAddress(caller, checkedId(conversationId)));
         const listed = await book.list(actorOf(caller), key, status ? [status] : undefined);
         // The book shows approvers everyone's tasks in a conversation; a key without `read` reads no other
-        // conversation, so it sees its own tasks only, wherever it asks.
+        // conversation, so it sees its own person's tasks only (made through any of their identities).
         const admin = isAdmin(caller);
-        const items = listed.filter((schedule) => admin || samePerson(schedule.creator, keyPerson(caller)));
+        const items = listed.filter((schedule) => admin || book.isCreator(schedule, keyPerson(caller)));
         sendJson(response, 200, { items: items.map((schedule) => scheduleItem(schedule, caller)) });
       },
     },
@@ -175,7 +170,7 @@ export function scheduleRoutes(deps: ScheduleRouteDependencies): Route[] {
       scope: 'any',
       async handle({ response, caller, params }) {
         const schedule = await existing(book, params[0]);
-        if (!isAdmin(caller) && !samePerson(schedule.creator, keyPerson(caller)))
+        if (!isAdmin(caller) && !book.isCreator(schedule, keyPerson(caller)))
           throw new ApiError(403, 'not_allowed', `Task ${schedule.id} is not one of ${caller.name}'s.`);
         const runs = await deps.store.schedules.runs(schedule.id, recentRuns);
         sendJson(response, 200, {

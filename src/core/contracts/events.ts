@@ -17,7 +17,7 @@ export interface ConversationAddress {
 }
 
 export interface ChatUser {
-  /** Platform user id (Slack `U…`, Feishu `ou_…`). Authority for approvals, together with the platform. */
+  /** Platform user id (Slack `U…`, Feishu `ou_…`). Authority for approvals, with the platform (as people). */
   id: string;
   /** Display name, when the adapter knows it. */
   name?: string;
@@ -37,17 +37,11 @@ export interface ChatUser {
 
 /**
  * A user with the platform their id belongs to. Ids are unique only within a platform: an API key named
- * `U0ALICE` is not Slack's `U0ALICE`, so authority always compares both.
+ * `U0ALICE` is not Slack's `U0ALICE`, so authority always compares both, as people (`people.ts`: one person
+ * may have an identity on each platform).
  */
 export interface Person extends Omit<ChatUser, 'platform'> {
   platform: Platform;
-}
-
-export function samePerson(
-  left: Pick<Person, 'platform' | 'id'>,
-  right: Pick<Person, 'platform' | 'id'>,
-): boolean {
-  return left.platform === right.platform && left.id === right.id;
 }
 
 /** The user as a person of `platform` (where the id came from), unless the user names a platform of its own. */

@@ -1,4 +1,5 @@
 import type { Person } from './events.js';
+import type { Identity } from './people.js';
 import type { NewInboxEvent } from './repositories.js';
 
 /**
@@ -73,7 +74,8 @@ export interface DueDecision {
 
 export interface ScheduleFilter {
   conversationKey?: string;
-  creator?: Pick<Person, 'platform' | 'id'>;
+  /** Made by any of these identities (every identity of a person: their tasks, wherever they made them). */
+  creators?: readonly Identity[];
   /** Default: active and paused ones. */
   statuses?: readonly ScheduleStatus[];
   limit?: number;
@@ -85,8 +87,8 @@ export interface ScheduleRepository {
   list(filter: ScheduleFilter): Promise<ScheduleRecord[]>;
   /** How many tasks are active and paused (metrics); a status no task has is absent. */
   countByStatus(): Promise<Partial<Record<'active' | 'paused', number>>>;
-  /** Active tasks of a creator, and of a conversation (limits). */
-  countActive(by: { creator?: Pick<Person, 'platform' | 'id'>; conversationKey?: string }): Promise<number>;
+  /** Active tasks made by any of `creators` (a person's identities), and of a conversation (limits). */
+  countActive(by: { creators?: readonly Identity[]; conversationKey?: string }): Promise<number>;
   /**
    * Locks up to `limit` active tasks due at `now` (skipping ones another process holds), asks `decide` what
    * each slot becomes, and in one transaction records the slot (once: a slot already recorded is left alone),

@@ -1,9 +1,10 @@
 import type { TurnOutcome } from '../contracts/adapter.js';
 import { decodeConversationKey, encodeConversationKey } from '../contracts/conversation-key.js';
 import { NotAllowedError } from '../contracts/errors.js';
-import { type ConversationAddress, type Person, samePerson } from '../contracts/events.js';
+import type { ConversationAddress, Person } from '../contracts/events.js';
 import { isUuid } from '../contracts/ids.js';
 import type { Logger } from '../contracts/logger.js';
+import type { Identity } from '../contracts/people.js';
 import type { ScheduleRecord, ScheduleSource, ScheduleStatus, Store } from '../contracts/store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import { checkCron, describeTime, isTimeZone, nextSlot, parseMoment, shortestGapMs } from './timing.js';
@@ -88,8 +89,8 @@ export class ScheduleBook {
     if (!isTimeZone(timezone))
       throw new ScheduleRequestError(`"${timezone}" is not an IANA time zone (for example Europe/Berlin)`);
     const when = this.when(request, timezone);
-    const creator = { platform: request.creator.platform, id: request.creator.id };
-    if ((await store.schedules.countActive({ creator })) >= limits.maxActivePerPerson)
+    const creators = this.deps.policy.people.identitiesOf(request.creator);
+    if ((await store.schedules.countActive({ creators })) >= limits.maxActivePerPerson)
       throw new ScheduleRequestError(
         `${request.creator.name ?? request.creator.id} already has ${limits.maxActivePerPerson} active tasks, the most allowed; cancel one first`,
       );
@@ -157,14 +158,23 @@ export class ScheduleBook {
     return { cron: cron.value, first };
   }
 
-  /** Tasks a person sees: their own in `conversationKey` (all of them in it for an approver or admin). */
+  /**
+   * Tasks a person sees: their own in `conversationKey`, made through any of their identities (all of them in
+   * it for an approver or admin).
+   */
   async list(actor: ScheduleActor, conversationKey?: string, statuses?: readonly ScheduleStatus[]) {
-    const seesAll = actor.admin || this.deps.policy.isApprover(actor.person, conversationKey);
+    const { policy } = this.deps;
+    const seesAll = actor.admin || policy.isApprover(actor.person, conversationKey);
     return this.deps.store.schedules.list({
       ...(conversationKey ? { conversationKey } : {}),
-      ...(seesAll ? {} : { creator: actor.person }),
+      ...(seesAll ? {} : { creators: policy.people.identitiesOf(actor.person) }),
       ...(statuses ? { statuses } : {}),
     });
+  }
+
+  /** Whether `person` made the task, through any of their identities (an API key's task is its person's). */
+  isCreator(schedule: Pick<ScheduleRecord, 'creator'>, person: Identity): boolean {
+    return this.deps.policy.people.same(schedule.creator, person);
   }
 
   /** The task, or undefined for an id that names none (one that is no UUID included). */
@@ -199,7 +209,7 @@ export class ScheduleBook {
     const samePlatform =
       !actor.admin && decodeConversationKey(schedule.conversationKey).platform === actor.person.platform;
     const approver = samePlatform && policy.isApprover(actor.person, schedule.conversationKey);
-    if (!actor.admin && !samePerson(schedule.creator, actor.person) && !approver)
+    if (!actor.admin && !this.isCreator(schedule, actor.person) && !approver)
       throw new NotAllowedError(
         'Only the person who made this task, or an approver of its conversation, may change it.',
       );

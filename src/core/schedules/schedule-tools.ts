@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { onPlatform, samePerson } from '../contracts/events.js';
+import { onPlatform } from '../contracts/events.js';
 import type { ScheduleRecord } from '../contracts/store.js';
 import { defineTool } from '../tools/define-tool.js';
 import type { PersonalOwner, Tool, ToolContext } from '../tools/tool.js';
@@ -118,7 +118,7 @@ export function createScheduleTools(book: ScheduleBook): Tool[] {
       const person = asker(context);
       const cancelled = await book.cancel(input.id, { person });
       // Someone else's prompt is theirs: an approver who cancels it hears only whose task it was.
-      const own = samePerson(cancelled.creator, person);
+      const own = book.isCreator(cancelled, person);
       const what = own
         ? JSON.stringify(cancelled.prompt)
         : `made by ${cancelled.creator.name ?? cancelled.creator.id}`;

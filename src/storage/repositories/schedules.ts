@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, inArray, lte, notInArray, sql } from 'drizzle-orm';
+import type { Identity } from '../../core/contracts/people.js';
 import type {
   ScheduleRecord,
   ScheduleRepository,
@@ -12,8 +13,18 @@ import { inboxRepository } from './inbox.js';
 /** The outcomes that end a run; anything but `failed` ends a streak of failures. */
 const finalOutcomes: readonly ScheduleRunOutcome[] = ['replied', 'parked', 'stopped', 'failed'];
 
-const byCreator = (creator: { platform: string; id: string }) =>
-  sql`${schedules.creator} @> ${JSON.stringify({ platform: creator.platform, id: creator.id })}::jsonb`;
+/** Made by any of `creators`: none given matches nothing. */
+const byCreators = (creators: readonly Identity[]) =>
+  sql`(${sql.join(
+    [
+      sql`false`,
+      ...creators.map(
+        (creator) =>
+          sql`${schedules.creator} @> ${JSON.stringify({ platform: creator.platform, id: creator.id })}::jsonb`,
+      ),
+    ],
+    sql` or `,
+  )})`;
 
 export function scheduleRepository(db: Database): ScheduleRepository {
   return {
@@ -34,7 +45,7 @@ export function scheduleRepository(db: Database): ScheduleRepository {
     async list(filter) {
       const conditions = [inArray(schedules.status, [...(filter.statuses ?? ['active', 'paused'])])];
       if (filter.conversationKey) conditions.push(eq(schedules.conversationKey, filter.conversationKey));
-      if (filter.creator) conditions.push(byCreator(filter.creator));
+      if (filter.creators) conditions.push(byCreators(filter.creators));
       return db
         .select()
         .from(schedules)
@@ -55,7 +66,7 @@ export function scheduleRepository(db: Database): ScheduleRepository {
 
     async countActive(by) {
       const conditions = [eq(schedules.status, 'active')];
-      if (by.creator) conditions.push(byCreator(by.creator));
+      if (by.creators) conditions.push(byCreators(by.creators));
       if (by.conversationKey) conditions.push(eq(schedules.conversationKey, by.conversationKey));
       const [row] = await db
         .select({ count: sql<number>`count(*)::int` })

@@ -5,7 +5,7 @@ import { NotAllowedError } from '../../../src/core/contracts/errors.js';
 import type { ConversationAddress, InboundMessage, Person } from '../../../src/core/contracts/events.js';
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import type { ScheduleRecord, Store } from '../../../src/core/contracts/store.js';
-import { PeopleDirectory } from '../../../src/core/people/index.js';
+import { PeopleDirectory, type PersonListing } from '../../../src/core/people/index.js';
 import {
   ScheduleBook,
   type ScheduleLimits,
@@ -50,10 +50,10 @@ const limits: ScheduleLimits = {
   maxFailuresInARow: 3,
 };
 
-function newBook(overrides: Partial<ScheduleLimits> = {}) {
+function newBook(overrides: Partial<ScheduleLimits> = {}, people: PersonListing[] = []) {
   return new ScheduleBook({
     store,
-    policy: new ApprovalPolicy({ slack: [boss.id] }, new PeopleDirectory([])),
+    policy: new ApprovalPolicy({ slack: [boss.id] }, new PeopleDirectory(people)),
     limits: { ...limits, ...overrides },
     logger: silentLogger,
     now,
@@ -269,6 +269,29 @@ describe(`scheduled tasks (${databaseKind})`, () => {
     expect(
       (await book.list({ person: { ...carol, platform: 'feishu' } }, encodeConversationKey(address))).length,
     ).toBe(0);
+  });
+
+  it("counts a person's tasks through all their identities, and lets any of them see and change those", async () => {
+    const book = newBook({ maxActivePerPerson: 2 }, [{ name: 'ana', slack: ana.id, api: 'ana-key' }]);
+    const anaKey: Person = { platform: 'api', id: 'ana-key' };
+    const keyConversation = {
+      platform: 'api' as const,
+      workspace: 'ana-key',
+      channel: 'reminders',
+      thread: 'main',
+    };
+    const make = (creator: Person, address: ConversationAddress) =>
+      book.create({ creator, address, prompt: 'p', at: 'PT1H', isDirect: false, source: 'chat' });
+    const byKey = await make(anaKey, keyConversation);
+    const onSlack = await make(ana, newAddress());
+    await expect(make(anaKey, keyConversation)).rejects.toThrow(/already has 2 active tasks/);
+    const ids = (tasks: readonly ScheduleRecord[]) => tasks.map((task) => task.id).sort();
+    expect(ids(await book.list({ person: ana }))).toEqual(ids([byKey.schedule, onSlack.schedule]));
+    expect(ids(await book.list({ person: anaKey }))).toEqual(ids([byKey.schedule, onSlack.schedule]));
+    expect(book.isCreator(byKey.schedule, ana)).toBe(true);
+    await expect(book.cancel(byKey.schedule.id, { person: ben })).rejects.toBeInstanceOf(NotAllowedError);
+    expect(await book.cancel(byKey.schedule.id, { person: ana })).toMatchObject({ status: 'cancelled' });
+    expect(await book.pause(onSlack.schedule.id, { person: anaKey })).toMatchObject({ status: 'paused' });
   });
 
   it('lets the creator or an approver cancel, pause and resume; nobody else', async () => {
