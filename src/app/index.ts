@@ -168,7 +168,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     }),
   });
 
-  const budgets = file.budgets.length > 0 ? new BudgetBook(file.budgets, store, logger) : undefined;
+  const budgets = file.budgets.length > 0 ? new BudgetBook(file.budgets, store, people, logger) : undefined;
   const shares = new PacingShares(database, logger);
   const hooksOf: PlatformHooksOf = (platform) => ({
     ...(metrics

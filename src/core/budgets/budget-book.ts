@@ -1,10 +1,12 @@
 import type { Logger } from '../contracts/logger.js';
+import type { People } from '../contracts/people.js';
 import type { Store, UsageTotals } from '../contracts/store.js';
 import {
   amount,
   applies,
   type Budget,
   type BudgetSubject,
+  budgetIdentity,
   budgetKey,
   budgetLimits,
   capitalized,
@@ -45,14 +47,16 @@ export class BudgetBook {
   constructor(
     private readonly budgets: readonly Budget[],
     private readonly store: Store,
+    /** Who is who: a `user` budget counts every identity of its person. */
+    private readonly people: People,
     private readonly logger: Logger,
   ) {}
 
   /** Every limit of every budget the subject's spending counts toward, for the current period. */
   measure(subject: BudgetSubject, now = new Date()): Promise<LimitState[]> {
     return this.measureEach(
-      this.budgets.filter((budget) => applies(budget, subject)),
-      (budget) => labelOf(budget, subject),
+      this.budgets.filter((budget) => applies(budget, subject, this.people)),
+      (budget) => labelOf(budget, subject, this.people),
       now,
     );
   }
@@ -143,13 +147,11 @@ export class BudgetBook {
   }
 
   private totals(budget: Budget, since: Date): Promise<UsageTotals> {
-    const where =
-      budget.scope === 'workspace'
-        ? { workspace: budget.id }
-        : budget.scope === 'channel'
-          ? { channel: budget.id }
-          : { userId: budget.id };
-    return this.store.usage.totals({ platform: budget.platform, ...where, since });
+    const { usage } = this.store;
+    if (budget.scope === 'user')
+      return usage.totals({ users: this.people.identitiesOf(budgetIdentity(budget)), since });
+    const where = budget.scope === 'workspace' ? { workspace: budget.id } : { channel: budget.id };
+    return usage.totals({ platform: budget.platform, ...where, since });
   }
 
   /**

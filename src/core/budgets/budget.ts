@@ -1,11 +1,13 @@
-import type { ChatUser, ConversationAddress, Platform } from '../contracts/events.js';
+import { type ChatUser, type ConversationAddress, onPlatform, type Platform } from '../contracts/events.js';
+import type { Identity, People } from '../contracts/people.js';
 import type { UsageTotals } from '../contracts/store.js';
 import { formatCost, startOfUtcDay, startOfUtcMonth } from '../usage/usage-report.js';
 
 /**
  * A budget caps what one workspace, channel or person spends on the model per UTC day or calendar month,
- * counted from the usage each turn records (its sub-agents and compaction included). These are its shapes
- * and the words notes, answers and cards use for it.
+ * counted from the usage each turn records (its sub-agents and compaction included). A `user` budget names
+ * one identity and caps its person: what they spend through every identity, on every platform. These are its
+ * shapes and the words notes, answers and cards use for it.
  */
 
 export const budgetScopes = ['workspace', 'channel', 'user'] as const;
@@ -21,7 +23,7 @@ export type BudgetAction = (typeof budgetActions)[number];
 export interface Budget {
   scope: BudgetScope;
   platform: Platform;
-  /** The workspace, channel or user id, as the platform names it. */
+  /** The workspace, channel or user id, as the platform names it (a user: any identity of the person). */
   id: string;
   /** How notes and cards name it ("#ops"); absent: "this channel", "this workspace", the person's name. */
   name?: string | undefined;
@@ -62,13 +64,22 @@ export interface LimitState {
 export const budgetKey = (budget: Pick<Budget, 'scope' | 'platform' | 'id'>) =>
   `${budget.scope}:${budget.platform}:${budget.id}`;
 
-/** Whether the turn's spending counts toward `budget`. */
-export function applies(budget: Budget, subject: BudgetSubject): boolean {
-  const { address, person } = subject;
+/** The identity a `user` budget names. */
+export const budgetIdentity = (budget: Pick<Budget, 'platform' | 'id'>): Identity => ({
+  platform: budget.platform,
+  id: budget.id,
+});
+
+/** Whether the turn's requester is the person a `user` budget names, through whichever identity. */
+const chargesPerson = (budget: Budget, subject: BudgetSubject, people: People) =>
+  people.same(budgetIdentity(budget), onPlatform(subject.person, subject.address.platform));
+
+/** Whether the turn's spending counts toward `budget`: a person's wherever they spend it. */
+export function applies(budget: Budget, subject: BudgetSubject, people: People): boolean {
+  const { address } = subject;
+  if (budget.scope === 'user') return chargesPerson(budget, subject, people);
   if (budget.platform !== address.platform) return false;
-  if (budget.scope === 'workspace') return address.workspace === budget.id;
-  if (budget.scope === 'channel') return address.channel === budget.id;
-  return person.id === budget.id;
+  return budget.scope === 'workspace' ? address.workspace === budget.id : address.channel === budget.id;
 }
 
 export const isMonthly = (limit: BudgetLimit) => limit === 'costPerMonth';
@@ -93,10 +104,10 @@ export function amount(limit: BudgetLimit, value: number): string {
   return limit === 'tokensPerDay' ? `${numbers.format(Math.round(value))} tokens` : formatCost(value);
 }
 
-export function labelOf(budget: Budget, subject: BudgetSubject): string {
+export function labelOf(budget: Budget, subject: BudgetSubject, people: People): string {
   if (budget.name) return budget.name;
   if (budget.scope === 'user')
-    return budget.id === subject.person.id ? (subject.person.name ?? budget.id) : budget.id;
+    return chargesPerson(budget, subject, people) ? (subject.person.name ?? budget.id) : budget.id;
   return `this ${budget.scope}`;
 }
 

@@ -1,5 +1,6 @@
 import type { ChatUser, ConversationAddress, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage } from './messages.js';
+import type { Identity } from './people.js';
 import type { ConversationRecord, InboxOutcome, Memory, MemoryOwner } from './repositories.js';
 
 /**
@@ -154,15 +155,16 @@ export interface UsageRepository {
    */
   rollup(input: { groupBy: UsageGroup; since?: Date; until?: Date; limit?: number }): Promise<UsageRollup[]>;
   /**
-   * Usage since `since` of one conversation, one person (`platform` and `userId`), a workspace or a
-   * channel (`platform` with `workspace` or `channel`): every filter given applies.
+   * Usage since `since` of one conversation, one person (`users`: every identity of theirs, each the
+   * platform and id a turn's requester had), a workspace or a channel (`platform` with `workspace` or
+   * `channel`): every filter given applies.
    */
   totals(input: {
     conversationKey?: string;
     platform?: string;
     workspace?: string;
     channel?: string;
-    userId?: string;
+    users?: readonly Identity[];
     since: Date;
   }): Promise<UsageTotals>;
   /** All-time usage of each of these conversations that has any. */

@@ -1,5 +1,7 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
 import { utcDateTime } from '../contracts/approval-card.js';
+import { onPlatform } from '../contracts/events.js';
+import type { People } from '../contracts/people.js';
 import type { ApprovalGrant, Store } from '../contracts/store.js';
 import { formatUsageReport, startOfUtcDay, startOfUtcMonth } from '../usage/usage-report.js';
 import { budgetSubject } from './budget-note.js';
@@ -8,8 +10,8 @@ import type { Turn, TurnRunnerDeps } from './turn.js';
 /**
  * Messages Butler answers itself instead of asking the model. `revoke` ends every standing approval
  * ("Approve for this conversation") in the conversation; only an approver may. `usage` tells the
- * conversation's and the asker's token usage (and cost, when priced) today and this month, and how much of each
- * budget the turn counts toward is used.
+ * conversation's and the asker's token usage (the person's, through every identity of theirs), and cost when
+ * priced, today and this month, and how much of each budget the turn counts toward is used.
  */
 
 const revokePattern = /^\s*revoke\s*[.!]?\s*$/i;
@@ -17,13 +19,13 @@ const usagePattern = /^\s*usage\s*[.!?]?\s*$/i;
 
 /** The answer to a message that is a command; undefined when it is not one. */
 export async function answerCommand(
-  deps: Pick<TurnRunnerDeps, 'approvals' | 'store' | 'budgets'>,
+  deps: Pick<TurnRunnerDeps, 'approvals' | 'store' | 'budgets' | 'policy'>,
   turn: Turn,
   text: string,
 ): Promise<string | undefined> {
   if (isRevokeCommand(text)) return revokeStandingApprovals(deps.approvals, turn);
   if (usagePattern.test(text)) {
-    const usage = await describeUsage(deps.store, turn);
+    const usage = await describeUsage(deps.store, deps.policy.people, turn);
     return [usage, ...(await describeBudgets(deps, turn))].join('\n');
   }
   return undefined;
@@ -64,12 +66,15 @@ async function describeBudgets(deps: Pick<TurnRunnerDeps, 'budgets'>, turn: Turn
   }
 }
 
-/** This conversation's and the requester's usage today and this month (UTC); the turn asking is not in it yet. */
-export async function describeUsage(store: Store, turn: Turn, now = new Date()): Promise<string> {
+/**
+ * This conversation's and the requester's usage (every identity of theirs) today and this month (UTC); the
+ * turn asking is not in it yet.
+ */
+async function describeUsage(store: Store, people: People, turn: Turn, now = new Date()): Promise<string> {
   const today = startOfUtcDay(now);
   const month = startOfUtcMonth(now);
   const conversationKey = turn.conversation.key;
-  const person = { platform: turn.target.address.platform, userId: turn.requester.id };
+  const person = { users: people.identitiesOf(onPlatform(turn.requester, turn.target.address.platform)) };
   const [conversationToday, conversationMonth, personToday, personMonth] = await Promise.all([
     store.usage.totals({ conversationKey, since: today }),
     store.usage.totals({ conversationKey, since: month }),

@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, inArray, lt, lte, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import type { Identity } from '../../core/contracts/people.js';
 import type { UsageGroup, UsageRepository, UsageRollup, UsageTotals } from '../../core/contracts/store.js';
 import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
@@ -10,6 +11,13 @@ import { turnUsage } from '../schema.js';
  */
 
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+
+/** Turns any of `users` asked (one person's identities); none given matches nothing. */
+const byUsers = (users: readonly Identity[]) =>
+  or(
+    sql`false`,
+    ...users.map((user) => and(sql`${turnUsage.platform} = ${user.platform}`, eq(turnUsage.userId, user.id))),
+  );
 
 // Sums of int columns are bigint (strings in postgres.js): read as numbers.
 const total = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
@@ -69,7 +77,7 @@ export function usageRepository(db: Database): UsageRepository {
       return rows;
     },
 
-    async totals({ conversationKey, platform, workspace, channel, userId, since }) {
+    async totals({ conversationKey, platform, workspace, channel, users, since }) {
       const [row] = await db
         .select(sums)
         .from(turnUsage)
@@ -79,7 +87,7 @@ export function usageRepository(db: Database): UsageRepository {
             platform !== undefined ? sql`${turnUsage.platform} = ${platform}` : undefined,
             workspace !== undefined ? eq(turnUsage.workspace, workspace) : undefined,
             channel !== undefined ? eq(turnUsage.channel, channel) : undefined,
-            userId !== undefined ? eq(turnUsage.userId, userId) : undefined,
+            users !== undefined ? byUsers(users) : undefined,
             ...period(since, undefined),
           ),
         );

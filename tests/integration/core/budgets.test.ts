@@ -13,13 +13,16 @@ import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 /**
  * Budgets in a running Butler, over the scripted model: a spent `approve` budget parks the turn on an
  * approver's card, a `stop` budget answers without the model, warnings come once, sub-agents' tokens count
- * and a person's budget is theirs alone. Each test has its own channel, so its budget starts empty.
+ * and a person's budget is theirs alone, through every identity of theirs (`people:`). Each test has its own
+ * channel, so its budget starts empty.
  */
 
 const ana = { id: 'ana', name: 'Ana' };
 const ben = { id: 'ben', name: 'Ben' };
 const olga = { id: 'olga', name: 'Olga' };
 const uma = { id: 'uma', name: 'Uma' };
+const vera = { id: 'vera', name: 'Vera' };
+const veraOnFeishu = { id: 'ou_vera', name: 'Vera' };
 
 /** USD per million tokens: 1,000 prompt tokens cost $0.10. */
 const pricing = { 'test-model': { input: 100, output: 200 } };
@@ -38,6 +41,7 @@ const adminKey = 'admin-budgets-key-0123456789';
 let model: FakeModelServer;
 let toolServer: ToolServer;
 let platform: RecordingAdapter;
+let feishu: RecordingAdapter;
 let app: TestButler;
 let thread = 0;
 
@@ -45,6 +49,7 @@ beforeAll(async () => {
   model = await startFakeModelServer();
   toolServer = await startToolServer();
   platform = new RecordingAdapter();
+  feishu = new RecordingAdapter('feishu');
   app = await startTestButler({
     env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model', KEY_ADMIN: adminKey },
     config: {
@@ -72,9 +77,11 @@ beforeAll(async () => {
         channelBudget('later', { tokensPerDay: 20_000, onExceeded: 'approve' }),
         channelBudget('report', { warnAt: [0.5], costPerMonth: 10, onExceeded: 'stop' }),
         { scope: 'user', platform: 'console', id: 'uma', tokensPerDay: 500 },
+        { scope: 'user', platform: 'console', id: vera.id, tokensPerDay: 500 },
       ],
+      people: [{ name: 'vera', console: vera.id, feishu: veraOnFeishu.id }],
     },
-    adapters: [platform],
+    adapters: [platform, feishu],
   });
 });
 afterAll(async () => {
@@ -314,6 +321,24 @@ describe(`budgets on ${databaseKind}`, () => {
     await say(address, 'and again', ben);
     expect(platform.finalTexts().at(-1)).toBe('Ben again.');
     expect(model.requests).toHaveLength(3);
+  });
+
+  it("caps a person's spending through every identity of theirs, on every platform", async () => {
+    model.enqueue(
+      { text: 'For Vera.', usage: { promptTokens: 500, completionTokens: 100 } },
+      { text: 'Not reached.' },
+    );
+    await say(newAddress('vera'), 'hello', vera);
+    const onFeishu = { platform: 'feishu' as const, workspace: 'tenant', channel: 'oc_vera', thread: 'main' };
+    await say(onFeishu, 'and on Feishu', veraOnFeishu);
+    expect(feishu.finalTexts().at(-1)).toBe(
+      'Vera has used their 500 tokens for today; ask an admin to raise the budget.',
+    );
+    await say(onFeishu, 'usage', veraOnFeishu);
+    // `usage` tells her what she spent on either platform, and where her budget stands.
+    expect(feishu.finalTexts().at(-1)).toContain('You (Vera): today 600 tokens');
+    expect(feishu.finalTexts().at(-1)).toContain('Vera has used 120% of their 500 tokens for today');
+    expect(model.requests).toHaveLength(1);
   });
 
   it('says where each budget stands, in chat to `usage` and over the API', async () => {

@@ -317,7 +317,7 @@ describe(`usage accounting on ${databaseKind}`, () => {
       costUsd: 16.5,
     });
     expect(
-      await app.butler.store.usage.totals({ platform: 'feishu', userId: 'U1', since: window.since }),
+      await app.butler.store.usage.totals({ users: [{ platform: 'feishu', id: 'U1' }], since: window.since }),
     ).toEqual({ turns: 1, promptTokens: 10, completionTokens: 1, compactionTokens: 0, costUsd: null });
   });
 
