@@ -1,5 +1,11 @@
-import { type InboundMessage, onPlatform, type ThreadContextMessage } from '../contracts/events.js';
+import {
+  type ChatUser,
+  type InboundMessage,
+  onPlatform,
+  type ThreadContextMessage,
+} from '../contracts/events.js';
 import type { ConversationMessage } from '../contracts/messages.js';
+import { distinctPeople, type People } from '../contracts/people.js';
 import { type FileBudget, fileLines, newFileBudget, type ReceivedFiles } from '../files/index.js';
 import { cleanJson } from '../text/index.js';
 import type { Turn, TurnRunnerDeps } from './turn.js';
@@ -7,8 +13,21 @@ import type { Turn, TurnRunnerDeps } from './turn.js';
 /**
  * A turn's new messages as the conversation stores them: prepared by the adapter (names, thread context),
  * with the files they share fetched and described, and the notice the reply opens with when Butler cut a
- * message or left part of a file out.
+ * message or left part of a file out; and the people they come from.
  */
+
+/**
+ * Each person once, as they last wrote (whichever of their identities: a task their API key scheduled and
+ * their own Slack message are one person), in the order they last wrote (the last is whom the reply answers).
+ */
+export function requestersOf(people: People, messages: readonly InboundMessage[]): ChatUser[] {
+  const latestFirst = messages
+    .map((message) => ({ ...onPlatform(message.user, message.address.platform), user: message.user }))
+    .reverse();
+  return distinctPeople(people, latestFirst)
+    .map((each) => each.user)
+    .reverse();
+}
 
 /** What the reply says first when the intake cut a message to its length limit. */
 function cutNotice(messages: readonly InboundMessage[]): string | undefined {

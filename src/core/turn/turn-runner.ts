@@ -2,7 +2,7 @@ import { routedStep } from '../agents/router.js';
 import { buildSystemPrompt } from '../brain/prompt.js';
 import type { TurnOutcome } from '../contracts/adapter.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
-import type { ChatUser, InboundMessage } from '../contracts/events.js';
+import type { InboundMessage } from '../contracts/events.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord } from '../contracts/store.js';
 import type { Files } from '../files/index.js';
@@ -18,7 +18,7 @@ import { BackgroundWork } from './background-work.js';
 import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.js';
 import { answerCommand } from './commands.js';
 import { addTokens, resumeAgents, turnBinding } from './delegation.js';
-import { incomingMessages } from './incoming.js';
+import { incomingMessages, requestersOf } from './incoming.js';
 import {
   adapterFor,
   beginTurn,
@@ -42,16 +42,6 @@ import {
  * so a crash never leaves the conversation half-written; `inflight` on the conversation records
  * what was already posted so a retried turn overwrites its reply instead of posting a second one.
  */
-
-/** Each person once, in the order they last wrote (so the last is whom the reply answers). */
-function distinctPeople(users: readonly ChatUser[]): ChatUser[] {
-  const seen = new Map<string, ChatUser>();
-  for (const user of users) {
-    seen.delete(user.id);
-    seen.set(user.id, user);
-  }
-  return [...seen.values()];
-}
 
 /** The tool messages of a step, in the order of its calls. */
 const toolMessages = (calls: readonly ToolCall[], results: readonly ToolResult[]): ConversationMessage[] =>
@@ -96,7 +86,7 @@ export class TurnRunner {
         ...(last.user.team ? { userTeam: last.user.team } : {}),
         messageIds: messages.map((message) => message.messageId),
       },
-      requesters: distinctPeople(messages.map((message) => message.user)),
+      requesters: requestersOf(this.deps.policy.people, messages),
       isDirect: last.isDirect,
       trigger: 'message',
       scheduleId: schedule?.id,

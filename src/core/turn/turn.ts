@@ -73,7 +73,10 @@ export interface Turn {
   target: ReplyTarget;
   /** The person the turn answers last (its reply is addressed to them). */
   requester: ChatUser;
-  /** Everyone whose message the turn answers, in the order they last wrote; each is a requester of its calls. */
+  /**
+   * Everyone whose message the turn answers, each person once (whichever identity they wrote with), in the
+   * order they last wrote; each is a requester of its calls, and how many there are is how many people asked.
+   */
   requesters: ChatUser[];
   isDirect: boolean;
   /** The scheduled task this turn is a run of; absent when people's messages started it. */
