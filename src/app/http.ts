@@ -7,6 +7,7 @@ import type { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createHttpServer, type HttpServer, type RouteHandler } from '../http/server.js';
 import type { Metrics } from '../observability/metrics.js';
 import { type OpenDatabase, poolerNote } from '../storage/database.js';
+import type { Connections } from './connections.js';
 
 /** /readyz answers within about this long even when the database hangs. */
 const readinessPingMs = 1000;
@@ -23,11 +24,13 @@ export function createServer(
     api: ReturnType<typeof createApi> | undefined;
     database: OpenDatabase;
     mcp: McpServerGroup;
+    /** People's connections: the browser pages under the public URL, and each OAuth server's state. */
+    connections: Connections | undefined;
     metrics: Metrics | undefined;
     workerState: () => string;
   },
 ): HttpServer {
-  const { connectors, database, mcp } = parts;
+  const { connectors, database, mcp, connections } = parts;
   const routes = new Map<string, RouteHandler>();
   for (const connector of connectors)
     for (const [path, handler] of connector.routes) routes.set(path, handler);
@@ -36,7 +39,11 @@ export function createServer(
     logger: parts.logger,
     routes,
     limits: config.file.http,
-    prefixRoutes: new Map([...(parts.api?.prefixRoutes ?? []), ...createAdminConsole().prefixRoutes]),
+    prefixRoutes: new Map([
+      ...(parts.api?.prefixRoutes ?? []),
+      ...createAdminConsole().prefixRoutes,
+      ...(connections?.routes ?? []),
+    ]),
     metrics: parts.metrics?.render,
     readiness: async () => {
       const checks: Record<string, string> = { database: 'ok', worker: parts.workerState() };
@@ -51,7 +58,9 @@ export function createServer(
         ready: Object.values(checks).every((value) => value === 'ok'),
         checks,
         ...(pooler ? { database: pooler } : {}),
-        ...(mcp.servers.length > 0 ? { mcp: mcp.describe() } : {}),
+        ...(mcp.servers.length > 0 || connections
+          ? { mcp: { ...mcp.describe(), ...connections?.describe() } }
+          : {}),
       };
     },
   });

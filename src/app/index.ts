@@ -26,6 +26,7 @@ import { createMetrics } from '../observability/metrics.js';
 import { type OpenDatabase, openDatabase } from '../storage/database.js';
 import { createEventBus } from '../storage/event-bus.js';
 import { createStore } from '../storage/store.js';
+import { createConnections } from './connections.js';
 import { createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
@@ -102,10 +103,19 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
   const policy = new ApprovalPolicy(file.approvers, people, profileApprovers(config.channels));
   const adapters = new Map<Platform, ChatAdapter>();
   const schedules = createSchedules(config, store, policy, adapters, logger);
-  const { tools, mcp, toolProblems } = createTools(config, store, logger, [
-    ...schedules.tools,
-    ...createApprovalTools(store.reads, policy, file.schedules.defaultTimezone),
-  ]);
+  const connections = createConnections(config, store, people, logger);
+  const { tools, mcp, toolProblems } = createTools(
+    config,
+    store,
+    logger,
+    [
+      ...schedules.tools,
+      ...createApprovalTools(store.reads, policy, file.schedules.defaultTimezone),
+      ...(connections?.tools ?? []),
+    ],
+    connections?.sources,
+    connections?.book,
+  );
   // Served on the service's HTTP port; the terminal chat has none.
   const metrics =
     options.listen && file.metrics.enabled
@@ -193,6 +203,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
           schedules: { book: schedules.book, answersOn: (platform) => adapters.has(platform) },
           profileOf: (address) => firstCovering(config.channels, address)?.name,
           ...(budgets ? { budgets: () => budgets.standing() } : {}),
+          ...(connections ? { connections: connections.book } : {}),
         })
       : undefined;
   for (const adapter of [
@@ -218,6 +229,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     files,
     stops,
     ...(budgets ? { budgets } : {}),
+    ...(connections ? { connections: connections.book } : {}),
     options: turnOptions(config),
   });
   const { approvalPolicy } = file;
@@ -239,6 +251,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     isAllowed: (message) => service.isAllowed(message),
     notices,
     queueNotices: () => notices.queueDue(),
+    ...(connections ? { expireConnectionWaits: () => connections.book.expireWaits() } : {}),
   });
   const scheduler = schedules.scheduler(wake);
 
@@ -250,6 +263,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         api,
         database,
         mcp,
+        connections,
         metrics,
         workerState: () => (started ? 'ok' : 'starting'),
       })
@@ -265,10 +279,9 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     connectors,
     toolNames: () =>
       tools.all().map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
-    mcpStatus: () => mcp.describe(),
+    mcpStatus: () => ({ ...mcp.describe(), ...connections?.describe() }),
     mcpToolsWithoutCard: () =>
-      mcp
-        .tools()
+      [...mcp.tools(), ...(connections?.sources.flatMap((source) => source.tools()) ?? [])]
         .filter((tool) => tool.risk === 'low')
         .map((tool) => tool.name),
     port: 0,
@@ -279,10 +292,14 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
         ...connectors.map((connector) => connector.adapter.platform),
       ];
       if (connecting.length > 0) logger.info({ connecting }, `connecting: ${connecting.join(', ')}`);
-      await Promise.all([mcp.start(), ...connectors.map((connector) => connector.start())]);
+      await Promise.all([
+        mcp.start(),
+        connections?.start(),
+        ...connectors.map((connector) => connector.start()),
+      ]);
       const problems = toolProblems();
       if (problems.length > 0) {
-        await Promise.all([mcp.stop(), http?.close()]);
+        await Promise.all([mcp.stop(), connections?.stop(), http?.close()]);
         throw new ConfigError(problems);
       }
       await schedules.syncConfig();
@@ -303,7 +320,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await worker?.stop(deadlineMs);
       await shares.stop();
       stops.close();
-      await mcp.stop();
+      await Promise.all([mcp.stop(), connections?.stop()]);
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
       await bus?.close();
       await database.close();

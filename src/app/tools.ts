@@ -3,11 +3,11 @@ import type { ConfigIssue } from '../core/contracts/errors.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { Store } from '../core/contracts/store.js';
 import { createAttachFileTool } from '../core/files/index.js';
-import { createHttpTool } from '../core/tools/http-tool.js';
+import { type BearerTokens, createHttpTool } from '../core/tools/http-tool.js';
 import { McpServerGroup } from '../core/tools/mcp/server-group.js';
 import { createMemoryTools } from '../core/tools/memory-tools.js';
 import { includeFilter } from '../core/tools/name-patterns.js';
-import { ToolRegistry } from '../core/tools/registry.js';
+import { ToolRegistry, type ToolSource } from '../core/tools/registry.js';
 import type { Tool } from '../core/tools/tool.js';
 
 /**
@@ -15,16 +15,28 @@ import type { Tool } from '../core/tools/tool.js';
  * break (name clashes, high-risk tools nobody may approve), which stops a start and is logged when a server
  * connects later.
  */
-export function createTools(config: AppConfig, store: Store, logger: Logger, builtin: readonly Tool[] = []) {
+export function createTools(
+  config: AppConfig,
+  store: Store,
+  logger: Logger,
+  builtin: readonly Tool[] = [],
+  /** Servers reached on people's own connections (`app/connections.ts`), beside the supervised ones. */
+  accountServers: readonly ToolSource[] = [],
+  /** Connections' tokens, for HTTP tools whose calls act with one. */
+  bearer?: BearerTokens,
+) {
   const { file } = config;
   const toolList = [
     ...createMemoryTools(store.memories),
     createAttachFileTool(),
     ...builtin,
-    ...file.tools.map(createHttpTool),
+    ...file.tools.map((tool) => createHttpTool(tool, bearer)),
   ];
-  const mcp = new McpServerGroup(config.mcpServers, logger);
-  const tools = new ToolRegistry(toolList, mcp.servers, logger);
+  const mcp = new McpServerGroup(
+    config.mcpServers.filter((server) => !server.oauth),
+    logger,
+  );
+  const tools = new ToolRegistry(toolList, [...mcp.servers, ...accountServers], logger);
   /** What the tool lists known so far break: name clashes, high-risk tools nobody may approve, profile typos. */
   const toolProblems = (): ConfigIssue[] => [
     ...profilePatternProblems(config, tools),

@@ -24,6 +24,9 @@ export const envSchema = z.object({
       .optional(),
   ),
 
+  /** 32 bytes, base64 or hex; more after commas still decrypt (rotation). Encrypts OAuth tokens at rest. */
+  BUTLER_SECRET_KEY: optionalString,
+
   BUTLER_BASE_URL: optionalUrl,
   BUTLER_API_TOKEN: optionalString,
   BUTLER_MODEL: optionalString,

@@ -40,6 +40,11 @@ const httpTool = z
       .default(20 * 1_048_576),
     /** `refuse`: a redirect is an error; `same-origin`: followed within the URL's origin, request unchanged. */
     redirects: z.enum(['refuse', 'same-origin']).default('refuse'),
+    /** Calls carry the bearer token of the asker's (or the shared) connection to this OAuth MCP server. */
+    auth: z
+      .object({ connection: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 

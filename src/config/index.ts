@@ -13,6 +13,7 @@ import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
 import { approversByPlatform, peopleIssues } from './people.js';
+import { resolveSecretKeys } from './secret-key.js';
 import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig, SlackConfig } from './types.js';
 
 /**
@@ -260,6 +261,30 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
   const fromEnv = (text: string, missing: string[], secrets: string[]) =>
     interpolate(text, rawEnv, missing, secrets);
   const mcpServers = file ? resolveMcpServers(file.mcpServers, fromEnv, issues) : [];
+  const oauthServers = mcpServers.filter((server) => server.oauth).map((server) => server.name);
+  if (oauthServers.length > 0 && !env.BUTLER_PUBLIC_URL)
+    issues.push({
+      variable: 'BUTLER_PUBLIC_URL',
+      message: `required by the OAuth servers (${oauthServers.join(', ')}): Connect links and the OAuth redirect URI are under it`,
+    });
+  for (const [index, tool] of (file?.tools ?? []).entries()) {
+    const connection = tool.http.auth?.connection;
+    if (connection !== undefined && !oauthServers.includes(connection))
+      issues.push({
+        variable: `config file: tools.${index}.http.auth.connection`,
+        message: `names ${connection}, which is not an MCP server with \`oauth\``,
+      });
+  }
+  const secretKeys = resolveSecretKeys(
+    {
+      text: env.BUTLER_SECRET_KEY,
+      embedded: !env.DATABASE_URL,
+      dataDir: env.BUTLER_DATA_DIR,
+      needed: oauthServers.length > 0,
+    },
+    issues,
+    warnings,
+  );
   const apiKeys = file ? resolveApiKeys(file.api, fromEnv, issues) : [];
   const agentContext = { butlerModel: model, interpolate: fromEnv, issues };
   const agents = file ? resolveAgents(file.agents, agentContext) : [];
@@ -321,6 +346,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       feishu,
       langfuse,
       mcpServers,
+      secretKeys,
       apiKeys,
       agents,
       routing,

@@ -26,6 +26,19 @@ export const mcpServerSchema = z
     /** Streamable HTTP (falling back to the older SSE transport). */
     url: z.string().min(1).optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    /** The server wants OAuth 2.1 (the MCP authorization spec): whose account its calls use. */
+    oauth: z
+      .object({
+        identity: z.enum(['person', 'shared']),
+        clientId: z.string().min(1).optional(),
+        clientSecret: z.string().min(1).optional(),
+        scopes: z
+          .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'one scope token, no spaces'))
+          .optional(),
+        clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
+      })
+      .strict()
+      .optional(),
     timeoutMs: z.number().int().positive().max(600_000).default(mcpSettingDefaults.timeoutMs),
     connectTimeoutMs: z.number().int().positive().max(120_000).default(mcpSettingDefaults.connectTimeoutMs),
     maxResultChars: z.number().int().positive().default(mcpSettingDefaults.maxResultChars),
@@ -56,6 +69,18 @@ export const mcpServerSchema = z
         if (server[key] !== undefined) problem('only for a stdio server (with `command`)', key);
     if (server.command !== undefined && server.headers !== undefined)
       problem('only for an HTTP server (with `url`)', 'headers');
+    if (server.command !== undefined && server.oauth !== undefined)
+      problem('only for an HTTP server (with `url`)', 'oauth');
+    if (server.oauth?.clientSecret !== undefined && server.oauth.clientId === undefined)
+      problem('a client secret needs its `clientId`', 'oauth');
+    const authorization = Object.keys(server.headers ?? {}).some(
+      (name) => name.toLowerCase() === 'authorization',
+    );
+    if (server.oauth !== undefined && authorization)
+      problem(
+        'an OAuth server gets its Authorization header from the connection, not from `headers`',
+        'headers',
+      );
   });
 
 export const mcpServersSchema = z
@@ -111,9 +136,22 @@ export function resolveMcpServers(
     if (transport.kind === 'http' && !URL.canParse(transport.url)) {
       issues.push({ variable: `config file: mcpServers.${index}.url`, message: 'not a valid URL' });
     }
+    const { oauth } = server;
+    const clientSecret = oauth?.clientSecret === undefined ? undefined : value(oauth.clientSecret);
     return {
       name: server.name,
       transport,
+      ...(oauth
+        ? {
+            oauth: {
+              identity: oauth.identity,
+              ...(oauth.clientId ? { clientId: value(oauth.clientId) } : {}),
+              ...(clientSecret ? { clientSecret } : {}),
+              ...(oauth.scopes ? { scopes: oauth.scopes } : {}),
+              ...(oauth.clientMetadataUrl ? { clientMetadataUrl: oauth.clientMetadataUrl } : {}),
+            },
+          }
+        : {}),
       timeoutMs: server.timeoutMs,
       connectTimeoutMs: server.connectTimeoutMs,
       ...(server.tools.include ? { include: server.tools.include } : {}),
@@ -121,7 +159,8 @@ export function resolveMcpServers(
       trustAnnotations: server.trustAnnotations,
       maxResultChars: server.maxResultChars,
       maxResponseBytes: server.maxResponseBytes,
-      secrets,
+      // A client secret written into the file is kept out of logs as one given by `${VAR}` is.
+      secrets: clientSecret ? [...secrets, clientSecret] : secrets,
     };
   });
 }

@@ -1,3 +1,4 @@
+import type { SecretKey } from '../core/connections/secret-box.js';
 import type { ProfileRule } from '../core/profiles/index.js';
 import type { McpServerSettings } from '../core/tools/mcp/index.js';
 import type { ApiKey } from './api-keys.js';
@@ -76,6 +77,8 @@ export interface AppConfig {
   slack: SlackConfig | undefined;
   feishu: FeishuConfig | undefined;
   langfuse: LangfuseConfig;
+  /** The keys that seal secrets at rest (OAuth tokens), the sealing one first; undefined when none is needed. */
+  secretKeys: SecretKey[] | undefined;
   /** The HTTP API's keys, with `${VAR}` resolved (secrets: never log them). */
   apiKeys: ApiKey[];
   /** The config file's `mcpServers`, with `${VAR}` resolved. */

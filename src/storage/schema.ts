@@ -37,6 +37,7 @@ import type { ToolOrigin } from '../core/tools/tool.js';
 
 export { budgetNotices } from './budgets-schema.js';
 export { busEvents } from './bus-schema.js';
+export { connectionWaits, oauthConnections, oauthFlows, oauthServers } from './connections-schema.js';
 export { feedback } from './feedback-schema.js';
 export { fileContents, files } from './files-schema.js';
 export { butlerProcesses } from './roster-schema.js';

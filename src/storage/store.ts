@@ -4,6 +4,7 @@ import { agentRunRepository, routingRepository } from './repositories/agent-runs
 import { approvalRepository } from './repositories/approvals.js';
 import { auditRepository } from './repositories/audit.js';
 import { budgetRepository } from './repositories/budgets.js';
+import { connectionRepository } from './repositories/connections.js';
 import { conversationEventRepository } from './repositories/conversation-events.js';
 import { conversationRepository } from './repositories/conversations.js';
 import { feedbackRepository } from './repositories/feedback.js';
@@ -42,6 +43,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     schedules: guardRepository('schedules', scheduleRepository(db)),
     budgets: guardRepository('budgets', budgetRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
+    connections: guardRepository('connections', connectionRepository(db)),
     async transaction(work) {
       try {
         return await db.transaction((tx) =>

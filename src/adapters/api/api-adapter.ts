@@ -134,8 +134,15 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPref
       return file.id;
     },
 
+    // A conversation of the API is its key's alone: a link for that key goes into its events.
+    async sendPrivateLink(target, user, link) {
+      if (user.id !== target.address.workspace)
+        throw new Error('the API reaches only the key a conversation belongs to');
+      await appendInOrder(target, [{ type: 'private_link', ...link }]);
+    },
+
     async onTurnEvent(target, event) {
-      const ends = event.type === 'done' || event.type === 'error';
+      const ends = event.type === 'done' || event.type === 'error' || event.type === 'connection_required';
       await appendInOrder(target, [ends ? { ...event, ...answersOf(target) } : event]);
       if (ends) openReplies.delete(keyOf(target));
     },

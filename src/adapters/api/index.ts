@@ -1,6 +1,7 @@
 import type { ApiKey } from '../../config/api-keys.js';
 import { defaultStreamLimits, type StreamLimits } from '../../config/api-streams.js';
 import type { LimitState } from '../../core/budgets/index.js';
+import type { ConnectionBook } from '../../core/connections/index.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
 import type { ConversationAddress, Platform } from '../../core/contracts/events.js';
@@ -11,6 +12,7 @@ import { type RouteHandler, sendJson } from '../../http/server.js';
 import { adminRoutes } from './admin-routes.js';
 import { createApiAdapter } from './api-adapter.js';
 import { keyChecker } from './auth.js';
+import { connectionRoutes } from './connection-routes.js';
 import { ConversationFeed } from './conversation-feed.js';
 import { conversationRoutes } from './conversation-routes.js';
 import type { WatchTiming } from './conversation-watch.js';
@@ -46,6 +48,8 @@ export interface ApiOptions {
   profileOf?: (address: ConversationAddress) => string | undefined;
   /** Where each configured budget stands now (`/budgets`). */
   budgets?: () => Promise<readonly LimitState[]>;
+  /** People's connections to OAuth servers (`/connections`); absent when no server wants OAuth. */
+  connections?: ConnectionBook;
 }
 
 /**
@@ -83,6 +87,7 @@ export function createApi(options: ApiOptions) {
       ...fileRoutes(store),
       ...feedbackRoutes({ intake: options.intake, store }),
       ...scheduleRoutes({ ...options.schedules, store }),
+      ...(options.connections ? connectionRoutes(options.connections) : []),
       ...adminRoutes({
         intake: options.intake,
         store,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { connectionPaths } from './openapi-connections.js';
 import { anyJson, errors, idParameter, json, parameters, schema } from './openapi-parts.js';
 import { schedulePaths } from './openapi-schedules.js';
 import {
@@ -235,6 +236,7 @@ export function openApiDocument(serverUrl: string) {
         },
       },
       ...schedulePaths,
+      ...connectionPaths,
       '/feedback': read('listFeedback', 'Ratings of replies, most recently given first', pageQuery),
       '/audit': read('listAudit', 'Audit log of tool calls, newest first', auditQuery),
       '/usage': read('getUsage', 'Token usage and cost, rolled up', usageQuery),

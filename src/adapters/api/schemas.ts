@@ -92,6 +92,20 @@ export const conversationEvent = z.discriminatedUnion('type', [
     answers,
   }),
   z.object({ type: z.literal('error'), error: z.string(), answers }),
+  z.object({
+    type: z.literal('connection_required'),
+    server: z
+      .string()
+      .describe('The OAuth server the turn waits for; it goes on once the account is connected'),
+    expiresAt: z.string(),
+    answers,
+  }),
+  z.object({
+    type: z.literal('private_link'),
+    text: z.string(),
+    label: z.string(),
+    url: z.string().describe('Single-use and short-lived: open it in a browser (a Connect link)'),
+  }),
 ]);
 
 export const feedbackBody = z.strictObject({

@@ -16,6 +16,7 @@ import type { CardkitHealth } from './cardkit-health.js';
 import { destinationFor } from './destination.js';
 import type { FeishuApi } from './feishu-api-types.js';
 import { forwardedHistoryText } from './forwarded-history.js';
+import { linkCard } from './link-card.js';
 import { defuseMentions } from './mentions.js';
 import { parseFileLocator } from './message-files.js';
 import { sendFeishuFile } from './outbound-files.js';
@@ -168,6 +169,11 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
       };
       conversationLogger(address).info({ messageId }, 'Feishu direct chat opened with a note');
       return address;
+    },
+
+    // A Connect link goes to the person's direct chat (sent by open_id), never into a group, whoever is there.
+    async sendPrivateLink(_target, user, link) {
+      await api.sendToPerson(user.id, { msgType: 'interactive', content: linkCard(link) });
     },
 
     nameOf: (userId, workspace) => names.get(workspace, userId),

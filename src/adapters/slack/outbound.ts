@@ -12,7 +12,7 @@ import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
 import { type AgentSessions, createAgentSessions } from './agent-sessions.js';
 import { renderApprovalCard } from './approval-blocks.js';
-import { markdownToMrkdwn } from './mrkdwn.js';
+import { escapeMrkdwn, markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
 import { prepareMessage, UserNames } from './prepare.js';
 import {
@@ -23,6 +23,7 @@ import {
 } from './reply-format.js';
 import { SlackReply } from './reply-stream.js';
 import type { SlackApi } from './slack-api.js';
+import { SlackApiError } from './slack-api-error.js';
 
 export interface SlackAdapterDependencies {
   api: SlackApi;
@@ -224,6 +225,26 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
       const channel = await api.openDirectChannel(user.id);
       await api.postMessage({ channel, text: markdownToMrkdwn(note) });
       return { platform: 'slack', workspace, channel, thread: mainThread };
+    },
+
+    // Only the person sees it: an ephemeral message where they asked, else their DM (not a channel member).
+    async sendPrivateLink(target, user, link) {
+      const text = `${escapeMrkdwn(link.text)}\n<${link.url}|${escapeMrkdwn(link.label)}>`;
+      const blocks = [{ type: 'section', text: { type: 'mrkdwn', text } }];
+      const threadTs = replyThreadTs(target);
+      try {
+        await api.postEphemeral({
+          channel: target.address.channel,
+          user: user.id,
+          text,
+          blocks,
+          ...(threadTs ? { threadTs } : {}),
+        });
+      } catch (error) {
+        if (!(error instanceof SlackApiError) || error.slackError !== 'user_not_in_channel') throw error;
+        const channel = await api.openDirectChannel(user.id);
+        await api.postMessage({ channel, text, blocks });
+      }
     },
 
     nameOf: (userId) => names.get(userId),

@@ -63,7 +63,13 @@ export interface SlackApi {
     priority?: Priority;
   }): Promise<void>;
   deleteMessage(args: { channel: string; ts: string }): Promise<void>;
-  postEphemeral(args: { channel: string; user: string; text: string; threadTs?: string }): Promise<void>;
+  postEphemeral(args: {
+    channel: string;
+    user: string;
+    text: string;
+    threadTs?: string;
+    blocks?: SlackBlocks;
+  }): Promise<void>;
   /**
    * Starts a stream only when the workspace's chat.startStream budget has room now, and chat.stopStream's has
    * room for its stop (reserved until the stop is made, so a reply's end never waits for budget): undefined
@@ -253,8 +259,8 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     async deleteMessage({ channel, ts }) {
       await call('chat.delete', { channel, ts });
     },
-    async postEphemeral({ channel, user, text, threadTs }) {
-      await call('chat.postEphemeral', { channel, user, text, thread_ts: threadTs });
+    async postEphemeral({ channel, user, text, threadTs, blocks }) {
+      await call('chat.postEphemeral', { channel, user, text, thread_ts: threadTs, blocks });
     },
     async startStream({ channel, threadTs, markdownText, recipientUserId, recipientTeamId }) {
       const method = 'chat.startStream';

@@ -2,6 +2,7 @@ import type {
   ChatAdapter,
   OpenReplyOptions,
   PreparedMessage,
+  PrivateLink,
   ReplyStream,
   ReplyTarget,
   TurnEvent,
@@ -197,6 +198,11 @@ export class ConsoleAdapter implements ChatAdapter {
   ): Promise<ConversationAddress> {
     this.output.write(`${bold('butler ›')} ${note}\n\n`);
     return { ...terminalAddress, workspace };
+  }
+
+  /** The terminal has one person, at this machine: a link for them is shown here. */
+  async sendPrivateLink(_target: ReplyTarget, _user: ChatUser, link: PrivateLink): Promise<void> {
+    this.output.write(`${bold('butler ›')} ${link.text}\n  ${link.label}: ${link.url}\n\n`);
   }
 
   /** Saves the file on disk and says where; its path is what it was sent as. */

@@ -64,7 +64,9 @@ export type TurnEvent =
   | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
   /** `turnId` names the turn whose reply this ends (what feedback on it names). */
   | { type: 'done'; turnId: string; usage: { promptTokens: number; completionTokens: number } }
-  | { type: 'error'; error: string };
+  | { type: 'error'; error: string }
+  /** The turn parked until a person connects `server` (they were sent a private link). */
+  | { type: 'connection_required'; server: string; expiresAt: string };
 
 /** How a turn ended, for adapters that show a turn's life beside its reply (Slack's agent sessions). */
 export type TurnOutcome = 'replied' | 'parked' | 'stopped' | 'failed' | 'interrupted';
@@ -76,6 +78,13 @@ export interface TurnStart {
   text?: string;
   /** Whether the conversation had no history before this turn. */
   firstTurn: boolean;
+}
+
+/** A link for one person's eyes only (a Connect link): what to say, the button's label, the URL. */
+export interface PrivateLink {
+  text: string;
+  label: string;
+  url: string;
 }
 
 /** What the core needs from a platform to answer. Implemented by each adapter. */
@@ -143,6 +152,12 @@ export interface ChatAdapter {
    * message have one). Scheduled tasks that answer "remind me" use it. Throws when the platform refuses.
    */
   openDirectConversation?(user: ChatUser, workspace: string, note: string): Promise<ConversationAddress>;
+  /**
+   * Optional: shows `link` to `user` alone, never where others read it (Slack: an ephemeral message in the
+   * conversation; Feishu: a card in their direct chat; the API: an event on the key's own stream; the
+   * terminal: its one user). Throws when it cannot be delivered privately.
+   */
+  sendPrivateLink?(target: ReplyTarget, user: ChatUser, link: PrivateLink): Promise<void>;
   /**
    * Optional: the name the platform shows for `userId` in `workspace` (from its cached profile lookups), for
    * text about someone Butler knows only by id, such as who was reminded of a request. Undefined when the

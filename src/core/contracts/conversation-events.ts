@@ -21,6 +21,10 @@ export type ConversationEvent =
       answers?: string[];
     }
   | { type: 'message'; role: 'user' | 'assistant'; content: string }
+  /** The turn waits until someone connects `server`; the stream ends (it goes on in a later turn). */
+  | { type: 'connection_required'; server: string; expiresAt: string; answers?: string[] }
+  /** A link for the key's own use (a single-use Connect link to an OAuth server): open it in a browser. */
+  | { type: 'private_link'; text: string; label: string; url: string }
   /** A file Butler sent into the conversation; `url` downloads it (`GET /api/v1/files/{id}`). */
   | { type: 'file'; id: string; name: string; mimeType: string; size: number; url: string }
   /** `turnId`: the turn whose reply this ends (events stored before it was added have none). */
@@ -38,7 +42,10 @@ export interface StoredConversationEvent {
  * say which messages it answers.
  */
 export const isTurnEnd = (event: ConversationEvent, messageId?: string) =>
-  (event.type === 'done' || event.type === 'error' || event.type === 'confirm_required') &&
+  (event.type === 'done' ||
+    event.type === 'error' ||
+    event.type === 'confirm_required' ||
+    event.type === 'connection_required') &&
   (messageId === undefined || event.answers === undefined || event.answers.includes(messageId));
 
 export interface ConversationEventRepository {

@@ -19,6 +19,8 @@ export type InboxPayload =
   | InboundMessage
   | { kind: 'resume'; batchId: string; approvalId?: undefined }
   | { kind: 'resume'; approvalId: string; batchId?: undefined }
+  /** A turn parked until someone connected an account goes on: they connected, or the wait expired. */
+  | { kind: 'connected'; waitId: string }
   /** A waiting request's reminder or escalation: its card sent to people directly, once. */
   | { kind: 'notify'; batchId: string; stage: ApprovalNoticeCard['stage'] };
 

@@ -1,4 +1,5 @@
 import type { BudgetRepository } from './budget-records.js';
+import type { ConnectionRepository } from './connection-records.js';
 import type { ConversationEventRepository } from './conversation-events.js';
 import type { FeedbackRepository } from './feedback-records.js';
 import type { FileRepository } from './file-records.js';
@@ -110,6 +111,7 @@ export interface Store {
   schedules: ScheduleRepository;
   budgets: BudgetRepository;
   reads: ReadRepository;
+  connections: ConnectionRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
 }

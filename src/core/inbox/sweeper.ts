@@ -8,6 +8,14 @@ import type { TurnRunner } from '../turn/turn-runner.js';
  * inbox work), posts cards a crash kept from being shown, and prunes finished events past their retention.
  */
 
+/** Timed work beside approvals' expiry, from rooms the inbox does not know. */
+export interface SweepChores {
+  /** Queues the reminders and escalations of waiting requests that fell due. */
+  queueNotices?: () => Promise<number>;
+  /** Ends the waits for a connection past their deadline (their turns go on without the calls). */
+  expireConnectionWaits?: () => Promise<number>;
+}
+
 export interface SweeperOptions {
   sweepMs: number;
   /** Finished events are deleted this long after they finished. */
@@ -32,8 +40,7 @@ export class Sweeper {
     private readonly approvals: ApprovalService,
     private readonly options: SweeperOptions,
     private readonly logger: Logger,
-    /** Queues the reminders and escalations of waiting requests that fell due. */
-    private readonly queueNotices?: () => Promise<number>,
+    private readonly chores: SweepChores = {},
   ) {}
 
   start(): void {
@@ -58,7 +65,8 @@ export class Sweeper {
   private async sweep(): Promise<void> {
     try {
       await this.approvals.expireDue();
-      await this.queueNotices?.();
+      await this.chores.queueNotices?.();
+      await this.chores.expireConnectionWaits?.();
       // Six sweeps of grace so a turn that is posting its card right now is not raced.
       await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
     } catch (error) {

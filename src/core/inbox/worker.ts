@@ -7,7 +7,7 @@ import type { ClaimedBatch, Store } from '../contracts/store.js';
 import { TurnInterruptedError } from '../turn/turn.js';
 import type { TurnRunner } from '../turn/turn-runner.js';
 import { type DispatchExtras, type DispatchOptions, TurnDispatcher } from './dispatch.js';
-import { Sweeper, type SweeperOptions } from './sweeper.js';
+import { type SweepChores, Sweeper, type SweeperOptions } from './sweeper.js';
 
 /**
  * Takes work from the durable inbox: claims all pending events of one conversation under a lease
@@ -47,10 +47,10 @@ export class Worker {
     private readonly adapters: ReadonlyMap<Platform, ChatAdapter>,
     private readonly options: WorkerOptions,
     private readonly logger: Logger,
-    extras: DispatchExtras & { queueNotices?: () => Promise<number> } = {},
+    extras: DispatchExtras & SweepChores = {},
   ) {
     this.dispatcher = new TurnDispatcher(store, runner, adapters, options, logger, extras);
-    this.sweeper = new Sweeper(store, runner, approvals, options, logger, extras.queueNotices);
+    this.sweeper = new Sweeper(store, runner, approvals, options, logger, extras);
   }
 
   /**

@@ -1,7 +1,8 @@
 import { onPlatform } from '../contracts/events.js';
 import type { ToolCall } from '../contracts/messages.js';
+import type { Tool } from '../tools/tool.js';
 import { refuse, runTool, validateCall } from './run.js';
-import type { ParkedRun, PendingCall, Resolution, ToolResult, ToolScope } from './scope.js';
+import type { ConnectionNeed, ParkedRun, PendingCall, Resolution, ToolResult, ToolScope } from './scope.js';
 
 /**
  * Resolves a model step's tool calls: invalid ones get an error result, low-risk ones and those a standing
@@ -38,6 +39,7 @@ export async function resolveToolCalls(
   const pending: PendingCall[] = [];
   const delegations: ToolCall[] = [];
   const waiting = [...parked];
+  let need: ConnectionNeed | undefined;
   for (const call of calls) {
     if (resolved.has(call.id)) continue;
     if (scope.delegation?.handles(call)) {
@@ -50,6 +52,18 @@ export async function resolveToolCalls(
       continue;
     }
     const { tool, input } = checked;
+    const connection = await connectionOf(scope, tool, parked.length > 0);
+    if (connection.status === 'refused') {
+      results.push(await refuse(scope, call, tool.risk, connection.reason));
+      continue;
+    }
+    if (connection.status === 'missing') {
+      // One connection at a time: calls needing another one are looked at again once this one is made.
+      need ??= { server: connection.server, owner: connection.owner, callIds: [] };
+      if (need.server === connection.server && need.owner.key === connection.owner.key)
+        need.callIds.push(call.id);
+      continue;
+    }
     const personal = tool.personal?.(input, scope.requesters);
     if (personal && !personal.ok) {
       results.push(await refuse(scope, call, tool.risk, personal.error));
@@ -84,6 +98,8 @@ export async function resolveToolCalls(
     });
     results.push({ toolCallId: call.id, content: outcome.content });
   }
+  // Nothing is asked of anyone else while a connection is missing: the rest is resolved once it is made.
+  if (need) return { status: 'needs_connection', results, need };
   if (scope.delegation && delegations.length > 0) {
     for (const outcome of await scope.delegation.run(scope, delegations)) {
       if (outcome.status === 'done') results.push(outcome.result);
@@ -94,4 +110,21 @@ export async function resolveToolCalls(
   return pending.length > 0
     ? { status: 'needs_approval', results, pending, agents: waiting.map((run) => run.frame) }
     : { status: 'complete', results };
+}
+
+/**
+ * Whether `tool`'s connection is there for the people who asked. A call that needs a missing one parks the
+ * turn, except inside a sub-agent and beside parked sub-agent runs (whose state waits on a card): there it
+ * is refused, and Butler can connect the person and ask again.
+ */
+async function connectionOf(scope: ToolScope, tool: Tool, besideParkedRuns: boolean) {
+  if (!tool.connection || !scope.connections) return { status: 'ready' } as const;
+  const people = scope.requesters.map((requester) => onPlatform(requester, scope.address.platform));
+  const readiness = await scope.connections.readiness(tool.connection, people);
+  if (readiness.status === 'missing' && (besideParkedRuns || scope.agent !== undefined))
+    return {
+      status: 'refused',
+      reason: `${readiness.server} is not connected for ${readiness.owner.person.name ?? readiness.owner.person.id} yet, and this cannot wait here: Butler connects it (${readiness.server}__connect), then asks again.`,
+    } as const;
+  return readiness;
 }

@@ -1,4 +1,5 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
+import type { ConnectionBook, ConnectionOwner } from '../connections/connection-book.js';
 import type { TurnEvent } from '../contracts/adapter.js';
 import type { ChatUser, ConversationAddress } from '../contracts/events.js';
 import type { FileOrigin } from '../contracts/file-records.js';
@@ -51,6 +52,8 @@ export interface ToolScope {
   delegation?: Delegation;
   /** The sub-agent whose calls these are; absent for Butler's own. */
   agent?: string;
+  /** People's OAuth connections: a call that acts with one waits until it is there. Absent: none configured. */
+  connections?: ConnectionBook;
   /** Tells the platform about each call and its result (the HTTP API streams them); never throws. */
   report?: (event: TurnEvent) => Promise<void>;
   /**
@@ -87,6 +90,14 @@ export interface Delegation {
   run(scope: ToolScope, calls: readonly ToolCall[]): Promise<DelegationOutcome[]>;
 }
 
+/** Calls of a step that wait until `owner` connects `server` (the turn parks; they run as that person then). */
+export interface ConnectionNeed {
+  server: string;
+  owner: ConnectionOwner;
+  callIds: string[];
+}
+
 export type Resolution =
   | { status: 'complete'; results: ToolResult[] }
-  | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[]; agents: AgentFrame[] };
+  | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[]; agents: AgentFrame[] }
+  | { status: 'needs_connection'; results: ToolResult[]; need: ConnectionNeed };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { onPlatform, type Person } from '../contracts/events.js';
 import { truncateText } from '../text/index.js';
 import { checkArguments } from './define-tool.js';
 import { responseFile } from './http-file.js';
@@ -10,7 +11,7 @@ import {
   readCappedBytes,
   readCappedText,
 } from './http-request.js';
-import type { ArgumentsCheck, JsonSchema, Risk, Tool } from './tool.js';
+import type { ArgumentsCheck, JsonSchema, Risk, Tool, ToolConnection } from './tool.js';
 
 /** A tool defined in the config file that calls an HTTP endpoint with the validated arguments. */
 export interface HttpToolDefinition {
@@ -30,7 +31,21 @@ export interface HttpToolDefinition {
     /** A file answer (an image, a PDF, an attachment) larger than this is refused. */
     maxFileBytes: number;
     redirects: RedirectPolicy;
+    /** Calls carry the bearer token of a connection to this OAuth server (`mcpServers[].oauth`). */
+    auth?: { connection: string } | undefined;
   };
+}
+
+/**
+ * Access tokens of people's connections (`core/connections`), for HTTP tools that act with one. A call only
+ * gets here once its connection is ready (the turn parked until it was).
+ */
+export interface BearerTokens {
+  identityOf(server: string): ToolConnection['identity'] | undefined;
+  /** The access token of `as`'s connection (refreshed when due), with its version; undefined: none. */
+  token(server: string, as: Person): Promise<{ token: string; version: number } | undefined>;
+  /** The server refused the token of `version`: true once refreshed (by this call or another), false: gone. */
+  rejected(server: string, as: Person, version: number): Promise<boolean>;
 }
 
 /** Same key for the same tool call however often it is retried, so the endpoint can deduplicate. */
@@ -85,8 +100,17 @@ function checkAllowed(
   return undefined;
 }
 
-export function createHttpTool(definition: HttpToolDefinition): Tool<Record<string, unknown>> {
+export function createHttpTool(
+  definition: HttpToolDefinition,
+  bearer?: BearerTokens,
+): Tool<Record<string, unknown>> {
   const { http } = definition;
+  const server = http.auth?.connection;
+  const identity = server === undefined ? undefined : bearer?.identityOf(server);
+  if (server !== undefined && (!bearer || !identity))
+    throw new Error(
+      `the tool ${definition.name} uses the connection ${server}, which is not an OAuth server`,
+    );
   const hasBody = http.method !== 'GET' && http.method !== 'DELETE';
   const declared = Object.keys(isRecord(definition.input.properties) ? definition.input.properties : {});
   const fixedQuery = new Set(
@@ -101,6 +125,7 @@ export function createHttpTool(definition: HttpToolDefinition): Tool<Record<stri
     name: definition.name,
     description: definition.description,
     risk: definition.risk,
+    ...(server && identity ? { connection: { server, identity } } : {}),
     parameters,
     parse: (raw) => checkAllowed(raw, declared, fixedQuery) ?? checkArguments(schema, raw),
     summarize: (input) => `${definition.description.replace(/\.$/, '')} (${describeArguments(input)})`,
@@ -112,20 +137,26 @@ export function createHttpTool(definition: HttpToolDefinition): Tool<Record<stri
         }
       }
       // Arguments never become headers: these are the configured ones and Butler's own.
-      const response = await fetchWithinPolicy(
-        url,
-        {
-          method: http.method,
-          headers: {
-            ...http.headers,
-            'idempotency-key': idempotencyKey(context.conversationKey, context.callId),
-            ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      const send = (authorization: Record<string, string>) =>
+        fetchWithinPolicy(
+          url,
+          {
+            method: http.method,
+            headers: {
+              ...http.headers,
+              ...authorization,
+              'idempotency-key': idempotencyKey(context.conversationKey, context.callId),
+              ...(hasBody ? { 'content-type': 'application/json' } : {}),
+            },
+            ...(hasBody ? { body: JSON.stringify(input) } : {}),
+            signal: AbortSignal.any([context.signal, AbortSignal.timeout(http.timeoutMs)]),
           },
-          ...(hasBody ? { body: JSON.stringify(input) } : {}),
-          signal: AbortSignal.any([context.signal, AbortSignal.timeout(http.timeoutMs)]),
-        },
-        http.redirects,
-      );
+          http.redirects,
+        );
+      const response =
+        server && bearer
+          ? await sendAs(bearer, server, onPlatform(context.requester, context.address.platform), send)
+          : await send({});
       const file = response.ok ? responseFile(response.headers, url, definition.name) : undefined;
       if (file) {
         const { bytes, cut } = await readCappedBytes(response.body, http.maxFileBytes);
@@ -150,4 +181,29 @@ export function createHttpTool(definition: HttpToolDefinition): Tool<Record<stri
       return shown || `HTTP ${response.status} (empty body)`;
     },
   };
+}
+
+/** Sends with `as`'s bearer token; after a 401, once more with the refreshed one. */
+async function sendAs(
+  bearer: BearerTokens,
+  server: string,
+  as: Person,
+  send: (authorization: Record<string, string>) => Promise<Response>,
+): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const token = await bearer.token(server, as);
+    if (!token)
+      throw new HttpToolError(
+        'http_tool_status',
+        `the connection to ${server} is not there (or has lapsed); ask again to connect it`,
+      );
+    const response = await send({ authorization: `Bearer ${token.token}` });
+    if (response.status !== 401 || attempt > 0) return response;
+    await response.body?.cancel();
+    if (!(await bearer.rejected(server, as, token.version)))
+      throw new HttpToolError(
+        'http_tool_status',
+        `${server} refused the connection, which has lapsed; ask again to connect it`,
+      );
+  }
 }

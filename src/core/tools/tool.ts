@@ -42,6 +42,11 @@ export type ToolOrigin =
   | { kind: 'http' }
   | { kind: 'mcp'; server: string; tool: string };
 
+export interface ToolConnection {
+  server: string;
+  identity: 'person' | 'shared';
+}
+
 export type ArgumentsCheck<Input> = { ok: true; value: Input } | { ok: false; error: string };
 
 export type PersonalOwner = { ok: true; owner: ChatUser } | { ok: false; error: string };
@@ -57,6 +62,11 @@ export interface Tool<Input = unknown> {
   risk: Risk;
   /** Absent for built-in tools. */
   origin?: ToolOrigin;
+  /**
+   * Set for tools that act with an account connected over OAuth (`core/connections`): the person who asked
+   * (`person`), or the one connection an admin made (`shared`). Such a call waits until its account is connected.
+   */
+  connection?: ToolConnection;
   parse(raw: unknown): ArgumentsCheck<Input>;
   /** One line a person can read on an approval card. */
   summarize(input: Input): string;

@@ -1,16 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
+import { decodeConversationKey } from '../contracts/conversation-key.js';
 import { ModelError } from '../contracts/errors.js';
 import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ConversationMessage } from '../contracts/messages.js';
-import type { ApprovalRecord, InboxOutcome, Store, TurnUsageRecord } from '../contracts/store.js';
+import type {
+  AgentFrame,
+  ApprovalRecord,
+  InboxOutcome,
+  ResumeState,
+  Store,
+  TurnUsageRecord,
+} from '../contracts/store.js';
 import { countMessageTokens } from '../text/tokens.js';
 import type { Resolution } from '../tool-calls/index.js';
 import { costOf } from '../usage/pricing.js';
 import { budgetCardNote } from './budget-note.js';
-import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
+import { adapterFor, reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
 
 /**
  * How a turn ends: replied, parked for approval, or failed with a message to the user. Each ending
@@ -30,7 +38,7 @@ const longestRetryDelayMs = 30_000;
  * `internal_error`, HTTP 5xx) is tried again with backoff until `deliveryRetryMs` has passed; only then
  * does the turn fail. A shutdown stops the waiting: the restarted turn delivers the same text.
  */
-async function deliverReply(deps: TurnRunnerDeps, turn: Turn, text?: string): Promise<void> {
+export async function deliverReply(deps: TurnRunnerDeps, turn: Turn, text?: string): Promise<void> {
   const giveUpAt = Date.now() + deps.options.deliveryRetryMs;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -147,17 +155,7 @@ export async function parkTurn(
   if (turn.reply.opened) await deliverReply(deps, turn);
   const batchId = randomUUID();
   const expiresAt = new Date(Date.now() + options.approvalTtlMs);
-  const resume = {
-    turnId: turn.id,
-    assistant,
-    results: resolution.results,
-    isDirect: turn.isDirect,
-    replyMessageIds: await turn.reply.messageIds(),
-    ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
-    ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
-    ...(resolution.agents.length > 0 ? { agents: resolution.agents } : {}),
-    ...(turn.overBudget ? { overBudget: true } : {}),
-  };
+  const resume = await resumeStateOf(turn, assistant, resolution.results, resolution.agents);
   // Near a budget, the card (its first call) says what continuing may cost.
   const budgetNote = await budgetCardNote(deps, turn);
   const batch = await store.transaction(async (tx) => {
@@ -210,6 +208,51 @@ export async function parkTurn(
   turn.session.ended('parked');
   turn.observer.end({ status: 'parked' });
   await postApprovalCard(deps, turn.adapter, turn.target, batch, turn.log);
+}
+
+/** What a parked turn needs to go on in any process: the step that waits, and what it already has. */
+export async function resumeStateOf(
+  turn: Turn,
+  assistant: ResumeState['assistant'],
+  results: ResumeState['results'],
+  agents: readonly AgentFrame[] = [],
+): Promise<ResumeState> {
+  return {
+    turnId: turn.id,
+    assistant,
+    results,
+    isDirect: turn.isDirect,
+    replyMessageIds: await turn.reply.messageIds(),
+    ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
+    ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
+    ...(agents.length > 0 ? { agents: [...agents] } : {}),
+    ...(turn.overBudget ? { overBudget: true } : {}),
+  };
+}
+
+/** Posts the cards of batches that a crash kept from being shown. */
+export async function postMissingCards(deps: TurnRunnerDeps, olderThan: Date): Promise<void> {
+  const batches = new Map<string, ApprovalRecord[]>();
+  for (const approval of await deps.store.approvals.listWithoutCard(olderThan))
+    batches.set(approval.batchId, [...(batches.get(approval.batchId) ?? []), approval]);
+  for (const batch of batches.values()) {
+    const [first] = batch;
+    if (!first) continue;
+    const address = decodeConversationKey(first.conversationKey);
+    // Another process serving that platform posts it (the same sweep runs there).
+    if (!deps.adapters.has(address.platform)) continue;
+    await postApprovalCard(
+      deps,
+      adapterFor(deps, address.platform),
+      {
+        address,
+        ...(first.resume.replyTo ? { replyTo: first.resume.replyTo } : {}),
+        userId: first.requestedBy.id,
+      },
+      batch,
+      deps.logger,
+    );
+  }
 }
 
 /** Posts a batch's card and records where it is; a failure is told to the user in a notice. */
@@ -294,7 +337,7 @@ function usageRecord(deps: TurnRunnerDeps, turn: Turn): TurnUsageRecord {
   };
 }
 
-async function commitTurnWith(
+export async function commitTurnWith(
   deps: TurnRunnerDeps,
   tx: Store,
   turn: Turn,

@@ -1,14 +1,15 @@
 import { routedStep } from '../agents/router.js';
-import { buildSystemPrompt } from '../brain/prompt.js';
 import type { TurnOutcome } from '../contracts/adapter.js';
+import type { ConnectionWaitRecord } from '../contracts/connection-records.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
-import type { InboundMessage } from '../contracts/events.js';
+import type { ChatUser, InboundMessage } from '../contracts/events.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
-import type { ApprovalRecord } from '../contracts/store.js';
-import type { Files } from '../files/index.js';
+import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
 import {
   approvedCall,
   inCallOrder,
+  type ParkedRun,
+  type Resolution,
   resolveApprovedCall,
   resolveToolCalls,
   type ToolResult,
@@ -17,24 +18,19 @@ import {
 import { BackgroundWork } from './background-work.js';
 import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.js';
 import { answerCommand } from './commands.js';
-import { addTokens, resumeAgents, turnBinding } from './delegation.js';
+import { parkForConnection } from './connection-park.js';
+import { addTokens, resumeAgents } from './delegation.js';
 import { incomingMessages, requestersOf } from './incoming.js';
-import {
-  adapterFor,
-  beginTurn,
-  reportTurnEvent,
-  type Turn,
-  TurnInterruptedError,
-  type TurnRunnerDeps,
-} from './turn.js';
+import { beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import {
   completeTurn,
   failTurn,
   parkTurn,
-  postApprovalCard,
+  postMissingCards,
   redeliverTurn,
   stopTurn,
 } from './turn-endings.js';
+import { systemPromptOf, toolScopeOf } from './turn-scope.js';
 
 /**
  * Runs turns: a batch of new messages, or the continuation after an approval decision. A turn's
@@ -125,25 +121,15 @@ export class TurnRunner {
     if (!first) return;
     const { resume } = first;
     const address = decodeConversationKey(first.conversationKey);
-    const turn = await beginTurn(this.deps, {
-      conversationKey: first.conversationKey,
-      eventIds: [eventId],
-      target: {
-        address,
-        ...(resume.replyTo ? { replyTo: resume.replyTo } : {}),
-        userId: first.requestedBy.id,
-      },
-      requesters: first.requesters,
-      isDirect: resume.isDirect ?? false,
-      trigger: 'resume',
-      scheduleId: resume.scheduleId,
+    // The continuation's reply came after the card (or, without one, after the question).
+    const turn = await this.beginContinuation(
+      eventId,
+      first,
       signal,
-      // The continuation's reply came after the card (or, without one, after the question).
-      retriedAfter: retried ? (first.cardMessageId ?? resume.replyTo) : undefined,
-      shownBefore: resume.replyMessageIds ?? [],
-    });
-    if (turn.inflight.delivered) return this.released(turn, redeliverTurn(this.deps, turn));
-    if (resume.overBudget) turn.overBudget = true;
+      retried,
+      first.cardMessageId ?? undefined,
+    );
+    if (!turn) return;
     if (first.cardMessageId) {
       // Expiry has no click to redraw the card, and a click's own redraw is lost if Butler dies right
       // after storing the decision: the continuation makes sure the card shows the outcome.
@@ -153,29 +139,97 @@ export class TurnRunner {
           turn.log.warn({ err: error, batchId: first.batchId }, 'could not show the outcome on the card'),
         );
     }
+    await this.continueStep(turn, resume, async (scope) => {
+      if (isBudgetOverride(batch)) {
+        if (await overrideDecided(this.deps, turn, scope, first)) await this.converse(turn, []);
+        return undefined;
+      }
+      const decided: ToolResult[] = [];
+      for (const approval of batch.filter((entry) => !entry.agent))
+        decided.push(await resolveApprovedCall(scope, approval, approvedCall(approval, resume.assistant)));
+      return { decided, parked: await resumeAgents(turn, scope, batch, decided) };
+    });
+  }
+
+  /**
+   * Continues a turn parked until someone connected an account: its waiting calls are resolved again (they
+   * run as that person now, or wait for a card), or, when the wait expired, answered with why they did not run.
+   */
+  async runConnectionResume(
+    eventId: number,
+    wait: ConnectionWaitRecord,
+    signal: AbortSignal,
+    retried = false,
+  ) {
+    const turn = await this.beginContinuation(eventId, wait, signal, retried, undefined);
+    if (!turn) return;
+    await this.continueStep(turn, wait.resume, async () => {
+      // A process that has not seen the server's tools yet reads the list the connection stored.
+      await turn.profile.tools.settled();
+      if (wait.status !== 'expired') return { decided: [], parked: [] };
+      const who = wait.owner.name ?? wait.owner.id;
+      const content = `Not run: ${who} did not connect ${wait.server} before the wait ended.`;
+      return { decided: wait.callIds.map((toolCallId) => ({ toolCallId, content })), parked: [] };
+    });
+  }
+
+  private async beginContinuation(
+    eventId: number,
+    parked: { conversationKey: string; requestedBy: ChatUser; requesters: ChatUser[]; resume: ResumeState },
+    signal: AbortSignal,
+    retried: boolean,
+    shownAfter: string | undefined,
+  ): Promise<Turn | undefined> {
+    const { resume } = parked;
+    const turn = await beginTurn(this.deps, {
+      conversationKey: parked.conversationKey,
+      eventIds: [eventId],
+      target: {
+        address: decodeConversationKey(parked.conversationKey),
+        ...(resume.replyTo ? { replyTo: resume.replyTo } : {}),
+        userId: parked.requestedBy.id,
+      },
+      requesters: parked.requesters,
+      isDirect: resume.isDirect ?? false,
+      trigger: 'resume',
+      scheduleId: resume.scheduleId,
+      signal,
+      retriedAfter: retried ? (shownAfter ?? resume.replyTo) : undefined,
+      shownBefore: resume.replyMessageIds ?? [],
+    });
+    if (turn.inflight.delivered) {
+      await this.released(turn, redeliverTurn(this.deps, turn));
+      return undefined;
+    }
+    if (resume.overBudget) turn.overBudget = true;
+    return turn;
+  }
+
+  /**
+   * The parked step goes on: `decide` gives what became of the calls it waited for (undefined: it ended the
+   * turn itself), the rest are resolved as in any step, and the model is called again with all results.
+   */
+  private async continueStep(
+    turn: Turn,
+    resume: ResumeState,
+    decide: (scope: ToolScope) => Promise<{ decided: ToolResult[]; parked: ParkedRun[] } | undefined>,
+  ): Promise<void> {
     turn.session.start({ requester: turn.requester, firstTurn: false });
     turn.working.start();
     try {
       // The step that parked was the model's, after whatever it had read: treat it as steerable.
-      const scope = this.toolScope(turn, true);
-      if (isBudgetOverride(batch)) {
-        if (await overrideDecided(this.deps, turn, scope, first)) await this.converse(turn, []);
-        return;
-      }
+      const scope = toolScopeOf(this.deps, turn, true);
+      const outcome = await decide(scope);
+      if (!outcome) return;
       const { assistant } = resume;
-      const decided: ToolResult[] = [];
-      for (const approval of batch.filter((entry) => !entry.agent))
-        decided.push(await resolveApprovedCall(scope, approval, approvedCall(approval, assistant)));
-      const parked = await resumeAgents(turn, scope, batch, decided);
       // Batches leave nothing else; a turn parked before batches still has the calls after its one.
       const resolution = await resolveToolCalls(
         scope,
         assistant.toolCalls,
-        [...resume.results, ...decided],
-        parked,
+        [...resume.results, ...outcome.decided],
+        outcome.parked,
       );
-      if (resolution.status === 'needs_approval')
-        return await parkTurn(this.deps, turn, [], assistant, resolution);
+      if (await this.park(turn, [], assistant, resolution)) return;
       await this.converse(turn, [
         { role: 'assistant', content: assistant.content, toolCalls: assistant.toolCalls },
         ...toolMessages(assistant.toolCalls, resolution.results),
@@ -184,6 +238,21 @@ export class TurnRunner {
       this.endCosmetics(turn);
       await turn.stop?.release();
     }
+  }
+
+  /** Parks the turn when the step's calls wait for a decision or a connection; false when they are done. */
+  private async park(
+    turn: Turn,
+    pending: ConversationMessage[],
+    assistant: AssistantStep,
+    resolution: Resolution,
+  ): Promise<boolean> {
+    if (resolution.status === 'needs_approval')
+      await parkTurn(this.deps, turn, pending, assistant, resolution);
+    else if (resolution.status === 'needs_connection')
+      await parkForConnection(this.deps, turn, pending, assistant, resolution);
+    else return false;
+    return true;
   }
 
   /**
@@ -205,100 +274,19 @@ export class TurnRunner {
   }
 
   /** Posts the cards of batches that a crash kept from being shown. */
-  async postMissingCards(olderThan: Date): Promise<void> {
-    const batches = new Map<string, ApprovalRecord[]>();
-    for (const approval of await this.deps.store.approvals.listWithoutCard(olderThan))
-      batches.set(approval.batchId, [...(batches.get(approval.batchId) ?? []), approval]);
-    for (const batch of batches.values()) {
-      const [first] = batch;
-      if (!first) continue;
-      const address = decodeConversationKey(first.conversationKey);
-      // Another process serving that platform posts it (the same sweep runs there).
-      if (!this.deps.adapters.has(address.platform)) continue;
-      await postApprovalCard(
-        this.deps,
-        adapterFor(this.deps, address.platform),
-        {
-          address,
-          ...(first.resume.replyTo ? { replyTo: first.resume.replyTo } : {}),
-          userId: first.requestedBy.id,
-        },
-        batch,
-        this.deps.logger,
-      );
-    }
-  }
-
-  /** Sends the files a call produced into the turn's conversation, where its reply goes. */
-  private fileSender(turn: Turn, files: Files): NonNullable<ToolScope['deliverFiles']> {
-    return (callId, produced, origin) =>
-      files.delivery.deliver(
-        {
-          adapter: turn.adapter,
-          target: turn.target,
-          conversationKey: turn.conversation.key,
-          ...(files.publicUrl ? { publicUrl: files.publicUrl } : {}),
-          logger: turn.log,
-        },
-        // The provider's call id is unique only within a turn (some servers number calls call_0, call_1 …):
-        // keyed by the turn's first inbox event too, a retry of the turn finds its files, another turn does not.
-        { callId: `${turn.eventIds[0] ?? turn.id}:${callId}`, origin, files: produced },
-      );
-  }
-
-  private toolScope(turn: Turn, afterToolOutput: boolean): ToolScope {
-    const { delegator, tools, name: profile } = turn.profile;
-    return {
-      ...(delegator ? { delegation: delegator.forTurn(turnBinding(turn)) } : {}),
-      store: this.deps.store,
-      tools,
-      policy: this.deps.policy,
-      approvals: this.deps.approvals,
-      conversationKey: turn.conversation.key,
-      address: turn.target.address,
-      requester: turn.requester,
-      requesters: turn.requesters,
-      ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
-      isDirect: turn.isDirect,
-      ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
-      ...(profile ? { profile } : {}),
-      afterToolOutput,
-      observer: turn.observer,
-      logger: turn.log,
-      signal: turn.signal,
-      report: (event) => reportTurnEvent(turn, event),
-      ...(this.deps.files ? { deliverFiles: this.fileSender(turn, this.deps.files) } : {}),
-    };
-  }
-
-  private systemPrompt(turn: Turn, note?: string): string {
-    const { memories, pendingApprovals: pending } = turn.opening;
-    const pendingApprovals = pending.map(
-      (approval) =>
-        `- ${approval.toolName}: ${approval.summary} (requested by ${approval.requestedBy.name ?? approval.requestedBy.id})`,
-    );
-    const prompt = buildSystemPrompt({
-      operatorPrompt: this.deps.options.systemPrompt,
-      channelInstructions: turn.profile.instructions,
-      address: turn.target.address,
-      isDirect: turn.isDirect,
-      now: new Date(),
-      timezone: turn.requester.timezone,
-      scheduled: turn.scheduleId !== undefined,
-      memories,
-      pendingApprovals,
-    });
-    return note ? `${prompt}\n\n${note}` : prompt;
+  postMissingCards(olderThan: Date): Promise<void> {
+    return postMissingCards(this.deps, olderThan);
   }
 
   /** Runs or parks a step's tool calls: true when the turn parked, else the step joins `pending`. */
   private async resolveStep(turn: Turn, pending: ConversationMessage[], assistant: AssistantStep) {
     const afterToolOutput = pending.some((message) => message.role === 'tool');
-    const resolution = await resolveToolCalls(this.toolScope(turn, afterToolOutput), assistant.toolCalls, []);
-    if (resolution.status === 'needs_approval') {
-      await parkTurn(this.deps, turn, pending, assistant, resolution);
-      return true;
-    }
+    const resolution = await resolveToolCalls(
+      toolScopeOf(this.deps, turn, afterToolOutput),
+      assistant.toolCalls,
+      [],
+    );
+    if (await this.park(turn, pending, assistant, resolution)) return true;
     pending.push(
       { role: 'assistant', ...assistant },
       ...toolMessages(assistant.toolCalls, resolution.results),
@@ -341,7 +329,7 @@ export class TurnRunner {
       if (await endedByBudget(this.deps, turn, pending)) return;
       const routed = options.route ? await this.route(turn, pending) : { parked: false };
       if (routed.parked) return;
-      const systemPrompt = this.systemPrompt(turn, routed.note);
+      const systemPrompt = systemPromptOf(this.deps, turn, routed.note);
       let history = turn.opening.window;
       for (let step = 0; step < maxSteps; step++) {
         const prompt = await brain.prepare({

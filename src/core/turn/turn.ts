@@ -4,6 +4,7 @@ import type { Router } from '../agents/router.js';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { SessionBrain } from '../brain/session-brain.js';
 import type { BudgetBook } from '../budgets/index.js';
+import type { ConnectionBook } from '../connections/connection-book.js';
 import type { ChatAdapter, ReplyTarget, TurnEvent } from '../contracts/adapter.js';
 import type { ChatUser, Platform } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
@@ -59,6 +60,8 @@ export interface TurnRunnerDeps {
   budgets?: BudgetBook;
   /** Channel profiles; absent: every conversation gets the model, tools and agents above. */
   profiles?: ChannelProfiles;
+  /** People's OAuth connections; absent when no server needs one. */
+  connections?: ConnectionBook;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */

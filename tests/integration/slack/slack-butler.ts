@@ -1,3 +1,4 @@
+import type { TestButlerOptions } from '../../helpers/butler-app.js';
 import type { FakeModelServer } from '../../helpers/fake-model-server.js';
 import type { FakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { serviceTools, startPlatformButler } from '../../helpers/platform-butler.js';
@@ -9,9 +10,13 @@ export function startSlackButler(
   fake: FakeSlackApi,
   model: FakeModelServer,
   tools?: ToolServer,
-  options: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
+  options: Omit<TestButlerOptions, 'env' | 'config'> & {
+    env?: Record<string, string>;
+    config?: Record<string, unknown>;
+  } = {},
 ) {
   return startPlatformButler('slack', {
+    ...options,
     env: {
       SLACK_BOT_TOKEN: 'xoxb-integration',
       SLACK_SIGNING_SECRET: signingSecret,

@@ -73,17 +73,21 @@ export function createApi(key) {
       await readEvents(response, onEvent);
     },
     /**
-     * What this key may do. The API has no "who am I", so each scope is probed with a request it refuses
-     * before doing anything: an invalid body (400) means the scope is there, 403 that it is not.
+     * What the key may do, and its name (the identity its decisions are taken as); `connections` when a server
+     * wants OAuth (the API answers /connections only then).
      */
-    /** What the key may do, and its name (the identity its decisions are taken as). */
     async scopes() {
       const { name, scopes } = await (await send('/me')).json();
+      const connections = await send('/connections').then(
+        () => true,
+        () => false,
+      );
       return {
         name,
         read: scopes.includes('read'),
         chat: scopes.includes('chat'),
         approve: scopes.includes('approve'),
+        connections,
       };
     },
   };

@@ -5,6 +5,7 @@ import { ApiFailure, createApi } from './api.js';
 import { createApprovalsPanel } from './approvals.js';
 import { createAuditPanel } from './audit.js';
 import { createChatPanel } from './chat.js';
+import { createConnectionsPanel } from './connections.js';
 import { createConversationsPanel } from './conversations.js';
 import { byId, say } from './dom.js';
 import { followLiveEvents } from './live.js';
@@ -64,6 +65,8 @@ function open(api, scopes) {
     usage: scopes.read ? createUsagePanel(context) : undefined,
     // Every key has tasks: a read key sees everyone's, another its own.
     schedules: createSchedulesPanel(context),
+    // Only where a server wants OAuth (the API answers /connections then).
+    connections: scopes.connections ? createConnectionsPanel(context) : undefined,
     chat: scopes.chat ? createChatPanel(context) : undefined,
   };
   const tabs = setUpTabs(panels);

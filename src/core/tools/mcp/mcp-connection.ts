@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -132,6 +133,8 @@ export async function openMcpConnection(input: {
   events: ConnectionEvents;
   /** Where a stdio child without a configured `cwd` starts (never Butler's own working directory). */
   workingDirectory: () => string;
+  /** HTTP only: the OAuth provider whose access token goes with every request (`core/connections`). */
+  authProvider?: OAuthClientProvider;
 }): Promise<McpConnection> {
   const { settings, events, signal } = input;
   const attempt = { signal, timeoutMs: settings.connectTimeoutMs, onClosing: events.onClosing };
@@ -168,8 +171,9 @@ export async function openMcpConnection(input: {
     const url = new URL(transportSettings.url);
     const requestInit = { headers: transportSettings.headers };
     const fetch = cappedFetch(settings.maxResponseBytes);
+    const authProvider = input.authProvider ? { authProvider: input.authProvider } : {};
     try {
-      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch, ...authProvider });
       await connectClient(client, transport, attempt);
       transportKind = 'streamable-http';
       session = transport;
@@ -177,7 +181,11 @@ export async function openMcpConnection(input: {
       if (!worthSseFallback(streamableError) || signal.aborted) throw streamableError;
       client = newClient();
       try {
-        await connectClient(client, new SSEClientTransport(url, { requestInit, fetch }), attempt);
+        await connectClient(
+          client,
+          new SSEClientTransport(url, { requestInit, fetch, ...authProvider }),
+          attempt,
+        );
       } catch (sseError) {
         throw new Error(
           `${describeError(streamableError)}; then the SSE fallback: ${describeError(sseError)}`,

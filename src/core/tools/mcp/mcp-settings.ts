@@ -14,6 +14,21 @@ export type McpTransportSettings =
   | { kind: 'http'; url: string; headers: Record<string, string> };
 
 /**
+ * A Streamable HTTP server behind OAuth 2.1 (the MCP authorization spec): whose account its calls use, and
+ * the client Butler is there. Without a pre-registered `clientId` Butler registers itself dynamically.
+ */
+export interface McpOAuthSettings {
+  /** `person`: each person connects their own account; `shared`: one connection an admin makes. */
+  identity: 'person' | 'shared';
+  clientId?: string;
+  clientSecret?: string;
+  /** Asked for when the server names none (its `WWW-Authenticate` and metadata come first). */
+  scopes?: string[];
+  /** An HTTPS URL of Butler's client metadata document, for servers that take URL client ids. */
+  clientMetadataUrl?: string;
+}
+
+/**
  * One configured MCP server, already validated and with `${VAR}` references resolved by the config loader.
  * Plain data: this module neither reads the environment nor validates.
  */
@@ -21,6 +36,8 @@ export interface McpServerSettings {
   /** Prefix of its tools' names (`{name}__{tool}`) and the name on logs, cards and status. */
   name: string;
   transport: McpTransportSettings;
+  /** HTTP only: the server wants OAuth, and calls run on a person's (or the shared) connection. */
+  oauth?: McpOAuthSettings;
   /** Per call. */
   timeoutMs: number;
   /** Start-up, handshake and tool listing together; also how long a call waits for a reconnect in progress. */

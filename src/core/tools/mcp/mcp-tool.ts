@@ -1,3 +1,4 @@
+import { onPlatform, type Person } from '../../contracts/events.js';
 import { truncateText } from '../../text/index.js';
 import type { JsonSchema, Tool } from '../tool.js';
 import { McpToolCallError } from './mcp-errors.js';
@@ -23,12 +24,13 @@ export interface McpToolDefinition {
 
 /**
  * Calls a tool by its MCP name over whatever connection is live at that moment (never one captured when
- * the tool was built), with the server's timeout and the turn's signal.
+ * the tool was built), with the server's timeout and the turn's signal. `as`: the person the call runs as
+ * (whose connection an OAuth server's call uses).
  */
 export type McpToolCaller = (
   tool: string,
   input: ToolArguments,
-  options: { signal: AbortSignal },
+  options: { signal: AbortSignal; as: Person },
 ) => Promise<McpCallResult>;
 
 const maxDescriptionChars = 2_000;
@@ -61,10 +63,12 @@ export function createMcpTool(input: {
       trustAnnotations: settings.trustAnnotations,
     }),
     origin: { kind: 'mcp', server, tool: definition.name },
+    ...(settings.oauth ? { connection: { server, identity: settings.oauth.identity } } : {}),
     parse: validate,
     summarize: (args) => summarizeArguments(server, definition.name, args),
     async execute(args, context) {
-      const result = await input.call(definition.name, args, { signal: context.signal });
+      const as = onPlatform(context.requester, context.address.platform);
+      const result = await input.call(definition.name, args, { signal: context.signal, as });
       const text = formatToolResult(result, settings.maxResultChars);
       if (result.isError) {
         throw new McpToolCallError('mcp_tool_failed', { server, tool: definition.name }, text);

@@ -1,0 +1,126 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ConnectionBook, callbackPath, connectPath } from '../../core/connections/connection-book.js';
+import type { Logger } from '../../core/contracts/logger.js';
+import type { RouteHandler } from '../../http/server.js';
+
+/**
+ * The two pages a person's browser sees when connecting an account, under BUTLER_PUBLIC_URL:
+ * - `GET /connect/<link>` says what the link connects and offers a button; only the button's POST uses the
+ *   single-use link (a mail scanner or a chat's link preview that fetches the URL uses nothing) and sends the
+ *   browser on to the server's sign-in;
+ * - `GET /oauth/callback` is where the server sends it back: the sign-in completes once, and the turns
+ *   waiting for the connection go on.
+ * Pages carry no scripts, are never cached, and send no referrer (the link and the code stay out of logs).
+ */
+
+const linkToken = /^[A-Za-z0-9_-]{43}$/;
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+function page(response: ServerResponse, status: number, title: string, body: string): void {
+  response.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  });
+  response.end(
+    `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+      `<title>${escapeHtml(title)}</title><body style="font:16px system-ui;max-width:36em;margin:4em auto;padding:0 1em">` +
+      `<h1 style="font-size:1.3em">${escapeHtml(title)}</h1>${body}</body></html>`,
+  );
+}
+
+const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
+
+export function createConnectWeb(book: ConnectionBook, logger: Logger): Map<string, RouteHandler> {
+  const connect: RouteHandler = async (request, response) => {
+    const url = new URL(request.url ?? '/', 'http://butler');
+    const token = url.pathname.slice(connectPath.length);
+    if (!linkToken.test(token))
+      return page(response, 404, 'No such link', paragraph('This is not a Connect link.'));
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      const link = await book.peekLink(token);
+      if (!link)
+        return page(
+          response,
+          410,
+          'Link used or expired',
+          paragraph('Ask Butler again for a new link to connect.'),
+        );
+      return page(
+        response,
+        200,
+        `Connect ${link.server}`,
+        paragraph(
+          `Butler asks ${link.person} to connect their ${link.server} account. Continue to sign in there; this link works once.`,
+        ) +
+          `<form method="post"><button style="font:inherit;padding:.5em 1em">Continue to ${escapeHtml(link.server)}</button></form>`,
+      );
+    }
+    if (request.method !== 'POST')
+      return page(response, 405, 'Not allowed', paragraph('Use the link Butler sent.'));
+    request.resume();
+    try {
+      const opened = await book.openLink(token);
+      if (!opened.ok) return page(response, 410, 'Link used or expired', paragraph(opened.reason));
+      response.writeHead(303, {
+        location: opened.url.href,
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      });
+      response.end();
+    } catch (error) {
+      logger.warn({ err: error }, 'starting an authorization failed');
+      page(
+        response,
+        502,
+        'Could not reach the sign-in',
+        paragraph(`${errorMessage(error)}. Ask Butler again for a new link.`),
+      );
+    }
+  };
+
+  const callback: RouteHandler = async (request: IncomingMessage, response: ServerResponse) => {
+    if (request.method !== 'GET')
+      return page(response, 405, 'Not allowed', paragraph('Only the sign-in comes back here.'));
+    const query = new URL(request.url ?? '/', 'http://butler').searchParams;
+    const value = (name: string) => query.get(name) ?? undefined;
+    try {
+      const state = value('state');
+      const code = value('code');
+      const error = value('error');
+      const outcome = await book.complete({
+        ...(state ? { state } : {}),
+        ...(code ? { code } : {}),
+        ...(error ? { error } : {}),
+      });
+      if (!outcome.ok) return page(response, 400, 'Not connected', paragraph(outcome.reason));
+      page(
+        response,
+        200,
+        `Connected ${outcome.server}`,
+        paragraph('You can close this tab: Butler goes on where you asked, using your account.'),
+      );
+    } catch (error) {
+      logger.warn({ err: error }, 'completing an authorization failed');
+      page(
+        response,
+        502,
+        'Not connected',
+        paragraph(`${errorMessage(error)}. Ask Butler again for a new link.`),
+      );
+    }
+  };
+
+  return new Map([
+    [connectPath.replace(/\/$/, ''), connect],
+    [callbackPath, callback],
+  ]);
+}
+
+/** What went wrong, without anything the error might carry besides its message (never a token). */
+const errorMessage = (error: unknown) =>
+  error instanceof Error ? error.message.split('\n')[0]?.slice(0, 300) || error.name : 'Unknown error';
