@@ -5,6 +5,8 @@
 FROM node:20-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patches/ fixes a crash in the Postgres driver (see the patch); npm ci applies it with patch-package.
+COPY patches ./patches
 # Exactly the lockfile's production tree; npm's cache stays behind in this stage.
 RUN npm ci --omit=dev --no-audit --no-fund
 
