@@ -459,6 +459,22 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await auditor.page.context().close();
   }, 40_000);
 
+  // Near the end: its request stays pending, which the tests above would see.
+  it('offers no Approve in the chat for a high-risk call the signed-in key asked for, and says who decides', async () => {
+    model.enqueue({ toolCalls: [{ name: 'restart_service', arguments: '{"service":"chat-own"}' }] });
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.oncall);
+    await page.locator('#tab-chat').click();
+    await page.getByLabel('Message').fill('restart chat-own');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = page.locator('#chat-transcript [data-approval-id]');
+    await card.waitFor();
+    expect(await card.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
+    expect(await card.textContent()).toContain('High risk: an approver other than you decides.');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+
   // Last: its request stays pending (no key here may decide it), which the tests above would see.
   it('offers no Approve to a key that may not decide, and says why', async () => {
     // oncall asks itself: a high-risk call needs an approver other than the one who asked.

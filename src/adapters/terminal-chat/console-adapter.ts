@@ -33,6 +33,8 @@ export const terminalAddress: ConversationAddress = {
 export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
 
 export const dim = (text: string) => `\u001b[2m${text}\u001b[22m`;
+/** A line in Markdown italics (`_Stopped by ana._`) shown as italics, not with its underscores. */
+const italicLines = (text: string) => text.replace(/^_([^_\n]+)_$/gm, '\u001b[3m$1\u001b[23m');
 export const bold = (text: string) => `\u001b[1m${text}\u001b[22m`;
 
 /** Summary and arguments of a call; who may approve when calls differ in it; its outcome once decided. */
@@ -148,7 +150,7 @@ export class ConsoleAdapter implements ChatAdapter {
       },
       finish: async (text) => {
         // The final text may extend what was streamed (an error note) or replace it (a recovered reply).
-        this.output.write(text.startsWith(written) ? text.slice(written.length) : `\n${text}`);
+        this.output.write(italicLines(text.startsWith(written) ? text.slice(written.length) : `\n${text}`));
         this.output.write('\n\n');
         this.ended({ kind: 'reply' });
       },

@@ -109,6 +109,24 @@ export function createChatPanel(context) {
         reply = undefined;
         showConfirm(data);
         return;
+      case 'private_link':
+        // A Connect link for this key alone: the provider's sign-in opens in a tab of its own.
+        entry(
+          'tool',
+          'For you only',
+          h(
+            'p',
+            { class: 'text' },
+            data.text,
+            ' ',
+            h('a', { href: data.url, target: '_blank', rel: 'noopener noreferrer' }, data.label),
+          ),
+        );
+        return;
+      case 'connection_required':
+        reply = undefined;
+        say(statusLine, `Waiting until ${data.server} is connected; the answer goes on here after that.`);
+        return;
       case 'done':
         parkedOn = undefined;
         say(
@@ -170,7 +188,16 @@ export function createChatPanel(context) {
       h('p', { class: 'hint' }, 'Expires ', time(request.expiresAt), '.'),
     );
     card.dataset.approvalId = request.approvalId;
-    if (scopes.approve) {
+    // This key asked: it may confirm a medium-risk call of its own, never a high-risk one (separation of duties).
+    if (scopes.approve && request.risk === 'high')
+      card.append(
+        h(
+          'p',
+          { class: 'hint cannot-decide' },
+          'High risk: an approver other than you decides. Sign in with an approver’s key in another window and use the Approvals tab.',
+        ),
+      );
+    else if (scopes.approve) {
       card.append(
         decisionControls({
           id: `chat-${request.approvalId}`,
