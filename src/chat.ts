@@ -106,8 +106,11 @@ async function main(): Promise<void> {
   };
   const { maxFileBytes } = fileOptions(config);
 
+  const model = butler.demo
+    ? `the DEMO model (scripted replies, not an LLM; try "restart payments-api"${butler.demo.approver ? ', then /as demo-approver and /approve' : ''})`
+    : config.model.model;
   process.stdout.write(
-    `Butler chat with ${config.model.model}. You are "${user.id}". ${help}\n${dim(`Logs: ${logFile}`)}\n\n`,
+    `Butler chat with ${model}. You are "${user.id}". ${help}\n${dim(`Logs: ${logFile}`)}\n\n`,
   );
   // The line iterator queues what is typed while Butler answers; nothing typed ahead is lost.
   const terminal = createInterface({ input: process.stdin, output: process.stdout });

@@ -40,13 +40,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info(
-    startupBanner(config, {
+    startupBanner(butler.config, {
       port: butler.port,
       databaseLocation: butler.database.location,
       databaseNote: poolerNote(butler.database),
       tools: butler.toolNames(),
       mcp: butler.mcpStatus(),
       mcpWithoutCard: butler.mcpToolsWithoutCard(),
+      demo: butler.demo !== undefined,
+      demoApprover: butler.demo?.approver ?? false,
     }),
   );
 

@@ -27,6 +27,7 @@ import { type OpenDatabase, openDatabase } from '../storage/database.js';
 import { createEventBus } from '../storage/event-bus.js';
 import { createStore } from '../storage/store.js';
 import { createConnections } from './connections.js';
+import { startDemo } from './demo.js';
 import { createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
@@ -72,6 +73,8 @@ export interface Butler {
   readonly connectors: readonly PlatformConnector[];
   /** Tools offered now, with their risk, for the start-up banner. */
   toolNames(): string[];
+  /** Demo mode (`BUTLER_MODEL=demo`): the scripted model answers; `approver` when Butler made `demo-approver`. */
+  readonly demo: { approver: boolean } | undefined;
   /** Each MCP server's state in words (banner, /readyz). */
   mcpStatus(): Record<string, string>;
   /** MCP tools that run without an approval card (low risk by annotation or override), for the banner. */
@@ -83,8 +86,10 @@ export interface Butler {
   stop(deadlineMs?: number): Promise<void>;
 }
 
-export async function createButler(config: AppConfig, options: CreateButlerOptions): Promise<Butler> {
+export async function createButler(configured: AppConfig, options: CreateButlerOptions): Promise<Butler> {
   const { logger } = options;
+  const demo = await startDemo(configured, logger);
+  const config = demo?.config ?? configured;
   const { file } = config;
   const database = await openDatabase({
     url: config.databaseUrl,
@@ -112,6 +117,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       ...schedules.tools,
       ...createApprovalTools(store.reads, policy, file.schedules.defaultTimezone),
       ...(connections?.tools ?? []),
+      ...(demo?.tools ?? []),
     ],
     connections?.sources,
     connections?.book,
@@ -277,6 +283,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
     schedules: schedules.book,
     database,
     connectors,
+    demo: demo ? { approver: demo.approver } : undefined,
     toolNames: () =>
       tools.all().map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
     mcpStatus: () => ({ ...mcp.describe(), ...connections?.describe() }),
@@ -324,6 +331,7 @@ export async function createButler(config: AppConfig, options: CreateButlerOptio
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
       await bus?.close();
       await database.close();
+      await demo?.close();
     },
   };
   return butler;

@@ -9,6 +9,11 @@ import type { AgentConfig, ModelEndpoint, RoutingConfig } from './types.js';
  * router may name their own model; `${VAR}` in `baseUrl` and `apiKey` is read from the environment.
  */
 
+/** `BUTLER_MODEL=demo` without a base URL: Butler's scripted demo model, which Butler serves itself. */
+export const demoModelName = 'demo';
+/** Where a demo endpoint points until Butler has started the demo model (never reachable: `.invalid`). */
+export const demoModelUrl = 'http://demo-model.invalid/v1';
+
 /** Local endpoints (Ollama, vLLM) need no key, but the openai SDK insists on one. */
 const placeholderApiKey = 'not-needed';
 

@@ -1,3 +1,4 @@
+import { policyLines } from './policy-banner.js';
 import type { AppConfig } from './types.js';
 
 /**
@@ -15,6 +16,9 @@ export function startupBanner(
     mcp: Record<string, string>;
     /** MCP tools that run without a card: an admin should see them before anyone asks for one. */
     mcpWithoutCard: string[];
+    /** The demo model answers (`BUTLER_MODEL=demo`); `demoApprover`: Butler made the terminal's approver. */
+    demo?: boolean;
+    demoApprover?: boolean;
   },
 ): string {
   const line = (name: string, state: string, hint?: string) =>
@@ -29,13 +33,19 @@ export function startupBanner(
       : line('database', `embedded PGlite in ${facts.databaseLocation}`, 'set DATABASE_URL to use Postgres'),
   );
   lines.push(
-    config.model
-      ? line('model', `${config.model.model} at ${config.model.baseUrl ?? 'https://api.openai.com/v1'}`)
-      : line(
+    facts.demo
+      ? line(
           'model',
-          'OFF: messages get a "no model configured" reply',
-          'set BUTLER_MODEL, BUTLER_BASE_URL, BUTLER_API_TOKEN',
-        ),
+          'DEMO: scripted replies, not an LLM',
+          'set BUTLER_MODEL, BUTLER_BASE_URL, BUTLER_API_TOKEN for a real one',
+        )
+      : config.model
+        ? line('model', `${config.model.model} at ${config.model.baseUrl ?? 'https://api.openai.com/v1'}`)
+        : line(
+            'model',
+            'OFF: messages get a "no model configured" reply',
+            'set BUTLER_MODEL, BUTLER_BASE_URL, BUTLER_API_TOKEN',
+          ),
   );
   const compactionModel = config.compaction.model?.model ?? 'the Butler model';
   lines.push(
@@ -107,5 +117,7 @@ export function startupBanner(
   } else if (config.agents.length > 0) {
     lines.push(line('routing', 'off: Butler delegates when it decides to', 'routing.enabled: true'));
   }
+  const policy = policyLines(config, facts, line);
+  lines.push(...policy.lines, ...policy.warnings.map((warning) => line('WARNING', warning)));
   return lines.join('\n');
 }

@@ -4,7 +4,14 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../core/contracts/errors.js';
 import type { Platform } from '../core/contracts/events.js';
-import { modelEndpoint, overrideEndpoint, resolveAgents, resolveRouting } from './agents.js';
+import {
+  demoModelName,
+  demoModelUrl,
+  modelEndpoint,
+  overrideEndpoint,
+  resolveAgents,
+  resolveRouting,
+} from './agents.js';
 import { resolveApiKeys } from './api-keys.js';
 import { approvalPolicyIssues, escalationWarnings } from './approval-policy.js';
 import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
@@ -21,6 +28,7 @@ import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig, SlackConfig
  * rules in one place, and returns a typed config or a ConfigError naming every bad variable.
  */
 
+export { demoModelUrl } from './agents.js';
 export type {
   AgentConfig,
   AppConfig,
@@ -184,9 +192,12 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       variable: 'DATABASE_DIRECT_URL',
       message: 'needs DATABASE_URL: it names the server behind the pooler DATABASE_URL points at',
     });
+  // `demo` without an endpoint is Butler's scripted demo model, served by Butler itself (src/app/demo.ts).
+  const demo = env.BUTLER_MODEL === demoModelName && !env.BUTLER_BASE_URL;
   const model = env.BUTLER_MODEL
-    ? modelEndpoint(env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL)
+    ? modelEndpoint(demo ? demoModelUrl : env.BUTLER_BASE_URL, env.BUTLER_API_TOKEN, env.BUTLER_MODEL)
     : undefined;
+  if (demo) warnings.push('BUTLER_MODEL=demo: a scripted demo model answers, not an LLM');
 
   const compactionEndpointSet =
     env.BUTLER_CONTEXT_COMPACTION_BASE_URL || env.BUTLER_CONTEXT_COMPACTION_API_TOKEN;

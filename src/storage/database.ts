@@ -132,6 +132,7 @@ async function openPglite(dataDir: string, logger: Logger): Promise<OpenDatabase
   let releaseLock = () => {};
   let location = dataDir;
   let client: PGlite;
+  let creating = inMemory;
   if (inMemory) {
     client = new PGlite();
   } else {
@@ -139,10 +140,16 @@ async function openPglite(dataDir: string, logger: Logger): Promise<OpenDatabase
     mkdirSync(directory, { recursive: true });
     releaseLock = takeLock(join(directory, 'butler.lock'));
     location = join(directory, 'pglite');
+    creating = !existsSync(location);
     client = new PGlite(location);
   }
   // The first start creates the embedded database: several seconds with nothing else to show.
-  logger.info({ database: location }, 'opening the embedded database and applying migrations');
+  logger.info(
+    { database: location },
+    creating
+      ? 'first start: creating the embedded database (about 10 s; later starts take a few)'
+      : 'opening the embedded database and applying migrations',
+  );
   try {
     const db = drizzlePglite({ client, schema });
     await migratePglite(db, { migrationsFolder });

@@ -173,6 +173,30 @@ describe('npm run chat', () => {
   const restartedServices = () =>
     tools.requests.map((request) => (request.body as { service?: string }).service);
 
+  it('runs on the demo model with no endpoint: a labelled streamed reply, a tool call and its approval', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'butler-chat-'));
+    const database = testDatabaseUrl ? await createPostgresDatabase() : undefined;
+    const chat = startChat({ BUTLER_MODEL: 'demo', BUTLER_DATA_DIR: dataDir, ...databaseEnv(database) });
+    try {
+      await chat.waitFor('Butler chat with the DEMO model');
+      chat.type('hello there');
+      await chat.waitFor('You wrote: “hello there”');
+      expect(chat.output()).toContain('Demo model: scripted replies, not an LLM');
+      chat.type('restart payments-api please');
+      await chat.waitFor('Approval needed: demo_restart (high risk)');
+      chat.type('/as demo-approver');
+      await chat.waitFor('You are now "demo-approver"');
+      chat.type('/approve');
+      await chat.waitFor('payments-api restarted (demo: nothing was touched)');
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+    } finally {
+      chat.child.kill();
+      rmSync(dataDir, { recursive: true, force: true });
+      if (database) await dropPostgresDatabase(database);
+    }
+  }, 60_000);
+
   it('holds a conversation with an approval', async () => {
     tools.requests.length = 0;
     const { chat, cleanUp } = await startChatWithTool();
