@@ -90,7 +90,7 @@ export interface InboundMessage {
    * Set when no person sent this message: a scheduled task's run, with its prompt as `text` and its creator
    * as `user`. `messageId` is then Butler's own id for the run; the reply goes under `anchor` when set.
    */
-  schedule?: { id: string; slot: string; anchor?: string };
+  schedule?: { id: string; slot: string; anchor?: string; name?: string };
 }
 
 /** Decisions a click can ask for. */

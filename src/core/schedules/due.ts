@@ -33,6 +33,7 @@ export function runMessage(schedule: ScheduleRecord, slot: Date): InboundMessage
       id: schedule.id,
       slot: slot.toISOString(),
       ...(schedule.anchor ? { anchor: schedule.anchor } : {}),
+      ...(schedule.name ? { name: schedule.name } : {}),
     },
   };
 }

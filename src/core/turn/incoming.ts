@@ -99,7 +99,12 @@ export async function incomingMessages(
       turn.requester = { ...turn.requester, ...message.user };
     const files = await receiveFiles(deps, turn, message.files ?? [], budget, message);
     notes.push(...files.notes);
-    const author = message.isDirect ? undefined : (message.user.name ?? message.user.id);
+    // A run's prompt says it came from a task, to the model and in the console, not from its creator now.
+    const author = original.schedule
+      ? scheduledAuthor(original.schedule.name, message.user.name ?? message.user.id)
+      : message.isDirect
+        ? undefined
+        : (message.user.name ?? message.user.id);
     const text = message.cutFrom
       ? `${message.text}\n\n[Butler cut this message here: it had ${message.cutFrom} characters; the first ${message.text.length} are above.]`
       : message.text;
@@ -113,6 +118,9 @@ export async function incomingMessages(
   const notices = [cutNotice(messages), filesNotice(notes)].filter((line) => line !== undefined);
   return { pending, notice: notices.length > 0 ? `${notices.join('\n')}\n\n` : undefined };
 }
+
+const scheduledAuthor = (task: string | undefined, creator: string) =>
+  `scheduled task${task ? ` "${task}"` : ''}, set up by ${creator}`;
 
 function withFiles(text: string, files: ReceivedFiles): string {
   const lines = fileLines(files.mentions, files.skipped);

@@ -114,7 +114,8 @@ export async function stopTurn(deps: TurnRunnerDeps, turn: Turn, pending: Conver
       toolName: 'stop',
       toolCallId: turn.id,
       arguments: { platform: by.platform, user: by.id },
-      risk: 'unknown',
+      // Stopping only ends a reply: anyone the conversation lets in may do it, as with a low-risk tool.
+      risk: 'low',
       decision: 'auto',
       outcome: 'not_run',
       actor: turn.requester.id,

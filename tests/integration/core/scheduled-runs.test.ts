@@ -96,6 +96,10 @@ describe(`scheduled runs in a running Butler (${databaseKind})`, () => {
     const [runRequest] = requestsFor('Remind me to check the deploy');
     expect(String(runRequest?.messages[0]?.content)).toMatch(/a run of a task the person scheduled earlier/);
     expect(String(runRequest?.messages[0]?.content)).toMatch(/The person's time zone is Europe\/Berlin/);
+    // The prompt is marked as the task's, for the model and wherever the conversation is shown.
+    expect(String(runRequest?.messages.at(-1)?.content)).toMatch(
+      /^scheduled task, set up by [^:]+: Remind me to check the deploy$/,
+    );
     await app.settle();
     // Nothing runs twice, however often the scheduler looks.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -88,7 +88,7 @@ describe(`stopping a turn (${databaseKind})`, () => {
       .select()
       .from(auditLog)
       .where(eq(auditLog.conversationKey, encodeConversationKey(address)));
-    expect(audit).toMatchObject({ toolName: 'stop', decidedBy: 'olga', outcome: 'not_run' });
+    expect(audit).toMatchObject({ toolName: 'stop', risk: 'low', decidedBy: 'olga', outcome: 'not_run' });
 
     model.enqueue({ text: 'Short answer this time.' });
     await ask(address, 'shorter please');
