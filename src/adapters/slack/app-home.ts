@@ -1,5 +1,5 @@
-import type { DecisionResult } from '../../core/approvals/decision.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import type { DecisionResult } from '../../core/contracts/approval-card.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { outcomeIcons } from './approval-parts.js';
 import { escapedWithin } from './block-kit.js';

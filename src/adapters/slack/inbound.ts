@@ -1,5 +1,5 @@
-import type { DecisionResult } from '../../core/approvals/decision.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
+import type { DecisionResult } from '../../core/contracts/approval-card.js';
 import type { ChatUser, Decision } from '../../core/contracts/events.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import {

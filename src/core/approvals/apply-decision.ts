@@ -1,9 +1,8 @@
-import type { ApprovalCard } from '../contracts/approval-card.js';
+import type { ApprovalCard, DecisionResult } from '../contracts/approval-card.js';
 import type { ApprovalDecisionInput, Person } from '../contracts/events.js';
 import type { Identity, People } from '../contracts/people.js';
 import type { ApprovalRecord, Store } from '../contracts/store.js';
 import { isPastDeadline } from './batch-card.js';
-import type { DecisionResult } from './decision.js';
 
 /**
  * The writing half of a decision: under the batch's lock, the calls decided (or, for a call that needs

@@ -3,6 +3,7 @@ import type {
   ApprovalDetails,
   ApprovalDetailsRequest,
   ApprovalTarget,
+  DecisionResult,
 } from '../contracts/approval-card.js';
 import {
   type ApprovalDecisionInput,
@@ -32,7 +33,6 @@ import {
   votedAlready,
 } from './apply-decision.js';
 import { batchCard, batchDetails, isPastDeadline, offersStanding } from './batch-card.js';
-import type { DecisionResult } from './decision.js';
 import { decisionParties } from './parties.js';
 
 const riskRank: Record<Risk, number> = { low: 0, medium: 1, high: 2 };

@@ -1,5 +1,9 @@
-import type { DecisionResult } from '../approvals/decision.js';
-import type { ApprovalCard, ApprovalDetails, ApprovalDetailsRequest } from './approval-card.js';
+import type {
+  ApprovalCard,
+  ApprovalDetails,
+  ApprovalDetailsRequest,
+  DecisionResult,
+} from './approval-card.js';
 import type {
   AcceptResult,
   ApprovalDecisionInput,

@@ -1,5 +1,5 @@
-import type { Risk, ToolOrigin } from '../tools/tool.js';
 import type { ChatUser, ConversationAddress, Platform } from './events.js';
+import type { Risk, ToolOrigin } from './tool-facts.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
 
@@ -168,3 +168,14 @@ export function outcomeLine(
       return `Rejected by ${who}${call.reason ? `: ${call.reason}` : ''}`;
   }
 }
+
+export type DecisionFailure = 'not_found' | 'not_authorized' | 'already_decided' | 'expired';
+
+/**
+ * The answer to a click. On failure `message` is safe to show to the clicker; `card` (when present)
+ * is the card's current state, for adapters that redraw it.
+ */
+export type DecisionResult =
+  /** `message`: what the clicker should know when "Approve all" could not decide every call. */
+  | { ok: true; card: ApprovalCard; message?: string }
+  | { ok: false; code: DecisionFailure; message: string; card?: ApprovalCard };

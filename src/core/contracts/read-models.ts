@@ -1,6 +1,6 @@
-import type { Risk } from '../tools/tool.js';
 import type { ConversationAddress, Person } from './events.js';
 import type { ApprovalRecord, AuditEntry } from './repositories.js';
+import type { Risk } from './tool-facts.js';
 
 /**
  * What admins and other systems read (the HTTP API's read endpoints): newest first, in pages. A cursor is

@@ -1,8 +1,8 @@
-import type { Risk, ToolOrigin } from '../tools/tool.js';
 import type { ApprovalStatus } from './approval-card.js';
 import type { ChatUser, ConversationAddress, InboundMessage, Person, Platform } from './events.js';
 import type { ConversationMessage, StoredMessage, ToolCall } from './messages.js';
 import type { Identity } from './people.js';
+import type { Risk, ToolOrigin } from './tool-facts.js';
 
 /**
  * The repositories of what the core records: the inbox, conversations, approvals, grants, audit and

@@ -1,7 +1,6 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { DecisionResult } from '../approvals/decision.js';
 import type { ButlerIntake } from '../contracts/adapter.js';
-import type { ApprovalDetails, ApprovalDetailsRequest } from '../contracts/approval-card.js';
+import type { ApprovalDetails, ApprovalDetailsRequest, DecisionResult } from '../contracts/approval-card.js';
 import { encodeConversationKey } from '../contracts/conversation-key.js';
 import { NotAllowedError } from '../contracts/errors.js';
 import type {

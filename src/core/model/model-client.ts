@@ -1,6 +1,6 @@
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { TokenUsage } from '../contracts/observer.js';
-import type { JsonSchema } from '../tools/tool.js';
+import type { JsonSchema } from '../contracts/tool-facts.js';
 
 /** The model as the core sees it: one streamed chat completion per call. */
 

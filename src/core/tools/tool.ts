@@ -2,11 +2,10 @@ import type { ChatUser, ConversationAddress } from '../contracts/events.js';
 import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 
-export const risks = ['low', 'medium', 'high'] as const;
-export type Risk = (typeof risks)[number];
+import type { JsonSchema, Risk, ToolOrigin } from '../contracts/tool-facts.js';
 
-/** JSON Schema of a tool's arguments, as sent to the model in `function.parameters`. */
-export type JsonSchema = Record<string, unknown>;
+export { risks } from '../contracts/tool-facts.js';
+export type { JsonSchema, Risk, ToolOrigin };
 
 export interface ToolContext {
   address: ConversationAddress;
@@ -35,12 +34,6 @@ export type ToolOutput = string | { text: string; files: FileBytes[] };
 
 /** The text part of a tool's output. */
 export const outputText = (output: ToolOutput): string => (typeof output === 'string' ? output : output.text);
-
-/** Where a tool comes from: shown on approval cards and recorded in the audit log. */
-export type ToolOrigin =
-  | { kind: 'builtin' }
-  | { kind: 'http' }
-  | { kind: 'mcp'; server: string; tool: string };
 
 export interface ToolConnection {
   server: string;

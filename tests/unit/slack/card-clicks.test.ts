@@ -1,8 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DecisionResult } from '../../../src/core/approvals/decision.js';
 import type { ButlerIntake } from '../../../src/core/contracts/adapter.js';
-import type { ApprovalCard } from '../../../src/core/contracts/approval-card.js';
+import type { ApprovalCard, DecisionResult } from '../../../src/core/contracts/approval-card.js';
 import type { ApprovalDecisionInput } from '../../../src/core/contracts/events.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { approvalCard, batchId, deleteRecordCall, restartCall } from './approval-fixtures.js';
