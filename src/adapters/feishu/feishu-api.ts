@@ -3,16 +3,10 @@ import type { FeishuConfig } from '../../config/index.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { isTimeZone } from '../../core/schedules/index.js';
-import {
-  type CallObserver,
-  type LaneSpec,
-  Pacer,
-  type RateLimit,
-  type RetryPolicy,
-  type RunOptions,
-} from '../pacing/index.js';
-import { checkedCall, isRateLimited, requireString } from './feishu-api-error.js';
+import { type CallObserver, type LaneSpec, Pacer, type RunOptions } from '../pacing/index.js';
+import { checkedCall, requireString } from './feishu-api-error.js';
 import type { FeishuApi } from './feishu-api-types.js';
+import { endpointLane, noRetries, perKeyLane } from './feishu-lanes.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { httpInstanceWithTimeout } from './lark-http.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
@@ -24,18 +18,6 @@ import { fileCallError, headerValue, readWithin, untilAborted } from './resource
  */
 
 /**
- * Feishu's documented limits, paced in the one pacing layer (platforms.md §13 and "Checked since"): each CardKit
- * endpoint 1000/min and 50/s per app, 10 operations/s per card; a message patch 5 QPS per message; sends and
- * replies 5 QPS per chat, shared by every bot in it. Image and file uploads and message-resource downloads are
- * 1000/min and 50/s per app too (their pages on open.feishu.cn).
- */
-const perSecond = (limit: number): RateLimit => ({ limit, windowMs: 1000 });
-const perAppEndpoint: readonly RateLimit[] = [perSecond(50), { limit: 1000, windowMs: 60_000 }];
-const endpointLane = (appId: string, endpoint: string): LaneSpec => ({
-  key: `feishu:${appId}:${endpoint}`,
-  limits: perAppEndpoint,
-});
-/**
  * Path parameters as the Lark SDK puts them in its URLs: verbatim. Ids and keys come from payloads (a file key in a
  * message's content), so each is encoded: `../` in one can never reach another endpoint with the bot's token.
  */
@@ -44,9 +26,6 @@ function pathOf<T extends Record<string, string>>(path: T): T {
     Object.entries(path).map(([name, value]) => [name, encodeURIComponent(value)]),
   ) as T;
 }
-const perKeyLane = (key: string, limit: number): LaneSpec => ({ key, limits: [perSecond(limit)] });
-/** Feishu's throttling answers carry no Retry-After: they surface as before, only the pace changes. */
-const noRetries: RetryPolicy = { retries: 0, retryAfterMs: () => undefined, rateLimited: isRateLimited };
 /**
  * The scope to name when Feishu's refusal does not: uploads ask for im:resource (im-v1/image/create, file/create);
  * downloads for any one of im:message, im:message:readonly or im:message.history:readonly, not im:resource

@@ -34,3 +34,16 @@ export function openSegment(start: number, mode: Segment['mode'], now: number): 
     stoppable: false,
   };
 }
+
+/**
+ * The final text the reply must show, given what was streamed: when the core rewrote it (it does not extend
+ * what was streamed), every segment is clamped to it so none points past its end. Returns the final text.
+ */
+export function adoptFinalText(segments: Segment[], streamed: string, final: string): string {
+  if (!final.startsWith(streamed))
+    for (const segment of segments) {
+      segment.start = Math.min(segment.start, final.length);
+      if (segment.end !== undefined) segment.end = Math.min(segment.end, final.length);
+    }
+  return final;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReplyStream } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
@@ -15,7 +16,7 @@ import {
   replyElementId,
   streamingCard,
 } from './reply-cards.js';
-import { openSegment, type Segment } from './reply-segment.js';
+import { adoptFinalText, openSegment, type Segment } from './reply-segment.js';
 import { ResumedMessages } from './resumed-messages.js';
 import { type StopButtonValue, stopElementId, withStopButton } from './stop-button.js';
 import type { StreamSettings } from './stream-settings.js';
@@ -39,10 +40,6 @@ export interface FeishuReplyStreamOptions {
 
 const cardkitFailuresBeforeFallback = 3;
 const maxBackoffMilliseconds = 10_000;
-
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
-}
 
 /**
  * A streaming reply: CardKit streaming cards (typewriter updates with increasing `sequence`), or, when CardKit
@@ -90,7 +87,7 @@ export class FeishuReplyStream implements ReplyStream {
     await this.work;
     // The final update keeps the pace too (CardKit: 10 operations per second per card).
     await sleep(this.untilNextUpdate());
-    this.adoptFinalText(text);
+    this.text = adoptFinalText(this.segments, this.text, text);
     let lastError: unknown;
     for (let attempt = 0; attempt < this.options.settings.finishAttempts; attempt += 1) {
       try {
@@ -375,17 +372,6 @@ export class FeishuReplyStream implements ReplyStream {
       // A click on a leftover button only hears that nothing is running.
       this.options.logger.warn({ cardId, err: error }, 'Feishu reply: could not remove the Stop button');
     }
-  }
-
-  private adoptFinalText(text: string): void {
-    if (text === this.text) return;
-    if (!text.startsWith(this.text)) {
-      for (const segment of this.segments) {
-        segment.start = Math.min(segment.start, text.length);
-        if (segment.end !== undefined) segment.end = Math.min(segment.end, text.length);
-      }
-    }
-    this.text = text;
   }
 
   /** Last resort for the "full final text" promise: post whatever the cards could not show as new messages. */

@@ -1,11 +1,9 @@
-import type { ReplyStream, ReplyTarget } from '../../core/contracts/adapter.js';
+import type { ReplyStream } from '../../core/contracts/adapter.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
-import type { SessionFold } from './agent-sessions.js';
 import { openFence, splitPoint } from './markdown-split.js';
 import { defuseMarkdown, StreamingMarkdownDefuser } from './mentions.js';
 import { ReplyEnding } from './reply-ending.js';
-import type { ReplyTuning, SlackCapabilities } from './reply-format.js';
 import {
   fenceCloser,
   fenceReopener,
@@ -15,17 +13,9 @@ import {
   segmentContent,
   segmentRoom,
 } from './reply-segment.js';
-import { ReplySender, slackError } from './reply-sender.js';
-import type { SlackApi } from './slack-api.js';
+import { ReplySender, type ReplySenderOptions, slackError } from './reply-sender.js';
 
-export interface SlackReplyOptions {
-  api: SlackApi;
-  logger: Logger;
-  target: ReplyTarget;
-  tuning: ReplyTuning;
-  capabilities: SlackCapabilities;
-  /** The thread's agent session, which each stop of a stream tells (agent-sessions.ts). */
-  session?: SessionFold | undefined;
+export interface SlackReplyOptions extends ReplySenderOptions {
   /** Messages of an interrupted earlier attempt: overwritten in order instead of posting anew. */
   resume?: readonly string[];
   onMessageCreated?: (messageId: string) => void | Promise<void>;
