@@ -116,10 +116,14 @@ async function scheduleReminder(
 const finishesWith = (children: readonly ButlerChild[], text: string) =>
   children.flatMap((child) => child.lines.filter(isType('finish'))).filter((line) => line.text === text);
 
+/** A run's prompt reaches the model marked as the task's: "scheduled task, set up by …: <prompt>". */
+const isRunOf = (prompt: string) => (message: Record<string, unknown>) =>
+  message.role === 'user' &&
+  String(message.content).startsWith('scheduled task') &&
+  String(message.content).endsWith(`: ${prompt}`);
+
 const runRequests = (prompt: string) =>
-  model.requests.filter((request) =>
-    request.messages.some((message) => message.role === 'user' && message.content === prompt),
-  );
+  model.requests.filter((request) => request.messages.some(isRunOf(prompt)));
 
 /** The only task in the database, read after every child stopped (an embedded database has one owner). */
 async function onlyTask(): Promise<{ task: ScheduleRecord | undefined; runs: string[] }> {
@@ -171,7 +175,7 @@ describe(`scheduled runs across crashes (${databaseKind})`, () => {
     const first = await start();
     const words = Array.from({ length: 20 }, (_, index) => `step${index} `);
     model.enqueueFor(
-      (request) => request.messages.some((message) => message.content === 'Rotate the keys'),
+      (request) => request.messages.some(isRunOf('Rotate the keys')),
       { text: words.join(''), chunks: words, chunkDelayMs: 200 },
       { text: 'The keys are rotated.' },
     );
