@@ -15,6 +15,7 @@ const tiers: Readonly<Record<string, { limit: number; windowMs: number }>> = {
   'files.completeUploadExternal': { limit: 100, windowMs: minute },
   'agents.sessions.setStatus': { limit: 50, windowMs: minute },
   'assistant.threads.setSuggestedPrompts': { limit: 100, windowMs: minute },
+  'users.info': { limit: 100, windowMs: minute },
 };
 /** "About 1 message/s per channel, short bursts": 3 in any 3 s. */
 const postMessagePerChannel = { limit: 3, windowMs: 3000 };

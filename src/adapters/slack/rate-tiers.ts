@@ -25,6 +25,8 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   'views.publish': tier4,
   // Tier 3 (docs.slack.dev/reference/methods/conversations.open).
   'conversations.open': tier3,
+  // Tier 4 (docs.slack.dev/reference/methods/users.info): a burst of new people spends it in a minute.
+  'users.info': tier4,
 };
 
 /**

@@ -200,6 +200,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     ...(share ? { share: () => share(workspace) } : {}),
   });
   const rateLimits: RetryPolicy = { retries: options.retries ?? 2, retryAfterMs };
+  const noRetries: RetryPolicy = { ...rateLimits, retries: 0 };
   const hosts = fileHosts(options.apiUrl);
   const tiers = options.rateTiers ?? true;
   const laneOf = (method: string, args: Record<string, unknown>) => slackLane(workspace, method, args, tiers);
@@ -321,7 +322,15 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       await call('assistant.threads.setSuggestedPrompts', { channel_id: channel, prompts, title }, 'routine');
     },
     async userProfile(userId) {
-      const result = await call('users.info', { user: userId });
+      // A name only dresses the message: with the tier spent (a burst of new people) or a 429, the turn goes
+      // on with the id at once instead of waiting for the budget (prepare.ts keeps what it knew).
+      const method = 'users.info';
+      const args = { user: userId };
+      const lookup = pacer.runIfFree(method, [laneOf(method, args)], () => send(method, args), noRetries);
+      if (!lookup) throw new SlackApiError(method, 'paced');
+      const result = await lookup.catch((error: unknown) => {
+        throw toSlackApiError(method, error);
+      });
       const user = isRecord(result.user) ? result.user : {};
       const profile = isRecord(user.profile) ? user.profile : {};
       const name =

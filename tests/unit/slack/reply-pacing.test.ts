@@ -124,4 +124,15 @@ describe('Slack replies within the rate tiers', () => {
     ]);
     expect(deferred.messageIds).toHaveLength(1);
   });
+
+  it('looks up at most 100 people a minute (users.info, Tier 4) and never waits for the budget', async () => {
+    const api = createSlackApi({ token: 'xoxb-test', apiUrl: fake.url, logger: silentLogger });
+    const people = Array.from({ length: 101 }, (_, index) => `U0P${String(index).padStart(3, '0')}`);
+    for (const user of people) fake.users.set(user, { name: user.toLowerCase() });
+    const answers = await Promise.allSettled(people.map((user) => api.userProfile(user)));
+    expect(answers.filter((answer) => answer.status === 'fulfilled')).toHaveLength(100);
+    // The 101st is refused at once, not queued for a minute: the message keeps the id (prepare.ts).
+    expect(answers.at(-1)).toMatchObject({ status: 'rejected', reason: { slackError: 'paced' } });
+    expect(fake.callsTo('users.info')).toHaveLength(100);
+  });
 });
