@@ -128,7 +128,11 @@ describe('the secret box', () => {
     expect(() => new SecretBox([current]).open(sealed, 'connection\0tickets\0person:olga')).toThrow(
       /no key with id/,
     );
-    const tampered = { ...sealed, value: sealed.value.replace(/.$/, (last) => (last === 'A' ? 'B' : 'A')) };
+    // One bit of the ciphertext flipped (`v1.<nonce>.<ciphertext>.<tag>`): a whole byte, never base64's padding bits.
+    const [version, nonce, body = '', tag] = sealed.value.split('.');
+    const flipped = Buffer.from(body, 'base64url');
+    flipped[0] = (flipped[0] ?? 0) ^ 1;
+    const tampered = { ...sealed, value: [version, nonce, flipped.toString('base64url'), tag].join('.') };
     expect(() => rotated.open(tampered, 'connection\0tickets\0person:olga')).toThrow(/does not open/);
     expect(rotated.seal('x', 'c').keyId).toBe(current.id);
   });
