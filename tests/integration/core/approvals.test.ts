@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
 import type { ConversationAddress } from '../../../src/core/contracts/events.js';
-import { auditLog } from '../../../src/storage/schema.js';
+import { approvalGrants, auditLog } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -522,8 +522,8 @@ describe(`fewer approval taps on ${databaseKind}`, () => {
 describe(`standing approvals over time on ${databaseKind}`, () => {
   it('ends a standing approval when it expires, and keeps it across a restart until then', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'butler-grant-'));
-    // About 4 s: long enough for a restart in between on a slow machine.
-    const options = { ...appOptions({ standingApprovalHours: 0.0011 }), dataDir };
+    // Hours, then the test moves the grant's expiry into the past: a restart never races a real clock.
+    const options = { ...appOptions({ standingApprovalHours: 2 }), dataDir };
     const first = await startTestButler(options);
     const address = newAddress();
     let second: TestButler | undefined;
@@ -548,13 +548,13 @@ describe(`standing approvals over time on ${databaseKind}`, () => {
       expect(platform.cards).toHaveLength(cards);
       expect(toolServer.requests).toHaveLength(2);
 
-      const [grant] = await second.butler.store.grants.listActive(
-        `console:local:ops:${address.thread}`,
-        new Date(),
-      );
-      await new Promise((resolve) =>
-        setTimeout(resolve, (grant?.expiresAt.getTime() ?? 0) - Date.now() + 50),
-      );
+      const key = `console:local:ops:${address.thread}`;
+      const [grant] = await second.butler.store.grants.listActive(key, new Date());
+      expect(grant?.expiresAt.getTime()).toBeGreaterThan(Date.now() + 1.9 * 3_600_000);
+      await second.butler.database.db
+        .update(approvalGrants)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(approvalGrants.conversationKey, key));
       await askForTools(second, address, [['restart_service', { service: 'later' }]]);
       expect(platform.cards).toHaveLength(cards + 1);
       expect(toolServer.requests).toHaveLength(2);
