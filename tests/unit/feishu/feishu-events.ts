@@ -1,5 +1,6 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { cardMessages } from '../../helpers/core-intake.js';
+import { deliver } from '../../helpers/deliver.js';
 
 /**
  * What Feishu sends: real-shaped im.message.receive_v1 and card.action.trigger envelopes (v2 schema), encrypted
@@ -229,7 +230,7 @@ export async function postToButler(
   options: DeliveryOptions = {},
 ): Promise<{ status: number; body: Json }> {
   const { body, headers } = delivery(payload, options);
-  const response = await fetch(url, { method: 'POST', body, headers });
+  const response = await deliver(url, { method: 'POST', body, headers });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Json) : {} };
 }

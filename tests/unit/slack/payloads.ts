@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { deliver } from '../../helpers/deliver.js';
 
 /**
  * Real-shaped Slack payloads (fields as Slack sends them: docs.slack.dev event reference, hackage
@@ -298,7 +299,7 @@ export async function postToSlack(
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
   const signature =
     options.signature === undefined ? sign(post.body, timestamp, options.secret) : options.signature;
-  return fetch(url, {
+  return deliver(url, {
     method: 'POST',
     headers: {
       'content-type': post.contentType,
