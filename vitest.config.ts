@@ -8,8 +8,11 @@ const processTests = [
   'tests/integration/terminal-chat/chat.test.ts',
 ];
 
-// One suite, two databases: `npm test` runs on embedded PGlite; with TEST_DATABASE_URL set the same
-// tests run against real Postgres (each test file gets its own fresh database).
+// One suite, two databases: `npm test` runs on embedded PGlite; with TEST_DATABASE_URL set the tests that
+// reach a database run against real Postgres (each test file gets its own fresh database). The unit tests
+// and the service's start-up checks never open one, so that pass leaves them to the PGlite run.
+const withoutDatabase = ['tests/unit/**', 'tests/integration/service/start.test.ts'];
+const postgresPass = Boolean(process.env.TEST_DATABASE_URL);
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -23,7 +26,7 @@ export default defineConfig({
         test: {
           name: 'parallel',
           include: ['tests/**/*.test.ts'],
-          exclude: processTests,
+          exclude: [...processTests, ...(postgresPass ? withoutDatabase : [])],
           // Most test time is waiting on sockets, child processes and timers: three files at once finish
           // in about 60% of the time on 2 cores (vitest's default here is one).
           maxWorkers: 3,
@@ -40,6 +43,7 @@ export default defineConfig({
         test: {
           name: 'processes',
           include: processTests,
+          exclude: postgresPass ? withoutDatabase : [],
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },
