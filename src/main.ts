@@ -47,8 +47,7 @@ async function main(): Promise<void> {
       tools: butler.toolNames(),
       mcp: butler.mcpStatus(),
       mcpWithoutCard: butler.mcpToolsWithoutCard(),
-      demo: butler.demo !== undefined,
-      demoApprover: butler.demo?.approver ?? false,
+      demo: butler.demo,
     }),
   );
 

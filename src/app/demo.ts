@@ -17,8 +17,8 @@ export async function startDemo(config: AppConfig, logger: Logger) {
   const point = <T extends ModelEndpoint | undefined>(endpoint: T): T =>
     endpoint?.baseUrl === demoModelUrl ? ({ ...endpoint, baseUrl: server.baseUrl } as T) : endpoint;
   const { file } = config;
-  const approvers =
-    file.approvers.console.length > 0 ? file.approvers : { ...file.approvers, console: [demoApprover] };
+  const approver = file.approvers.console.length === 0;
+  const approvers = approver ? { ...file.approvers, console: [demoApprover] } : file.approvers;
   const pointed: AppConfig = {
     ...config,
     model: point(config.model),
@@ -31,6 +31,5 @@ export async function startDemo(config: AppConfig, logger: Logger) {
     file: { ...file, approvers },
   };
   logger.info({ endpoint: server.baseUrl }, 'demo model started: scripted replies, not an LLM');
-  const approver = file.approvers.console.length === 0;
   return { config: pointed, approver, tools: createDemoTools(), close: () => server.close() };
 }

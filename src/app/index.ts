@@ -283,7 +283,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     schedules: schedules.book,
     database,
     connectors,
-    demo: demo ? { approver: demo.approver } : undefined,
+    demo: demo && { approver: demo.approver },
     toolNames: () =>
       tools.all().map((tool) => (tool.risk === 'low' ? tool.name : `${tool.name} (${tool.risk} risk)`)),
     mcpStatus: () => ({ ...mcp.describe(), ...connections?.describe() }),

@@ -16,9 +16,8 @@ export function startupBanner(
     mcp: Record<string, string>;
     /** MCP tools that run without a card: an admin should see them before anyone asks for one. */
     mcpWithoutCard: string[];
-    /** The demo model answers (`BUTLER_MODEL=demo`); `demoApprover`: Butler made the terminal's approver. */
-    demo?: boolean;
-    demoApprover?: boolean;
+    /** The demo model answers (`BUTLER_MODEL=demo`); `approver`: Butler made the terminal's approver. */
+    demo?: { approver: boolean } | undefined;
   },
 ): string {
   const line = (name: string, state: string, hint?: string) =>

@@ -16,7 +16,7 @@ const durations = (ms: number) =>
 
 export function policyLines(
   config: AppConfig,
-  facts: { tools: readonly string[]; demoApprover?: boolean },
+  facts: { tools: readonly string[]; demo?: { approver: boolean } | undefined },
   line: Line,
 ): { lines: string[]; warnings: string[] } {
   const { file } = config;
@@ -35,7 +35,7 @@ export function policyLines(
     line(
       'approvers',
       approvers.join('; ') || 'none: medium risk is decided by the requester, high risk by nobody',
-      facts.demoApprover ? '/as demo-approver in npm run chat decides the demo cards' : undefined,
+      facts.demo?.approver ? '/as demo-approver in npm run chat decides the demo cards' : undefined,
     ),
   );
   for (const [platform, ids] of Object.entries(file.approvers))

@@ -69,7 +69,7 @@ describe('the start-up banner shows the policy in force', () => {
       tools: [],
       mcp: {},
       mcpWithoutCard: [],
-      demo: true,
+      demo: { approver: false },
     });
     expect(demo).toMatch(/model +DEMO: scripted replies, not an LLM/);
   });

@@ -100,11 +100,12 @@ export async function incomingMessages(
     const files = await receiveFiles(deps, turn, message.files ?? [], budget, message);
     notes.push(...files.notes);
     // A run's prompt says it came from a task, to the model and in the console, not from its creator now.
+    const speaker = message.user.name ?? message.user.id;
     const author = original.schedule
-      ? scheduledAuthor(original.schedule.name, message.user.name ?? message.user.id)
+      ? scheduledAuthor(original.schedule.name, speaker)
       : message.isDirect
         ? undefined
-        : (message.user.name ?? message.user.id);
+        : speaker;
     const text = message.cutFrom
       ? `${message.text}\n\n[Butler cut this message here: it had ${message.cutFrom} characters; the first ${message.text.length} are above.]`
       : message.text;
