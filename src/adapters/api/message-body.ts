@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { FileBytes } from '../../core/contracts/files.js';
-import { formatBytes } from '../../core/files/index.js';
+import { formatBytes } from '../../core/text/index.js';
 import { ApiError, jsonBodyLimitBytes, parseJson, readLimitedBody } from './http-json.js';
 import { describeIssues, messageText, noContent, senderTimezone, sendMessageBody } from './schemas.js';
 

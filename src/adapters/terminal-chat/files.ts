@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, parse, resolve } from 'node:path';
 import type { FileBytes } from '../../core/contracts/files.js';
-import { formatBytes } from '../../core/files/index.js';
+import { formatBytes } from '../../core/text/index.js';
 
 /** Files in the terminal chat: `/attach` reads one from disk, and what Butler sends is saved beside it. */
 

@@ -4,8 +4,8 @@ import type { FileOrigin } from '../contracts/file-records.js';
 import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
+import { formatBytes } from '../text/index.js';
 import type { FileIntake } from './file-intake.js';
-import { formatBytes } from './sizes.js';
 
 /**
  * Sends the files a tool or the model produced into the conversation, once: each is stored under

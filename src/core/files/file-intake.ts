@@ -6,10 +6,9 @@ import type { FileOrigin, StoredFile } from '../contracts/file-records.js';
 import { type FileBytes, type FileMention, FileTooLargeError, type InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { Store } from '../contracts/store.js';
-import { displayName } from '../text/index.js';
+import { displayName, formatBytes } from '../text/index.js';
 import { FileReadLimitError, PdfReader } from './pdf-reader.js';
 import { type ReadLimits, readFileForModel, sniffMimeType } from './read-file.js';
-import { formatBytes } from './sizes.js';
 
 /**
  * Brings shared files into a conversation: each is fetched once through its adapter (a file already stored

@@ -38,4 +38,3 @@ export function createFiles(store: Store, options: FilesOptions, logger: Logger)
 
 export { createAttachFileTool } from './attach-file-tool.js';
 export { type FileBudget, fileLines, newFileBudget, type ReceivedFiles } from './file-intake.js';
-export { formatBytes } from './sizes.js';

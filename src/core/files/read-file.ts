@@ -1,9 +1,8 @@
 import { extname } from 'node:path';
 import type { FileBytes, FileKind } from '../contracts/files.js';
-import { cleanText, graphemePrefix } from '../text/index.js';
+import { cleanText, formatBytes, graphemePrefix } from '../text/index.js';
 import { countTextTokens } from '../text/tokens.js';
 import type { PdfReader } from './pdf-reader.js';
-import { formatBytes } from './sizes.js';
 
 /**
  * What the model can take of one file: images as a smaller JPEG (sharp, on libvips' own threads), PDFs as their

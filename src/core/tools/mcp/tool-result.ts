@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { FileBytes } from '../../contracts/files.js';
-import { formatBytes } from '../../files/sizes.js';
+import { formatBytes } from '../../text/index.js';
 import { graphemePrefix } from '../../text/index.js';
 
 /**
