@@ -24,6 +24,11 @@ export class SecretBoxError extends Error {
 }
 
 const version = 'v1';
+/**
+ * GCM checks only as many tag bytes as it is given: a value whose tag was cut to 4 bytes would open after
+ * 2^32 tries at most. Every tag is whole.
+ */
+const tagBytes = 16;
 
 /** The key of 32 bytes given as 64 hex digits or base64 (44 characters), or undefined if it is neither. */
 export function parseSecretKey(text: string): SecretKey | undefined {
@@ -62,7 +67,7 @@ export class SecretBox {
 
   seal(plaintext: string, context: string): Sealed {
     const nonce = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.current.key, nonce);
+    const cipher = createCipheriv('aes-256-gcm', this.current.key, nonce, { authTagLength: tagBytes });
     cipher.setAAD(Buffer.from(context));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const parts = [nonce, body, cipher.getAuthTag()].map((part) => part.toString('base64url'));
@@ -77,9 +82,13 @@ export class SecretBox {
     if (tag !== version || !nonce || body === undefined || !authTag)
       throw new SecretBoxError('not a sealed value');
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
+      const tagValue = Buffer.from(authTag, 'base64url');
+      if (tagValue.length !== tagBytes) throw new SecretBoxError('a cut tag');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'), {
+        authTagLength: tagBytes,
+      });
       decipher.setAAD(Buffer.from(context));
-      decipher.setAuthTag(Buffer.from(authTag, 'base64url'));
+      decipher.setAuthTag(tagValue);
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(
         'utf8',
       );
