@@ -144,7 +144,9 @@ describe('the secret box', () => {
     for (const length of [4, 12, 15]) {
       const cut = Buffer.from(tag, 'base64url').subarray(0, length).toString('base64url');
       const value = [version, nonce, body, cut].join('.');
-      expect(() => box.open({ ...sealed, value }, 'connection\0tickets\0person:olga')).toThrow(/does not open/);
+      expect(() => box.open({ ...sealed, value }, 'connection\0tickets\0person:olga')).toThrow(
+        /does not open/,
+      );
     }
   });
 });

@@ -1,8 +1,7 @@
 import { basename } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { FileBytes } from '../../contracts/files.js';
-import { formatBytes } from '../../text/index.js';
-import { graphemePrefix } from '../../text/index.js';
+import { formatBytes, graphemePrefix } from '../../text/index.js';
 
 /**
  * The parts of an MCP `tools/call` result Butler uses, as plain types (the SDK's zod-inferred types are
