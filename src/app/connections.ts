@@ -38,7 +38,10 @@ export function createConnections(config: AppConfig, store: Store, people: Peopl
     {
       publicUrl: config.publicUrl,
       linkTtlMs: 10 * minute,
-      refreshLeaseMs: 30_000,
+      // No OAuth request may hold Butler: 15 s and 1 MB each, a Connect page answers within 20 s, and a call
+      // whose refresh stalls ends within 30 s (docs/security.md).
+      deadlines: { requestMs: 15_000, pageMs: 20_000, refreshMs: 25_000 },
+      maxResponseBytes: 1_048_576,
     },
     logger,
   );
@@ -47,7 +50,7 @@ export function createConnections(config: AppConfig, store: Store, people: Peopl
     book,
     sources,
     tools: createConnectionTools(book),
-    routes: createConnectWeb(book, logger),
+    routes: createConnectWeb(book, logger, { publicUrl: config.publicUrl }),
     start: () => Promise.all(sources.map((source) => source.start())),
     stop: () => Promise.all(sources.map((source) => source.stop())),
     describe: () => Object.fromEntries(sources.map((source) => [source.name, source.describe()])),

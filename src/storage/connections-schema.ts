@@ -59,6 +59,8 @@ export const oauthFlows = pgTable(
     /** SHA-256 of the OAuth `state` sent with the authorization request, once the link was opened. */
     stateHash: text('state_hash').unique(),
     sealedVerifier: text('sealed_verifier'),
+    /** SHA-256 of the secret in the cookie of the browser that opened the link: only it completes the flow. */
+    browserHash: text('browser_hash'),
     verifierKeyId: text('verifier_key_id'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     openedAt: timestamp('opened_at', { withTimezone: true }),

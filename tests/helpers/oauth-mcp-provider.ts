@@ -144,7 +144,7 @@ export class TestAuthorizationServer implements OAuthServerProvider {
   private readonly accessTokens = new Map<string, AccessToken>();
   private readonly refreshTokens = new Map<string, RefreshToken>();
 
-  constructor(private readonly settings: ProviderSettings) {
+  constructor(readonly settings: ProviderSettings) {
     const preRegistered = settings.preRegisteredClient;
     if (preRegistered) {
       this.clients.set(preRegistered.clientId, {

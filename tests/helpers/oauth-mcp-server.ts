@@ -64,6 +64,8 @@ export interface OAuthMcpServer {
   denyNext(): void;
   /** Every access token issued so far is expired now; the next MCP request with one gets 401. */
   expireAccessTokens(): void;
+  /** Holds every token response this long from now on (0: answers at once). */
+  delayTokenResponses(ms: number): void;
   /** Every access and refresh token issued so far. */
   issuedTokens(): string[];
   stats(): OAuthMcpStats;
@@ -244,6 +246,9 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
       provider.denyNext = true;
     },
     expireAccessTokens: () => provider.expireAccessTokens(),
+    delayTokenResponses: (ms) => {
+      provider.settings.slowTokenEndpointMs = ms;
+    },
     issuedTokens: () => provider.issuedTokens(),
     stats: () => ({ ...provider.stats, rejected: [...provider.stats.rejected] }),
     tickets: () => [...tickets],

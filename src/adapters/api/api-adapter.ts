@@ -134,11 +134,20 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPref
       return file.id;
     },
 
-    // A conversation of the API is its key's alone: a link for that key goes into its events.
+    // A conversation of the API is its key's alone: a link for that key goes into its events, without its URL,
+    // which the stream shows while the link can still be used (`ConversationFeed`).
     async sendPrivateLink(target, user, link) {
       if (user.id !== target.address.workspace)
         throw new Error('the API reaches only the key a conversation belongs to');
-      await appendInOrder(target, [{ type: 'private_link', ...link }]);
+      await appendInOrder(target, [
+        {
+          type: 'private_link',
+          text: link.text,
+          label: link.label,
+          linkId: link.id,
+          expiresAt: link.expiresAt.toISOString(),
+        },
+      ]);
     },
 
     async onTurnEvent(target, event) {

@@ -18,6 +18,7 @@ import { conversationRoutes } from './conversation-routes.js';
 import type { WatchTiming } from './conversation-watch.js';
 import { feedbackRoutes } from './feedback-routes.js';
 import { fileRoutes } from './file-routes.js';
+import { withLiveLinks } from './live-links.js';
 import type { UploadLimits } from './message-body.js';
 import { openApiDocument } from './openapi.js';
 import { dispatcher } from './routes.js';
@@ -66,7 +67,11 @@ export function createApi(options: ApiOptions) {
   const streams = new Set<SseStream>();
   const limits = options.streams ?? defaultStreamLimits;
   const slots = new StreamSlots(limits);
-  const feed = new ConversationFeed(store.conversationEvents, timing, options.bus, logger);
+  const { connections } = options;
+  const events = connections
+    ? withLiveLinks(store.conversationEvents, (id) => connections.liveLink(id))
+    : store.conversationEvents;
+  const feed = new ConversationFeed(events, timing, options.bus, logger);
   // A relative server URL: the document holds wherever it is served from (and no Host header ends up in it).
   const openApi: RouteHandler = (_request, response) => sendJson(response, 200, openApiDocument(apiPrefix));
   const handler = dispatcher({
@@ -87,7 +92,7 @@ export function createApi(options: ApiOptions) {
       ...fileRoutes(store),
       ...feedbackRoutes({ intake: options.intake, store }),
       ...scheduleRoutes({ ...options.schedules, store }),
-      ...(options.connections ? connectionRoutes(options.connections) : []),
+      ...(connections ? connectionRoutes(connections) : []),
       ...adminRoutes({
         intake: options.intake,
         store,

@@ -104,7 +104,14 @@ export const conversationEvent = z.discriminatedUnion('type', [
     type: z.literal('private_link'),
     text: z.string(),
     label: z.string(),
-    url: z.string().describe('Single-use and short-lived: open it in a browser (a Connect link)'),
+    linkId: z.string(),
+    expiresAt: z.string(),
+    url: z
+      .string()
+      .optional()
+      .describe(
+        'Single-use and short-lived: open it in a browser (a Connect link). Shown while the link can be used; Butler never stores it, so once it was used or expired the event has none',
+      ),
   }),
 ]);
 

@@ -8,8 +8,8 @@ import type { RouteHandler } from '../../http/server.js';
  * - `GET /connect/<link>` says what the link connects and offers a button; only the button's POST uses the
  *   single-use link (a mail scanner or a chat's link preview that fetches the URL uses nothing) and sends the
  *   browser on to the server's sign-in;
- * - `GET /oauth/callback` is where the server sends it back: the sign-in completes once, and the turns
- *   waiting for the connection go on.
+ * - `GET /oauth/callback` is where the server sends it back: the sign-in completes once, only in the browser
+ *   that pressed the button (a cookie of that flow's), and the turns waiting for the connection go on.
  * Pages carry no scripts, are never cached, and send no referrer (the link and the code stay out of logs).
  */
 
@@ -35,7 +35,38 @@ function page(response: ServerResponse, status: number, title: string, body: str
 
 const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
 
-export function createConnectWeb(book: ConnectionBook, logger: Logger): Map<string, RouteHandler> {
+/**
+ * The cookie that binds a flow to the browser that opened its link: one per flow, so two links opened at once
+ * both work. With an https public URL it is `Secure` and `__Host-` (no domain, path /), whatever the socket
+ * Butler sees (TLS usually ends at a proxy in front of it).
+ */
+function flowCookie(secure: boolean) {
+  const prefix = secure ? '__Host-' : '';
+  const attributes = `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  const name = (flowId: string) => `${prefix}butler-connect-${flowId}`;
+  return {
+    set: (flowId: string, secret: string, maxAgeSeconds: number) =>
+      `${name(flowId)}=${secret}; Max-Age=${maxAgeSeconds}; ${attributes}`,
+    clear: (flowId: string) => `${name(flowId)}=; Max-Age=0; ${attributes}`,
+    read: (request: IncomingMessage, flowId: string) => cookiesOf(request).get(name(flowId)),
+  };
+}
+
+function cookiesOf(request: IncomingMessage): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const pair of (request.headers.cookie ?? '').split(';')) {
+    const separator = pair.indexOf('=');
+    if (separator > 0) cookies.set(pair.slice(0, separator).trim(), pair.slice(separator + 1).trim());
+  }
+  return cookies;
+}
+
+export function createConnectWeb(
+  book: ConnectionBook,
+  logger: Logger,
+  options: { publicUrl: string },
+): Map<string, RouteHandler> {
+  const cookie = flowCookie(options.publicUrl.startsWith('https:'));
   const connect: RouteHandler = async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://butler');
     const token = url.pathname.slice(connectPath.length);
@@ -66,8 +97,10 @@ export function createConnectWeb(book: ConnectionBook, logger: Logger): Map<stri
     try {
       const opened = await book.openLink(token);
       if (!opened.ok) return page(response, 410, 'Link used or expired', paragraph(opened.reason));
+      const maxAge = Math.max(1, Math.ceil((opened.expiresAt.getTime() - Date.now()) / 1000));
       response.writeHead(303, {
         location: opened.url.href,
+        'set-cookie': cookie.set(opened.flowId, opened.browserSecret, maxAge),
         'cache-control': 'no-store',
         'referrer-policy': 'no-referrer',
       });
@@ -88,6 +121,7 @@ export function createConnectWeb(book: ConnectionBook, logger: Logger): Map<stri
       return page(response, 405, 'Not allowed', paragraph('Only the sign-in comes back here.'));
     const query = new URL(request.url ?? '/', 'http://butler').searchParams;
     const value = (name: string) => query.get(name) ?? undefined;
+    let flowId: string | undefined;
     try {
       const state = value('state');
       const code = value('code');
@@ -96,8 +130,20 @@ export function createConnectWeb(book: ConnectionBook, logger: Logger): Map<stri
         ...(state ? { state } : {}),
         ...(code ? { code } : {}),
         ...(error ? { error } : {}),
+        browserSecret: (id) => {
+          flowId = id;
+          return cookie.read(request, id);
+        },
       });
-      if (!outcome.ok) return page(response, 400, 'Not connected', paragraph(outcome.reason));
+      // The flow is over either way: its cookie goes.
+      if (flowId) response.setHeader('set-cookie', cookie.clear(flowId));
+      if (!outcome.ok)
+        return page(
+          response,
+          outcome.refusal === 'other_browser' ? 403 : 400,
+          'Not connected',
+          paragraph(outcome.reason),
+        );
       page(
         response,
         200,
@@ -105,6 +151,7 @@ export function createConnectWeb(book: ConnectionBook, logger: Logger): Map<stri
         paragraph('You can close this tab: Butler goes on where you asked, using your account.'),
       );
     } catch (error) {
+      if (flowId) response.setHeader('set-cookie', cookie.clear(flowId));
       logger.warn({ err: error }, 'completing an authorization failed');
       page(
         response,

@@ -1,5 +1,5 @@
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import { describeError } from '../tools/mcp/error-text.js';
@@ -13,9 +13,9 @@ import { buildToolList } from '../tools/mcp/tool-list.js';
 import type { McpCallResult } from '../tools/mcp/tool-result.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
+import { type BearerState, bearerFetch } from './bearer-fetch.js';
 import { connectTool } from './connect-tool.js';
-import type { ConnectionBook, ConnectionOwner } from './connection-book.js';
-import type { StoredOAuthProvider } from './stored-provider.js';
+import type { ConnectionBook } from './connection-book.js';
 
 /**
  * An MCP server behind OAuth: every call runs on its owner's own session (the person who asked, or the shared
@@ -39,16 +39,14 @@ export class ConnectionNeededError extends Error {
 
 interface Session {
   connection: McpConnection;
-  /** Knows the version of the token it sent last: a 401 refreshes only if no one has since. */
-  provider: StoredOAuthProvider;
+  /** The version of the token it sent last: a 401 refreshes only if no one has since. */
+  bearer: BearerState;
   lastUsed: number;
 }
 
 const isUnauthorized = (error: unknown): boolean => {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof UnauthorizedError) return true;
+  for (let cause = error; cause instanceof Error; cause = cause.cause)
     if (cause instanceof StreamableHTTPError && cause.code === 401) return true;
-  }
   return false;
 };
 
@@ -186,7 +184,7 @@ export class AccountMcpServer implements ToolSource {
         if (!unauthorized || attempt > 0) throw error;
         // The session stays: other calls are on it, and its transport reads the token for every request.
         const version =
-          session?.provider.sentVersion ?? (await this.book.get(this.name, owner.key))?.version ?? 0;
+          session?.bearer.sentVersion ?? (await this.book.get(this.name, owner.key))?.version ?? 0;
         if ((await this.book.refreshAfterRejection(this.name, owner.key, version)) === 'missing')
           throw new ConnectionNeededError(this.name, owner);
       }
@@ -210,14 +208,14 @@ export class AccountMcpServer implements ToolSource {
   }
 
   private async open(owner: ConnectionOwner): Promise<Session> {
-    const provider = this.book.transportProvider(this.name, owner);
+    const bearer: BearerState = { sentVersion: undefined, challenge: undefined };
     const signal = AbortSignal.timeout(this.settings.connectTimeoutMs);
     let connection: McpConnection | undefined;
     connection = await openMcpConnection({
       settings: this.settings,
       clientInfo: this.options.clientInfo,
       signal,
-      authProvider: provider,
+      wrapFetch: (fetch) => bearerFetch(fetch, () => this.book.accessToken(this.name, owner.key), bearer),
       workingDirectory: () => {
         throw new Error('an HTTP server has no working directory');
       },
@@ -235,7 +233,7 @@ export class AccountMcpServer implements ToolSource {
         onClosing: (closed) => this.track(closed),
       },
     });
-    return { connection, provider, lastUsed: Date.now() };
+    return { connection, bearer, lastUsed: Date.now() };
   }
 
   private drop(ownerKey: string, session: Session): void {

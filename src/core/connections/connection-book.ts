@@ -1,6 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { ConnectionRecord, ConnectionWaitRecord } from '../contracts/connection-records.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type {
+  ConnectionOwner,
+  ConnectionRecord,
+  ConnectionWaitRecord,
+} from '../contracts/connection-records.js';
 import { sharedOwner } from '../contracts/connection-records.js';
 import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
@@ -9,6 +15,8 @@ import type { Store } from '../contracts/store.js';
 import type { McpOAuthSettings } from '../tools/mcp/mcp-settings.js';
 import type { ToolConnection } from '../tools/tool.js';
 import { hashOf } from './hash.js';
+import { oauthFetch } from './oauth-fetch.js';
+import { type Freshness, Refresher } from './refresher.js';
 import { revokeTokens } from './revoke.js';
 import type { SecretBox } from './secret-box.js';
 import { type ProviderRole, StoredOAuthProvider, tokensContext, verifierContext } from './stored-provider.js';
@@ -16,7 +24,8 @@ import { type ProviderRole, StoredOAuthProvider, tokensContext, verifierContext 
 /**
  * People's connections to OAuth-protected servers: Connect links, the callback, refreshes (one per owner and
  * server at a time, across processes), revocation, and the turns parked until someone connects. The OAuth
- * protocol itself is the MCP SDK's `auth()`; this keeps its state sealed in Postgres.
+ * protocol itself is the MCP SDK's `auth()`; this keeps its state sealed in Postgres, and sends its requests
+ * through `oauthFetch` (deadlines, size caps, no internal addresses).
  */
 
 export interface OAuthServer {
@@ -25,19 +34,20 @@ export interface OAuthServer {
   oauth: McpOAuthSettings;
 }
 
-export interface ConnectionOwner {
-  key: string;
-  /** Who the owner is, as the identity that asked (the shared owner: the admin who connects it). */
-  person: Person;
-}
-
 export interface ConnectionBookOptions {
   /** Where people's browsers reach Butler: links and the OAuth redirect URI are under it. */
   publicUrl: string;
-  /** How long a Connect link works. */
+  /** How long a Connect link works (and its sign-in may take). */
   linkTtlMs: number;
-  /** How long one refresh may hold the lease; others wait that long at most. */
-  refreshLeaseMs: number;
+  /**
+   * Deadlines of OAuth work: one request; everything a Connect page or the callback does before it answers;
+   * a refresh, waiting for another process's included.
+   */
+  deadlines: { requestMs: number; pageMs: number; refreshMs: number };
+  /** The most of one OAuth answer Butler reads. */
+  maxResponseBytes: number;
+  /** Resolves host names for OAuth requests: `dns.lookup` unless given. */
+  lookup?: LookupFunction;
 }
 
 /** Whether a call can run on its connection now, and if not, whether a person can fix that by connecting. */
@@ -46,19 +56,25 @@ export type Readiness =
   | { status: 'refused'; reason: string }
   | { status: 'missing'; server: string; owner: ConnectionOwner };
 
-export type Connected = { ok: true; server: string; owner: ConnectionOwner } | { ok: false; reason: string };
+/** A callback's outcome; `other_browser`: it came back to a browser that did not open the link. */
+export type Connected =
+  | { ok: true; server: string; owner: ConnectionOwner }
+  | { ok: false; refusal: 'other_browser' | 'not_completed'; reason: string };
+
+/** A link that was opened: where the browser goes, and the secret only that browser keeps (a cookie). */
+export type OpenedLink =
+  | { ok: true; url: URL; flowId: string; browserSecret: string; expiresAt: Date }
+  | { ok: false; reason: string };
 
 /** Paths Butler serves for people's browsers, under the public URL. */
 export const connectPath = '/connect/';
 export const callbackPath = '/oauth/callback';
 
-/** A refresh ahead of expiry by this much, so a call never starts with a token about to lapse. */
-const refreshAheadMs = 60_000;
-const leasePollMs = 100;
+const linkPurpose = 'connect-link';
 
 export class ConnectionBook {
   private readonly servers: ReadonlyMap<string, OAuthServer>;
-  private readonly refreshing = new Map<string, Promise<'ready' | 'missing'>>();
+  private readonly refresher: Refresher;
   private readonly connectedListeners = new Set<(server: string, owner: ConnectionOwner) => Promise<void>>();
 
   constructor(
@@ -70,6 +86,25 @@ export class ConnectionBook {
     private readonly logger: Logger,
   ) {
     this.servers = new Map(servers.map((server) => [server.name, server]));
+    this.refresher = new Refresher(
+      store.connections,
+      async (server, owner, signal) => {
+        const provider = this.provider(server, owner, { kind: 'refresh' });
+        // The SDK answers a refresh whose request failed by starting over: say what failed instead.
+        let failure: unknown;
+        const fetch = this.fetchFor(server, signal);
+        const fetchFn: FetchLike = (url, init) =>
+          fetch(url, init).catch((error: unknown) => {
+            failure = error;
+            throw error;
+          });
+        const result = await auth(provider, { serverUrl: this.serverUrl(server), fetchFn });
+        if (result !== 'AUTHORIZED' && failure) throw failure;
+        return result === 'AUTHORIZED';
+      },
+      options.deadlines.refreshMs,
+      logger,
+    );
   }
 
   /** How long a Connect link works. */
@@ -109,7 +144,7 @@ export class ConnectionBook {
     }
     if (!person) return { status: 'refused', reason: `${server} needs someone who asked.` };
     const owner = this.ownerFor(server, person);
-    let fresh: 'ready' | 'missing';
+    let fresh: Freshness;
     try {
       fresh = await this.ensureFresh(server, owner.key);
     } catch (error) {
@@ -137,88 +172,34 @@ export class ConnectionBook {
     return this.store.connections.get(server, ownerKey);
   }
 
-  /** The SDK provider the MCP transport uses for one owner: the access token, and no flow of its own. */
-  transportProvider(server: string, owner: ConnectionOwner): StoredOAuthProvider {
-    return this.provider(server, owner, { kind: 'transport' });
-  }
-
-  /**
-   * Makes sure the owner's tokens are fresh: refreshed ahead of expiry, once across processes. `missing`
-   * when there is no connection, or the server refused the refresh (the person connects again).
-   */
-  async ensureFresh(server: string, ownerKey: string): Promise<'ready' | 'missing'> {
-    const record = await this.store.connections.get(server, ownerKey);
-    if (!record) return 'missing';
-    if (!record.expiresAt || record.expiresAt.getTime() > Date.now() + refreshAheadMs) return 'ready';
-    return this.refresh(server, record);
+  /** Refreshed ahead of expiry, once across processes; `missing` when there is none or the refresh was refused. */
+  ensureFresh(server: string, ownerKey: string): Promise<Freshness> {
+    return this.refresher.ensureFresh(server, ownerKey);
   }
 
   /** After the server refused a token of `version`: refresh it, unless someone already did. */
-  async refreshAfterRejection(
+  refreshAfterRejection(server: string, ownerKey: string, version: number): Promise<Freshness> {
+    return this.refresher.afterRejection(server, ownerKey, version);
+  }
+
+  /** The stored access token of an owner as it is (no refresh), and its version; undefined when there is none. */
+  async accessToken(
     server: string,
     ownerKey: string,
-    version: number,
-  ): Promise<'ready' | 'missing'> {
+  ): Promise<{ token: string; version: number } | undefined> {
     const record = await this.store.connections.get(server, ownerKey);
-    if (!record) return 'missing';
-    if (record.version !== version) return 'ready';
-    return this.refresh(server, record);
-  }
-
-  /** One refresh per owner and server: in this process by a shared promise, across processes by a lease. */
-  private refresh(server: string, seen: ConnectionRecord): Promise<'ready' | 'missing'> {
-    const key = `${server}\0${seen.ownerKey}`;
-    const running = this.refreshing.get(key);
-    if (running) return running;
-    const refresh = this.refreshUnderLease(server, seen).finally(() => this.refreshing.delete(key));
-    this.refreshing.set(key, refresh);
-    return refresh;
-  }
-
-  private async refreshUnderLease(server: string, seen: ConnectionRecord): Promise<'ready' | 'missing'> {
-    const { connections } = this.store;
-    const deadline = Date.now() + this.options.refreshLeaseMs;
-    while (!(await connections.takeRefreshLease(server, seen.ownerKey, new Date(deadline)))) {
-      // Someone else refreshes: their tokens are ours once they saved them (a new version).
-      const now = await connections.get(server, seen.ownerKey);
-      if (!now) return 'missing';
-      if (now.version !== seen.version) return 'ready';
-      if (Date.now() > deadline)
-        throw new Error(`the refresh of ${server} by another Butler process did not end`);
-      await new Promise((resolve) => setTimeout(resolve, leasePollMs));
-    }
-    try {
-      const current = await connections.get(server, seen.ownerKey);
-      if (!current) return 'missing';
-      if (current.version !== seen.version) return 'ready';
-      const owner = { key: current.ownerKey, person: current.owner };
-      const provider = this.provider(server, owner, { kind: 'refresh' });
-      const result = await auth(provider, { serverUrl: this.serverUrl(server) });
-      const after = await connections.get(server, seen.ownerKey);
-      if (result === 'AUTHORIZED' && after) {
-        this.logger.info({ server, owner: owner.key }, 'connection refreshed');
-        return 'ready';
-      }
-      // The SDK deletes the tokens when the server refused the refresh token (revoked, or reused elsewhere):
-      // the person connects again. Kept tokens mean the server failed otherwise (a 5xx): not the person's doing.
-      if (after) throw new Error(`the authorization server of ${server} did not refresh the connection`);
-      this.logger.warn({ server, owner: owner.key }, 'connection lapsed: the refresh was refused');
-      return 'missing';
-    } finally {
-      await connections.releaseRefreshLease(server, seen.ownerKey);
-    }
+    if (!record) return undefined;
+    const tokens = JSON.parse(this.box.open(record.tokens, tokensContext(server, ownerKey))) as {
+      access_token: string;
+    };
+    return { token: tokens.access_token, version: record.version };
   }
 
   /** The access token of `as`'s connection (refreshed when due), for HTTP tools; undefined when there is none. */
   async token(server: string, as: Person): Promise<{ token: string; version: number } | undefined> {
     const owner = this.ownerFor(server, as);
     if ((await this.ensureFresh(server, owner.key)) === 'missing') return undefined;
-    const record = await this.store.connections.get(server, owner.key);
-    if (!record) return undefined;
-    const tokens = JSON.parse(this.box.open(record.tokens, tokensContext(server, owner.key))) as {
-      access_token: string;
-    };
-    return { token: tokens.access_token, version: record.version };
+    return this.accessToken(server, owner.key);
   }
 
   /** The server refused `as`'s token of `version`: true once it is refreshed (here or elsewhere). */
@@ -226,18 +207,34 @@ export class ConnectionBook {
     return (await this.refreshAfterRejection(server, this.ownerFor(server, as).key, version)) === 'ready';
   }
 
-  /** A new single-use Connect link for `owner`; only a hash of it is stored. */
-  async offerLink(server: string, owner: ConnectionOwner): Promise<{ url: string; expiresAt: Date }> {
-    const token = randomBytes(32).toString('base64url');
+  /**
+   * A new single-use Connect link for `owner`. Its secret is derived from the flow's id with the secret key,
+   * so it is never stored (only its hash is) and can be shown again while it is unused (`liveLink`).
+   */
+  async offerLink(
+    server: string,
+    owner: ConnectionOwner,
+  ): Promise<{ id: string; url: string; expiresAt: Date }> {
+    const id = randomUUID();
     const expiresAt = new Date(Date.now() + this.options.linkTtlMs);
+    const token = this.box.mac(linkPurpose, id);
     await this.store.connections.createFlow({
+      id,
       server,
       ownerKey: owner.key,
       owner: owner.person,
       linkHash: hashOf(token),
       expiresAt,
     });
-    return { url: `${this.options.publicUrl}${connectPath}${token}`, expiresAt };
+    return { id, url: this.linkUrl(token), expiresAt };
+  }
+
+  /** The URL of link `id` while it can still be used; undefined once used, expired or sealed by a rotated key. */
+  async liveLink(id: string): Promise<string | undefined> {
+    const flow = await this.store.connections.findFlowById(id);
+    if (!flow || flow.openedAt || flow.expiresAt.getTime() <= Date.now()) return undefined;
+    const token = this.box.mac(linkPurpose, flow.id);
+    return hashOf(token) === flow.linkHash ? this.linkUrl(token) : undefined;
   }
 
   /** What a link is for, while it can still be used: the confirmation page shows it before using it. */
@@ -250,9 +247,13 @@ export class ConnectionBook {
     };
   }
 
-  /** A link was used: the authorization URL to send the browser to, once per link. */
-  async openLink(token: string): Promise<{ ok: true; url: URL } | { ok: false; reason: string }> {
-    const flow = await this.store.connections.openFlow(hashOf(token), new Date());
+  /**
+   * A link was used: the authorization URL to send the browser to, once per link, and a secret for that browser
+   * alone: the callback completes the flow only in the browser that shows it back.
+   */
+  async openLink(token: string): Promise<OpenedLink> {
+    const browserSecret = randomBytes(32).toString('base64url');
+    const flow = await this.store.connections.openFlow(hashOf(token), new Date(), hashOf(browserSecret));
     if (!flow)
       return { ok: false, reason: 'This link was used already or has expired. Ask Butler for a new one.' };
     const server = this.servers.get(flow.server);
@@ -262,27 +263,61 @@ export class ConnectionBook {
       { key: flow.ownerKey, person: flow.owner },
       { kind: 'link', flowId: flow.id },
     );
-    await auth(provider, { serverUrl: server.url, ...scopeOf(server) });
+    const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
+    await auth(provider, { serverUrl: server.url, fetchFn, ...scopeOf(server) });
     if (!provider.authorizationUrl) throw new Error(`${flow.server} gave no authorization URL`);
-    return { ok: true, url: provider.authorizationUrl };
+    return {
+      ok: true,
+      url: provider.authorizationUrl,
+      flowId: flow.id,
+      browserSecret,
+      expiresAt: flow.expiresAt,
+    };
   }
 
   /**
-   * The authorization server sent the browser back. The `state` finds the flow, which completes once; a
-   * replayed, forged or late callback changes nothing. The turns waiting for this connection go on.
+   * The authorization server sent the browser back. The `state` finds the flow, which completes once, and only
+   * in the browser that opened the link (`browserSecret` reads its cookie for a flow): a flow finished in anyone
+   * else's browser is refused before the code is exchanged. A replayed, forged or late callback changes
+   * nothing. The turns waiting for this connection go on.
    */
-  async complete(input: { state?: string; code?: string; error?: string }): Promise<Connected> {
-    if (!input.state) return { ok: false, reason: 'The callback has no state.' };
+  async complete(input: {
+    state?: string;
+    code?: string;
+    error?: string;
+    browserSecret: (flowId: string) => string | undefined;
+  }): Promise<Connected> {
+    const refuse = (reason: string): Connected => ({ ok: false, refusal: 'not_completed', reason });
+    if (!input.state) return refuse('The callback has no state.');
     const flow = await this.store.connections.completeFlow(hashOf(input.state), new Date());
-    if (!flow?.verifier) return { ok: false, reason: 'This sign-in was completed already, or has expired.' };
+    if (!flow?.verifier) return refuse('This sign-in was completed already, or has expired.');
+    const presented = input.browserSecret(flow.id);
+    if (!flow.browserHash || !presented || !sameHash(hashOf(presented), flow.browserHash)) {
+      this.logger.warn(
+        { server: flow.server, owner: flow.ownerKey },
+        'a sign-in came back to a browser that did not open its Connect link: refused, nothing exchanged',
+      );
+      return {
+        ok: false,
+        refusal: 'other_browser',
+        reason:
+          'This sign-in did not start in this browser, so nothing was connected. If you asked Butler to connect an account, ask it for a new link and open that link in this browser.',
+      };
+    }
     if (input.error || !input.code)
-      return { ok: false, reason: `The sign-in was not completed (${input.error ?? 'no code'}).` };
+      return refuse(`The sign-in was not completed (${input.error ?? 'no code'}).`);
     const server = this.servers.get(flow.server);
-    if (!server) return { ok: false, reason: `${flow.server} is no longer configured.` };
+    if (!server) return refuse(`${flow.server} is no longer configured.`);
     const owner = { key: flow.ownerKey, person: flow.owner };
     const verifier = this.box.open(flow.verifier, verifierContext(flow.id));
     const provider = this.provider(flow.server, owner, { kind: 'callback', flowId: flow.id, verifier });
-    await auth(provider, { serverUrl: server.url, authorizationCode: input.code, ...scopeOf(server) });
+    const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
+    await auth(provider, {
+      serverUrl: server.url,
+      authorizationCode: input.code,
+      fetchFn,
+      ...scopeOf(server),
+    });
     this.logger.info({ server: flow.server, owner: owner.key }, 'connection made');
     for (const listener of this.connectedListeners)
       await listener(flow.server, owner).catch((error: unknown) =>
@@ -321,6 +356,7 @@ export class ConnectionBook {
       revoked = await revokeTokens(
         provider,
         JSON.parse(this.box.open(record.tokens, tokensContext(server, ownerKey))),
+        this.fetchFor(server, AbortSignal.timeout(this.options.deadlines.pageMs)),
       );
     } catch (error) {
       this.logger.warn(
@@ -351,6 +387,24 @@ export class ConnectionBook {
     return found.url;
   }
 
+  private linkUrl(token: string): string {
+    return `${this.options.publicUrl}${connectPath}${token}`;
+  }
+
+  /** The fetch of OAuth requests for `server`'s authorization, every request ending by `signal` at the latest. */
+  private fetchFor(server: string, signal: AbortSignal): FetchLike {
+    const { deadlines, maxResponseBytes, lookup } = this.options;
+    return oauthFetch(
+      {
+        serverUrl: this.serverUrl(server),
+        requestDeadlineMs: deadlines.requestMs,
+        maxResponseBytes,
+        ...(lookup ? { lookup } : {}),
+      },
+      signal,
+    );
+  }
+
   private provider(server: string, owner: ConnectionOwner, role: ProviderRole): StoredOAuthProvider {
     const found = this.servers.get(server);
     if (!found) throw new Error(`no OAuth server is named ${server}`);
@@ -370,6 +424,10 @@ export class ConnectionBook {
 
 const scopeOf = (server: OAuthServer) =>
   server.oauth.scopes ? { scope: server.oauth.scopes.join(' ') } : {};
+
+/** Two hex SHA-256 digests compared in constant time. */
+const sameHash = (left: string, right: string) =>
+  left.length === right.length && timingSafeEqual(Buffer.from(left), Buffer.from(right));
 
 /** The inbox work that continues a parked turn, once per wait (its id is the deduplication key). */
 function enqueueContinuation(store: Store, wait: ConnectionWaitRecord) {

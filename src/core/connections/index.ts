@@ -3,11 +3,11 @@ export {
   type Connected,
   ConnectionBook,
   type ConnectionBookOptions,
-  type ConnectionOwner,
   callbackPath,
   connectPath,
   type OAuthServer,
   type Readiness,
 } from './connection-book.js';
 export { createConnectionTools } from './connection-tools.js';
+export { OAuthRequestError } from './oauth-fetch.js';
 export { newSecretKeyText, parseSecretKey, SecretBox, type SecretKey } from './secret-box.js';

@@ -1,5 +1,6 @@
 import { selectClientAuthMethod } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { StoredOAuthProvider } from './stored-provider.js';
 
 /**
@@ -7,7 +8,11 @@ import type { StoredOAuthProvider } from './stored-provider.js';
  * grant at most servers) and then the access token, authenticated as the token requests are (the SDK picks
  * the method). False when the server offers no revocation endpoint.
  */
-export async function revokeTokens(provider: StoredOAuthProvider, tokens: OAuthTokens): Promise<boolean> {
+export async function revokeTokens(
+  provider: StoredOAuthProvider,
+  tokens: OAuthTokens,
+  fetchFn: FetchLike,
+): Promise<boolean> {
   const metadata = (await provider.discoveryState())?.authorizationServerMetadata;
   // RFC 8414 metadata says where revocation is; OpenID discovery documents do not.
   const endpoint = metadata && 'revocation_endpoint' in metadata ? metadata.revocation_endpoint : undefined;
@@ -32,12 +37,7 @@ export async function revokeTokens(provider: StoredOAuthProvider, tokens: OAuthT
       body.set('client_id', client.client_id);
       if (method === 'client_secret_post' && secret !== undefined) body.set('client_secret', secret);
     }
-    const response = await fetch(endpoint, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(10_000),
-    });
+    const response = await fetchFn(endpoint, { method: 'POST', headers, body });
     await response.body?.cancel();
     // RFC 7009 §2.2: 200 whether or not the token was valid; anything else is the server's failure.
     if (!response.ok) throw new Error(`the revocation endpoint answered ${response.status}`);

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Secrets at rest (OAuth tokens, a registered client's secret, a PKCE verifier): AES-256-GCM with a random
@@ -51,6 +51,8 @@ export const newSecretKeyText = () => randomBytes(32).toString('base64');
 export class SecretBox {
   private readonly byId: ReadonlyMap<string, Buffer>;
   private readonly current: SecretKey;
+  /** A key of its own for MACs, derived from the sealing key (one key, one purpose). */
+  private readonly macKey: Buffer;
 
   /** `keys[0]` seals; all of them open. */
   constructor(keys: readonly SecretKey[]) {
@@ -58,6 +60,15 @@ export class SecretBox {
     if (!current) throw new SecretBoxError('no secret key');
     this.current = current;
     this.byId = new Map(keys.map((key) => [key.id, key.key]));
+    this.macKey = Buffer.from(hkdfSync('sha256', current.key, Buffer.alloc(0), 'butler mac', 32));
+  }
+
+  /**
+   * HMAC-SHA256 of `message` for `purpose`, in base64url (43 characters): a secret only this key can derive
+   * again, so it need not be stored (a Connect link is derived from its flow's id).
+   */
+  mac(purpose: string, message: string): string {
+    return createHmac('sha256', this.macKey).update(`${purpose}\0${message}`).digest('base64url');
   }
 
   /** The id of the key that seals now: a row sealed with another is sealed again when next written. */

@@ -17,16 +17,15 @@ import type { SecretBox } from './secret-box.js';
  * this class only keeps what it hands over, sealed, and says which part of a flow it serves:
  * - `link`: a Connect link was opened: a new authorization request (never a refresh of old tokens);
  * - `callback`: the authorization server sent the person back: exchange the code with the link's verifier;
- * - `refresh`: the tokens need refreshing, under the owner's refresh lease;
- * - `transport`: what the MCP transport sends with each request: the access token and nothing that would
- *   let it refresh or start an authorization by itself (that happens under the lease, or by a link).
+ * - `refresh`: the tokens need refreshing, under the owner's refresh lease (and revocation).
+ * The MCP transport gets no provider: it sends the stored access token (`bearer-fetch.ts`), and everything else
+ * happens here, under the deadlines of `oauthFetch`.
  */
 
 export type ProviderRole =
   | { kind: 'link'; flowId: string }
   | { kind: 'callback'; flowId: string; verifier: string }
-  | { kind: 'refresh' }
-  | { kind: 'transport' };
+  | { kind: 'refresh' };
 
 export interface ProviderDeps {
   repository: ConnectionRepository;
@@ -49,8 +48,6 @@ export class OAuthRefusedError extends Error {
 export class StoredOAuthProvider implements OAuthClientProvider {
   /** The authorization URL `auth()` produced, for a `link` role. */
   authorizationUrl: URL | undefined;
-  /** The version of the tokens `tokens()` returned last (what a 401 answered). */
-  sentVersion: number | undefined;
   readonly clientMetadataUrl?: string;
   private stateValue: string | undefined;
 
@@ -99,7 +96,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
     const { repository, box, server, oauth } = this.deps;
     // A pre-registered client is configuration, not state.
-    if (oauth.clientId || this.role.kind === 'transport') return;
+    if (oauth.clientId) return;
     await repository.saveClient(server, box.seal(JSON.stringify(information), clientContext(server)));
   }
 
@@ -109,15 +106,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const { repository, box, server } = this.deps;
     const record = await repository.get(server, this.owner.key);
     if (!record) return undefined;
-    this.sentVersion = record.version;
-    const tokens = JSON.parse(box.open(record.tokens, tokensContext(server, this.owner.key))) as OAuthTokens;
-    if (this.role.kind === 'refresh') return tokens;
-    const { refresh_token: _kept, ...access } = tokens;
-    return access;
+    return JSON.parse(box.open(record.tokens, tokensContext(server, this.owner.key))) as OAuthTokens;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    if (this.role.kind === 'transport' || this.role.kind === 'link') return;
+    if (this.role.kind === 'link') return;
     const { repository, box, server } = this.deps;
     const previous = this.role.kind === 'refresh' ? await this.tokens() : undefined;
     // A server that does not rotate refresh tokens answers a refresh without one: the old one still works.
@@ -154,7 +147,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
-    // Only a refresh the server refused ends a connection: the transport never decides that on its own.
+    // Only a refresh the server refused ends a connection.
     if (this.role.kind !== 'refresh') return;
     const { repository, server } = this.deps;
     if (scope === 'tokens' || scope === 'all') await repository.delete(server, this.owner.key);

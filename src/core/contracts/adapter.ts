@@ -89,6 +89,9 @@ export interface PrivateLink {
   text: string;
   label: string;
   url: string;
+  /** The link's id: a place that keeps what it sent (the API's event log) keeps this, never the URL. */
+  id: string;
+  expiresAt: Date;
 }
 
 /** What the core needs from a platform to answer. Implemented by each adapter. */

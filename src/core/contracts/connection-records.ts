@@ -16,6 +16,13 @@ export interface SealedValue {
 /** `shared`: the one connection an admin made for everyone. */
 export const sharedOwner = 'shared';
 
+/** Whose connection: a person's key (`person:<name>`, `<platform>:<id>`) or `shared`, and who that is. */
+export interface ConnectionOwner {
+  key: string;
+  /** Who the owner is, as the identity that asked (the shared owner: the admin who connects it). */
+  person: Person;
+}
+
 export interface ConnectionRecord {
   server: string;
   ownerKey: string;
@@ -30,6 +37,8 @@ export interface ConnectionRecord {
 }
 
 export interface NewConnectFlow {
+  /** Chosen by the caller: the link's secret is derived from it. */
+  id: string;
   server: string;
   ownerKey: string;
   owner: Person;
@@ -38,8 +47,9 @@ export interface NewConnectFlow {
 }
 
 export interface ConnectFlowRecord extends NewConnectFlow {
-  id: string;
   verifier: SealedValue | null;
+  /** SHA-256 of the secret the browser that opened the link holds (a cookie); the callback must show it. */
+  browserHash: string | null;
   openedAt: Date | null;
   completedAt: Date | null;
 }
@@ -96,8 +106,12 @@ export interface ConnectionRepository {
   createFlow(flow: NewConnectFlow): Promise<ConnectFlowRecord>;
   /** The flow of a link, whatever its state (a confirmation page reads it without using the link). */
   findFlow(linkHash: string): Promise<ConnectFlowRecord | undefined>;
-  /** Opens the link once: marks it opened when unexpired and never opened; undefined otherwise. */
-  openFlow(linkHash: string, now: Date): Promise<ConnectFlowRecord | undefined>;
+  findFlowById(id: string): Promise<ConnectFlowRecord | undefined>;
+  /**
+   * Opens the link once, in the browser whose secret hashes to `browserHash`: marks it opened when unexpired and
+   * never opened; undefined otherwise.
+   */
+  openFlow(linkHash: string, now: Date, browserHash: string): Promise<ConnectFlowRecord | undefined>;
   /** Records the `state` hash and sealed PKCE verifier of the authorization request an opened link made. */
   startAuthorization(id: string, stateHash: string, verifier: SealedValue): Promise<void>;
   /** Completes the flow once: marks it completed when opened, unexpired and never completed. */

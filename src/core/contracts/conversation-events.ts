@@ -23,8 +23,11 @@ export type ConversationEvent =
   | { type: 'message'; role: 'user' | 'assistant'; content: string }
   /** The turn waits until someone connects `server`; the stream ends (it goes on in a later turn). */
   | { type: 'connection_required'; server: string; expiresAt: string; answers?: string[] }
-  /** A link for the key's own use (a single-use Connect link to an OAuth server): open it in a browser. */
-  | { type: 'private_link'; text: string; label: string; url: string }
+  /**
+   * A link for the key's own use (a single-use Connect link to an OAuth server): open it in a browser. Stored
+   * without its URL (`linkId` names it); the stream shows `url` while the link can still be used.
+   */
+  | { type: 'private_link'; text: string; label: string; linkId: string; expiresAt: string; url?: string }
   /** A file Butler sent into the conversation; `url` downloads it (`GET /api/v1/files/{id}`). */
   | { type: 'file'; id: string; name: string; mimeType: string; size: number; url: string }
   /** `turnId`: the turn whose reply this ends (events stored before it was added have none). */

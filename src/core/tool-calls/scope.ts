@@ -1,6 +1,7 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { ConnectionBook, ConnectionOwner } from '../connections/connection-book.js';
+import type { ConnectionBook } from '../connections/connection-book.js';
 import type { TurnEvent } from '../contracts/adapter.js';
+import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { ChatUser, ConversationAddress } from '../contracts/events.js';
 import type { FileOrigin } from '../contracts/file-records.js';
 import type { FileBytes } from '../contracts/files.js';

@@ -1,4 +1,4 @@
-import type { ConnectionOwner } from '../connections/connection-book.js';
+import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { ConversationMessage } from '../contracts/messages.js';
 import type { ResumeState } from '../contracts/store.js';
 import type { Resolution } from '../tool-calls/index.js';
@@ -86,6 +86,8 @@ async function sendLink(
     text: `Butler needs your ${server} account for what you asked. Connect it here; the link is yours alone, works once, and expires at ${link.expiresAt.toISOString().slice(11, 16)} UTC.`,
     label: `Connect ${server}`,
     url: link.url,
+    id: link.id,
+    expiresAt: link.expiresAt,
   });
   return true;
 }

@@ -35,6 +35,7 @@ const toFlow = (row: FlowRow): ConnectFlowRecord => ({
   expiresAt: row.expiresAt,
   verifier:
     row.sealedVerifier && row.verifierKeyId ? { keyId: row.verifierKeyId, value: row.sealedVerifier } : null,
+  browserHash: row.browserHash,
   openedAt: row.openedAt,
   completedAt: row.completedAt,
 });
@@ -187,10 +188,15 @@ export function connectionRepository(db: Database): ConnectionRepository {
       return row && toFlow(row);
     },
 
-    async openFlow(linkHash, now) {
+    async findFlowById(id) {
+      const [row] = await db.select().from(oauthFlows).where(eq(oauthFlows.id, id));
+      return row && toFlow(row);
+    },
+
+    async openFlow(linkHash, now, browserHash) {
       const [row] = await db
         .update(oauthFlows)
-        .set({ openedAt: now })
+        .set({ openedAt: now, browserHash })
         .where(
           and(eq(oauthFlows.linkHash, linkHash), isNull(oauthFlows.openedAt), gt(oauthFlows.expiresAt, now)),
         )

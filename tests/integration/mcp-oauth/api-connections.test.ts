@@ -1,9 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
+import { dumpDatabase } from '../../helpers/database-dump.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type OAuthMcpServer, startOAuthMcpServer } from '../../helpers/oauth-mcp-server.js';
 import { readEvents, types } from '../../helpers/sse-client.js';
-import { connectThrough, oauthEnv, oauthServerConfig } from './oauth-butler.js';
+import {
+  CookieJar,
+  connectThrough,
+  oauthEnv,
+  oauthServerConfig,
+  openLink,
+  signInAndReturn,
+} from './oauth-butler.js';
 
 /**
  * Connections over the HTTP API: the Connect link reaches the key on its own stream (`private_link`, then
@@ -11,7 +19,12 @@ import { connectThrough, oauthEnv, oauthServerConfig } from './oauth-butler.js';
  * a key's own connections without ever showing a token; an admin key sees everyone's.
  */
 
-const keys = { dev: 'dev-key-0123456789abcdef', admin: 'admin-key-0123456789abcdef' };
+const keys = {
+  dev: 'dev-key-0123456789abcdef',
+  admin: 'admin-key-0123456789abcdef',
+  mallory: 'mallory-key-0123456789abcdef',
+  alice: 'alice-key-0123456789abcdef',
+};
 let model: FakeModelServer;
 let provider: OAuthMcpServer;
 let app: TestButler;
@@ -26,6 +39,8 @@ beforeAll(async () => {
       BUTLER_MODEL: 'test-model',
       KEY_DEV: keys.dev,
       KEY_ADMIN: keys.admin,
+      KEY_MALLORY: keys.mallory,
+      KEY_ALICE: keys.alice,
     },
     config: {
       mcpServers: oauthServerConfig(provider),
@@ -35,6 +50,10 @@ beforeAll(async () => {
           { name: 'dev', key: '${KEY_DEV}', scopes: ['chat'] },
           // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
           { name: 'admin', key: '${KEY_ADMIN}', scopes: ['chat', 'read'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'mallory', key: '${KEY_MALLORY}', scopes: ['chat'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'alice', key: '${KEY_ALICE}', scopes: ['chat'] },
         ],
       },
     },
@@ -68,9 +87,17 @@ describe('connections over the HTTP API', () => {
     const link = String(events.find((event) => event.data.type === 'private_link')?.data.url);
     expect(events.at(-1)?.data).toMatchObject({ server: 'tickets' });
 
+    // The link is shown on the stream, never stored: the event log keeps only its id.
+    expect(link).toMatch(/^https:\/\/butler\.example\.com\/connect\//);
+    expect(await dumpDatabase(app)).not.toContain(link.split('/connect/')[1]);
     model.enqueue({ text: 'Connected.' });
     expect((await connectThrough(link, app.url, 'dev@tickets')).status).toBe(200);
     await app.settle();
+    // Read again once used, the event says a link was sent, and has no URL.
+    const replay = await readEvents(await api('/conversations/tickets-1/events?after=0'));
+    const sent = replay.find((event) => event.data.type === 'private_link')?.data;
+    expect(sent).toMatchObject({ label: 'Connect tickets', linkId: expect.any(String) });
+    expect(sent).not.toHaveProperty('url');
 
     const own = await listing(await api('/connections'));
     expect(own.items).toEqual([
@@ -103,5 +130,44 @@ describe('connections over the HTTP API', () => {
     });
     expect((await api('/connections/tickets?owner=api:admin', { method: 'DELETE' })).status).toBe(403);
     expect((await api('/connections/nope', { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('completes a flow only in the browser that opened its link, and refuses before exchanging the code', async () => {
+    const linkFor = async (key: string) => {
+      const created = await api('/connections/tickets/link', { method: 'POST', key });
+      return String(((await created.json()) as { url: string }).url);
+    };
+    // Mallory opens her own link and stops at the redirect to the provider's sign-in.
+    const mallory = await openLink(await linkFor(keys.mallory), app.url);
+    const [cookie = ''] = mallory.cookies;
+    expect(cookie).toMatch(
+      /^__Host-butler-connect-[0-9a-f-]{36}=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    );
+    // Alice, signed in at the provider, opens that sign-in in her browser: with no cookie of that flow...
+    const exchanges = provider.stats().codeExchanges;
+    const fresh = await signInAndReturn(mallory.authorization, 'alice@tickets', app.url, new CookieJar());
+    expect(fresh.status).toBe(403);
+    expect(fresh.page).toContain('did not start in this browser');
+    // ...and with a cookie of a flow of her own, opened in that browser.
+    const second = await openLink(await linkFor(keys.mallory), app.url);
+    const alicesOwn = await openLink(await linkFor(keys.alice), app.url);
+    const withOwnCookie = await signInAndReturn(
+      second.authorization,
+      'alice@tickets',
+      app.url,
+      alicesOwn.jar,
+    );
+    expect(withOwnCookie.status).toBe(403);
+    expect(provider.stats().codeExchanges).toBe(exchanges);
+    const mallorys = await listing(await api('/connections', { key: keys.mallory }));
+    expect(mallorys.items).toEqual([]);
+    // The flow is spent: Mallory's own browser cannot finish it with Alice's code either.
+    const spent = await fetch(fresh.callback, { headers: mallory.jar.header() });
+    expect(spent.status).toBe(400);
+    expect(provider.stats().codeExchanges).toBe(exchanges);
+    // Alice's own link still works in her browser, and the callback clears the flow's cookie.
+    const own = await signInAndReturn(alicesOwn.authorization, 'alice@tickets', app.url, alicesOwn.jar);
+    expect(own.status).toBe(200);
+    expect(alicesOwn.jar.size).toBe(0);
   });
 });

@@ -16,7 +16,7 @@ import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { testSettings } from '../../helpers/mcp-test-server.js';
 import { openAuthorization } from '../../helpers/oauth-mcp-client.js';
 import { type OAuthMcpServer, startOAuthMcpServer } from '../../helpers/oauth-mcp-server.js';
-import { publicUrl, secretKey } from './oauth-butler.js';
+import { callAs, publicUrl, secretKey } from './oauth-butler.js';
 
 /**
  * Refreshing people's tokens, against a strict provider that rotates refresh tokens and revokes the whole
@@ -36,7 +36,12 @@ function process(store: Store) {
     box,
     new PeopleDirectory([]),
     [{ name: 'tickets', url: provider.url, oauth: { identity: 'person' } }],
-    { publicUrl, linkTtlMs: 600_000, refreshLeaseMs: 10_000 },
+    {
+      publicUrl,
+      linkTtlMs: 600_000,
+      deadlines: { requestMs: 5_000, pageMs: 10_000, refreshMs: 10_000 },
+      maxResponseBytes: 1_048_576,
+    },
     silentLogger,
   );
   const settings = testSettings(
@@ -77,6 +82,7 @@ beforeAll(async () => {
   const done = await first.book.complete({
     state: back.searchParams.get('state') ?? '',
     code: back.searchParams.get('code') ?? '',
+    browserSecret: (flowId) => (flowId === opened.flowId ? opened.browserSecret : undefined),
   });
   expect(done).toMatchObject({ ok: true, server: 'tickets' });
   await second.server.whenSettled();
@@ -94,20 +100,7 @@ const whoami = (source: { tools(): readonly Tool[] }) => {
   return tool;
 };
 
-const asAlice = (tool: Tool) =>
-  tool.execute(
-    {},
-    {
-      address: { platform: 'slack', workspace: 'T1', channel: 'C1', thread: 'main' },
-      conversationKey: 'slack:T1:C1:main',
-      requester: alice,
-      requesters: [alice],
-      isDirect: false,
-      callId: `call_${Math.random()}`,
-      signal: AbortSignal.timeout(10_000),
-      logger: silentLogger,
-    },
-  );
+const asAlice = (tool: Tool) => callAs(tool, alice);
 
 describe('refreshing people’s tokens', () => {
   it('lists the tools in every process once anyone connected', () => {

@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestButler } from '../../helpers/butler-app.js';
+import { dumpDatabase } from '../../helpers/database-dump.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { type OAuthMcpServer, startOAuthMcpServer } from '../../helpers/oauth-mcp-server.js';
@@ -254,24 +252,3 @@ describe('OAuth MCP connections from Slack', () => {
     }
   });
 });
-
-/** Every row of every table as text: `pg_dump` on Postgres, a query per table on PGlite. */
-async function dumpDatabase(target: TestButler): Promise<string> {
-  if (target.databaseUrl) {
-    const { stdout } = await promisify(execFile)('pg_dump', ['--data-only', target.databaseUrl], {
-      maxBuffer: 256 * 1024 * 1024,
-    });
-    return stdout;
-  }
-  const { db } = target.butler.database;
-  const rows = await db.execute(
-    sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
-  );
-  const names =
-    (rows as unknown as { rows?: Array<{ table_name: string }> }).rows ??
-    (rows as unknown as Array<{ table_name: string }>);
-  const parts: string[] = [];
-  for (const { table_name: table } of names)
-    parts.push(table, JSON.stringify(await db.execute(sql`select * from ${sql.identifier(table)}`)));
-  return parts.join('\n');
-}

@@ -110,7 +110,8 @@ export function createChatPanel(context) {
         showConfirm(data);
         return;
       case 'private_link':
-        // A Connect link for this key alone: the provider's sign-in opens in a tab of its own.
+        // A Connect link for this key alone: the provider's sign-in opens in a tab of its own. A link that was
+        // used or has expired comes without its URL (Butler never stores it).
         entry(
           'tool',
           'For you only',
@@ -119,7 +120,9 @@ export function createChatPanel(context) {
             { class: 'text' },
             data.text,
             ' ',
-            h('a', { href: data.url, target: '_blank', rel: 'noopener noreferrer' }, data.label),
+            data.url
+              ? h('a', { href: data.url, target: '_blank', rel: 'noopener noreferrer' }, data.label)
+              : '(This link was used or has expired.)',
           ),
         );
         return;

@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -7,7 +6,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { cappedFetch } from './capped-fetch.js';
 import { describeError } from './error-text.js';
@@ -133,8 +132,8 @@ export async function openMcpConnection(input: {
   events: ConnectionEvents;
   /** Where a stdio child without a configured `cwd` starts (never Butler's own working directory). */
   workingDirectory: () => string;
-  /** HTTP only: the OAuth provider whose access token goes with every request (`core/connections`). */
-  authProvider?: OAuthClientProvider;
+  /** HTTP only: wraps the fetch of every request (a person's access token goes with each: `core/connections`). */
+  wrapFetch?: (fetch: FetchLike) => FetchLike;
 }): Promise<McpConnection> {
   const { settings, events, signal } = input;
   const attempt = { signal, timeoutMs: settings.connectTimeoutMs, onClosing: events.onClosing };
@@ -170,10 +169,10 @@ export async function openMcpConnection(input: {
   } else {
     const url = new URL(transportSettings.url);
     const requestInit = { headers: transportSettings.headers };
-    const fetch = cappedFetch(settings.maxResponseBytes);
-    const authProvider = input.authProvider ? { authProvider: input.authProvider } : {};
+    const capped = cappedFetch(settings.maxResponseBytes);
+    const fetch = input.wrapFetch ? input.wrapFetch(capped) : capped;
     try {
-      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch, ...authProvider });
+      const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
       await connectClient(client, transport, attempt);
       transportKind = 'streamable-http';
       session = transport;
@@ -181,11 +180,7 @@ export async function openMcpConnection(input: {
       if (!worthSseFallback(streamableError) || signal.aborted) throw streamableError;
       client = newClient();
       try {
-        await connectClient(
-          client,
-          new SSEClientTransport(url, { requestInit, fetch, ...authProvider }),
-          attempt,
-        );
+        await connectClient(client, new SSEClientTransport(url, { requestInit, fetch }), attempt);
       } catch (sseError) {
         throw new Error(
           `${describeError(streamableError)}; then the SSE fallback: ${describeError(sseError)}`,
