@@ -59,7 +59,7 @@ function wireCore(database: OpenDatabase) {
   const approvals = new ApprovalService(store, policy, noopObserver, silentLogger, () => {}, {
     standingApprovalHours: 8,
   });
-  const intake = new ButlerService(store, approvals, {}, silentLogger, () => {});
+  const intake = new ButlerService(store, approvals, {}, policy.people, silentLogger, () => {});
   return { store, approvals, intake };
 }
 

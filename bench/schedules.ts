@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import { silentLogger } from '../src/core/contracts/logger.js';
 import type { Store } from '../src/core/contracts/store.js';
+import { PeopleDirectory } from '../src/core/people/index.js';
 import { Scheduler } from '../src/core/schedules/index.js';
 import { type OpenDatabase, openDatabase } from '../src/storage/database.js';
 import { inboundEvents, schedules } from '../src/storage/schema.js';
@@ -56,7 +57,13 @@ async function queuedRuns(database: OpenDatabase): Promise<number> {
 }
 
 const scheduler = (store: Store) =>
-  new Scheduler(store, { checkEveryMs: 60_000, graceMs: 3_600_000 }, silentLogger, () => {});
+  new Scheduler(
+    store,
+    new PeopleDirectory([]),
+    { checkEveryMs: 60_000, graceMs: 3_600_000 },
+    silentLogger,
+    () => {},
+  );
 
 interface Measured {
   idleMs: number;

@@ -112,6 +112,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const { tools, mcp, toolProblems } = createTools(
     config,
     store,
+    people,
     logger,
     [
       ...schedules.tools,
@@ -172,7 +173,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const fileLimits = fileOptions(config);
   const files = createFiles(store, fileLimits, logger);
   const stops = new TurnStops(store, logger);
-  const service = new ButlerService(store, approvals, file.access, logger, wake, {
+  const service = new ButlerService(store, approvals, file.access, people, logger, wake, {
     maxMessageChars: file.maxMessageChars,
     messagesPerMinute: file.rateLimit.messagesPerMinute,
     files: files.intake,

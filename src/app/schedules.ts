@@ -50,7 +50,13 @@ export function createSchedules(
     tools: createScheduleTools(book),
     /** The scheduler of this process; `onQueued` wakes the worker for the runs it queued. */
     scheduler: (onQueued: () => void) =>
-      new Scheduler(store, { checkEveryMs: settings.checkEvery, graceMs: settings.grace }, log, onQueued),
+      new Scheduler(
+        store,
+        policy.people,
+        { checkEveryMs: settings.checkEvery, graceMs: settings.grace },
+        log,
+        onQueued,
+      ),
     /** Makes the config file's tasks exist (start-up). */
     syncConfig: () => syncConfigTasks(store, settings.tasks, settings.defaultTimezone, log),
   };

@@ -1,6 +1,7 @@
 import { type AppConfig, enabledPlatforms, missingApprovers } from '../config/index.js';
 import type { ConfigIssue } from '../core/contracts/errors.js';
 import type { Logger } from '../core/contracts/logger.js';
+import type { People } from '../core/contracts/people.js';
 import type { Store } from '../core/contracts/store.js';
 import { createAttachFileTool } from '../core/files/index.js';
 import { type BearerTokens, createHttpTool } from '../core/tools/http-tool.js';
@@ -18,6 +19,7 @@ import type { Tool } from '../core/tools/tool.js';
 export function createTools(
   config: AppConfig,
   store: Store,
+  people: People,
   logger: Logger,
   builtin: readonly Tool[] = [],
   /** Servers reached on people's own connections (`app/connections.ts`), beside the supervised ones. */
@@ -27,7 +29,7 @@ export function createTools(
 ) {
   const { file } = config;
   const toolList = [
-    ...createMemoryTools(store.memories),
+    ...createMemoryTools(store.memories, people),
     createAttachFileTool(),
     ...builtin,
     ...file.tools.map((tool) => createHttpTool(tool, bearer)),

@@ -126,6 +126,8 @@ export const inboundEvents = pgTable(
     dedupKey: text('dedup_key').notNull(),
     conversationKey: text('conversation_key').notNull(),
     userId: text('user_id').notNull(),
+    /** The person behind it (`People.keyOf`): one rate limit however many identities they write from. */
+    senderKey: text('sender_key').notNull().default(''),
     kind: text('kind').$type<InboxPayload['kind']>().notNull(),
     payload: jsonb('payload').$type<InboxPayload>().notNull(),
     /** pending → claimed → done | rate_limited | failed */
@@ -144,7 +146,7 @@ export const inboundEvents = pgTable(
     // The claim takes the oldest open event: without this it walks past every finished event first.
     // (The claim walks it through butler_claim_candidates, a function of migration 0008.)
     index('inbound_events_open_order_idx').on(table.id).where(isOpenEvent(table.status)),
-    index('inbound_events_user_idx').on(table.platform, table.userId, table.createdAt),
+    index('inbound_events_sender_idx').on(table.senderKey, table.createdAt),
   ],
 );
 
@@ -350,6 +352,8 @@ export const turnUsage = pgTable(
     workspace: text('workspace').notNull(),
     channel: text('channel').notNull(),
     userId: text('user_id').notNull(),
+    /** The platform of `user_id` when it is not the conversation's (an API key's task in a Slack channel). */
+    userPlatform: text('user_platform').$type<Platform>(),
     day: date('day', { mode: 'string' }).notNull().default(sql`(now() at time zone 'utc')::date`),
     /** Butler's model (null: none configured) and the compaction model when the turn compacted. */
     model: text('model'),
@@ -376,13 +380,16 @@ export const memories = pgTable(
     platform: text('platform').$type<Platform>().notNull(),
     workspace: text('workspace').notNull(),
     userId: text('user_id').notNull(),
+    /**
+     * Whose memory: the person (`People.keyOf`), whichever identity told it. Rows from before people existed
+     * carry their identity's key (`<platform>:<id>`), which the person's reads include.
+     */
+    ownerKey: text('owner_key').notNull().default(''),
     content: text('content').notNull(),
     createdAt: createdAt(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [
-    index('memories_owner_idx').on(table.platform, table.workspace, table.userId, table.lastUsedAt),
-  ],
+  (table) => [index('memories_owner_key_idx').on(table.ownerKey, table.lastUsedAt)],
 );
 
 /** A person's request to stop the turn running in a conversation; the process running it polls for these. */

@@ -120,7 +120,7 @@ export async function startCoreIntake(options: CoreIntakeOptions = {}): Promise<
     standingApprovalHours: options.standingApprovalHours ?? 8,
     ...(options.quorum ? { quorum: options.quorum } : {}),
   });
-  const intake = new ButlerService(store, approvals, {}, silentLogger, () => {});
+  const intake = new ButlerService(store, approvals, {}, policy.people, silentLogger, () => {});
   const held = new Set<HeldLock>();
 
   async function hold(take: (tx: Transaction) => Promise<unknown>): Promise<HeldLock> {

@@ -26,6 +26,17 @@ export interface People {
   on(identity: Identity, platform: Platform): Person | undefined;
 }
 
+/** An identity's own key, `<platform>:<id>`: what `People.keyOf` gives for an identity nobody listed. */
+export const identityKey = (identity: Identity) => `${identity.platform}:${identity.id}`;
+
+/**
+ * Every key a record of `identity`'s person may carry: the person's, then each of their identities' (records
+ * saved before `people:` listed them).
+ */
+export function keysOfPerson(people: People, identity: Identity): string[] {
+  return [...new Set([people.keyOf(identity), ...people.identitiesOf(identity).map(identityKey)])];
+}
+
 /** Distinct people among `identities`, the first identity of each kept, in order. */
 export function distinctPeople<T extends Identity>(people: People, identities: readonly T[]): T[] {
   const kept: T[] = [];

@@ -29,8 +29,13 @@ export interface NewInboxEvent {
   dedupKey: string;
   conversationKey: string;
   payload: InboxPayload;
-  /** The platform user behind the event (for rate limits). */
+  /** The platform user behind the event. */
   userId: string;
+  /**
+   * The person behind a message (`People.keyOf`): rate limits count a person's messages however many identities
+   * they write from. Absent: the identity's key, `<platform>:<userId>` (events that are not messages).
+   */
+  senderKey?: string;
 }
 
 export interface InboxEvent extends NewInboxEvent {
@@ -89,7 +94,8 @@ export interface InboxRepository {
   /** Whether an event with this dedup key was already taken (an API message's Idempotency-Key). */
   exists(platform: Platform, dedupKey: string): Promise<boolean>;
   /** Messages `userId` of `platform` sent since `since` (what the per-minute rate limit counts). */
-  messagesSince(platform: Platform, userId: string, since: Date): Promise<number>;
+  /** Messages of the person with this key since `since`, through any of their identities. */
+  messagesSince(senderKey: string, since: Date): Promise<number>;
 }
 
 // ── conversations and messages ──────────────────────────────────────────────────────────────────
@@ -379,7 +385,13 @@ export interface Memory {
   createdAt: Date;
 }
 
+/** Whose memories: a person, whichever of their identities speaks. */
 export interface MemoryOwner {
+  /** The person's key (`People.keyOf`): a new memory is saved under it. */
+  key: string;
+  /** Every key a memory of theirs may carry: theirs, and their identities' (saved before `people:` listed them). */
+  keys: readonly string[];
+  /** Where, and as whom, a new memory was told (kept beside it). */
   platform: Platform;
   workspace: string;
   userId: string;

@@ -113,6 +113,8 @@ export interface TurnUsageRecord {
   channel: string;
   /** The person the turn answered (for a continuation: who asked before the card). */
   userId: string;
+  /** The platform of `userId` when it is not the conversation's (an API key's task in a Slack channel). */
+  userPlatform: Platform | null;
   /** Butler's model; null when none is configured. */
   model: string | null;
   /** The compaction model, when the turn folded history into the summary. */

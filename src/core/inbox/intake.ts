@@ -16,6 +16,7 @@ import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import { noopObserver } from '../contracts/observer.js';
+import type { People } from '../contracts/people.js';
 import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
 import { FeedbackRecorder } from '../feedback/index.js';
@@ -50,6 +51,8 @@ export class ButlerService implements ButlerIntake {
     private readonly store: Store,
     private readonly approvals: ApprovalService,
     private readonly access: Readonly<Partial<Record<Platform, AccessRules | undefined>>>,
+    /** Who is who: allowlists and rate limits are a person's, whichever identity they write from. */
+    private readonly people: People,
     private readonly logger: Logger,
     private readonly onWork: () => void,
     private readonly options: {
@@ -73,18 +76,34 @@ export class ButlerService implements ButlerIntake {
   private readonly feedback: FeedbackRecorder;
 
   /**
-   * Whether the allowlists let this person talk to Butler here: the conversation's platform rules its
-   * workspaces and channels, the person's own platform (an API key's, for its task in a Slack channel) its users.
+   * Whether the allowlists let this person talk to Butler here: the conversation's platform rules its workspaces
+   * and channels; a person is let in by who they are, so on each platform involved (the conversation's, and the
+   * writer's own: an API key's, for its task in a Slack channel) whose list names users, the person's identity
+   * there must be on it. An API key of someone the Slack list leaves out cannot post into Slack for them.
    */
   isAllowed(message: Pick<InboundMessage, 'address' | 'user' | 'isDirect'>): boolean {
-    const place = this.access[message.address.platform];
-    const people = this.access[message.user.platform ?? message.address.platform];
-    return (
-      (!place ||
-        (allows(place.workspaces, message.address.workspace) &&
-          (message.isDirect || allows(place.channels, message.address.channel)))) &&
-      (!people || allows(people.users, message.user.id))
-    );
+    const { address } = message;
+    const place = this.access[address.platform];
+    if (
+      place &&
+      !(
+        allows(place.workspaces, address.workspace) &&
+        (message.isDirect || allows(place.channels, address.channel))
+      )
+    )
+      return false;
+    const writer = onPlatform(message.user, address.platform);
+    return [...new Set([writer.platform, address.platform])].every((platform) => {
+      const users = this.access[platform]?.users;
+      if (users === undefined || users.length === 0) return true;
+      const there = this.people.on(writer, platform);
+      return there !== undefined && users.includes(there.id);
+    });
+  }
+
+  /** Whom a message of `user` counts toward: their person, however many identities they write from. */
+  private senderKeyOf(user: ChatUser, platform: Platform): string {
+    return this.people.keyOf(onPlatform(user, platform));
   }
 
   async precheck(input: {
@@ -96,7 +115,10 @@ export class ButlerService implements ButlerIntake {
     if (await this.store.inbox.exists(platform, input.dedupKey)) return 'duplicate';
     const limit = this.options.messagesPerMinute;
     if (limit === undefined) return 'ok';
-    const sent = await this.store.inbox.messagesSince(platform, input.user.id, new Date(Date.now() - 60_000));
+    const sent = await this.store.inbox.messagesSince(
+      this.senderKeyOf(input.user, platform),
+      new Date(Date.now() - 60_000),
+    );
     return sent >= limit ? 'rate_limited' : 'ok';
   }
 
@@ -124,6 +146,7 @@ export class ButlerService implements ButlerIntake {
       dedupKey: message.dedupKey,
       conversationKey: encodeConversationKey(message.address),
       userId: message.user.id,
+      senderKey: this.senderKeyOf(message.user, message.address.platform),
       payload: message,
     });
     if (eventId === undefined) {

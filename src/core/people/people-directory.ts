@@ -1,5 +1,5 @@
 import { type Person, type Platform, platforms } from '../contracts/events.js';
-import type { Identity, People } from '../contracts/people.js';
+import { type Identity, identityKey, type People } from '../contracts/people.js';
 
 /**
  * The configuration's `people:` as a directory: each listed person's identities, one per platform at most.
@@ -14,8 +14,6 @@ interface ListedPerson {
   name: string;
   identities: Person[];
 }
-
-const identityKey = (identity: Identity) => `${identity.platform}:${identity.id}`;
 
 export class PeopleDirectory implements People {
   private readonly listed = new Map<string, ListedPerson>();

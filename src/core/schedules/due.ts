@@ -38,18 +38,25 @@ export function runMessage(schedule: ScheduleRecord, slot: Date): InboundMessage
   };
 }
 
-export function runEvent(schedule: ScheduleRecord, slot: Date): NewInboxEvent {
+/** The run as inbox work; `senderKey` is its creator's person: a run counts as one of their messages. */
+export function runEvent(schedule: ScheduleRecord, slot: Date, senderKey: string): NewInboxEvent {
   const message = runMessage(schedule, slot);
   return {
     platform: message.address.platform,
     dedupKey: message.dedupKey,
     conversationKey: schedule.conversationKey,
     userId: schedule.creator.id,
+    senderKey,
     payload: message,
   };
 }
 
-export function decideDue(schedule: ScheduleRecord, now: Date, graceMs: number): DueDecision {
+export function decideDue(
+  schedule: ScheduleRecord,
+  now: Date,
+  graceMs: number,
+  senderKey: string,
+): DueDecision {
   const due = schedule.nextRunAt ?? now;
   const slots = schedule.cron ? dueSlots(schedule.cron, schedule.timezone, due, now) : [due];
   const slot = slots.at(-1) ?? due;
@@ -61,6 +68,6 @@ export function decideDue(schedule: ScheduleRecord, now: Date, graceMs: number):
     slot,
     missed: slots.slice(0, -1),
     next,
-    ...(inTime ? { event: runEvent(schedule, slot) } : {}),
+    ...(inTime ? { event: runEvent(schedule, slot, senderKey) } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../contracts/logger.js';
+import type { People } from '../contracts/people.js';
 import type { Store } from '../contracts/store.js';
 import { decideDue } from './due.js';
 
@@ -24,6 +25,8 @@ export class Scheduler {
 
   constructor(
     private readonly store: Store,
+    /** Whom a run counts toward (its creator's person, for rate limits). */
+    private readonly people: People,
     private readonly options: SchedulerOptions,
     private readonly logger: Logger,
     /** Queued runs wait in the inbox: wake a worker loop to take them now. */
@@ -57,7 +60,7 @@ export class Scheduler {
       let handled = 0;
       const ids = await this.store.schedules.fireDue(now, batch, (schedule) => {
         handled += 1;
-        const decision = decideDue(schedule, now, this.options.graceMs);
+        const decision = decideDue(schedule, now, this.options.graceMs, this.people.keyOf(schedule.creator));
         if (!decision.event)
           this.logger.warn(
             { schedule: schedule.id, slot: decision.slot, missed: decision.missed.length + 1 },

@@ -329,6 +329,10 @@ function usageRecord(deps: TurnRunnerDeps, turn: Turn): TurnUsageRecord {
     workspace: address.workspace,
     channel: address.channel,
     userId: turn.requester.id,
+    userPlatform:
+      turn.requester.platform && turn.requester.platform !== address.platform
+        ? turn.requester.platform
+        : null,
     model,
     compactionModel: compaction?.model ?? null,
     promptTokens,

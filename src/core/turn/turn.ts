@@ -14,6 +14,7 @@ import type { Files } from '../files/index.js';
 import type { ModelClient } from '../model/model-client.js';
 import type { ChannelProfiles, TurnProfile } from '../profiles/index.js';
 import type { TurnStop, TurnStops } from '../stop/turn-stops.js';
+import { memoryOwnerOf } from '../tools/memory-tools.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelTokens, PriceTable } from '../usage/pricing.js';
@@ -201,7 +202,7 @@ export async function beginTurn(
   const { conversation, ...opening } = await store.turns.open({
     conversationKey: input.conversationKey,
     address,
-    memoriesOf: { platform: address.platform, workspace: address.workspace, userId: requester.id },
+    memoriesOf: memoryOwnerOf(deps.policy.people, address, requester),
     // Personal notes only in a turn that answers their owner alone: in a shared turn they would reach others.
     memoriesLimit: input.requesters.length === 1 ? deps.options.memoriesInPrompt : 0,
   });

@@ -7,6 +7,9 @@ import { conversationLeases, inboundEvents, isOpenEvent } from '../schema.js';
 import { groupCommit } from './group-commit.js';
 import { preparedOnFirstUse } from './prepared.js';
 
+/** Whom a message counts toward: its person, or the identity when the caller named nobody else. */
+const senderKeyOf = (event: NewInboxEvent) => event.senderKey ?? `${event.platform}:${event.userId}`;
+
 const leaseUntil = (leaseMs: number | Placeholder) => sql`now() + ${leaseMs} * interval '1 millisecond'`;
 
 function toInboxEvent(row: typeof inboundEvents.$inferSelect & { senderRank: number }): InboxEvent {
@@ -17,6 +20,7 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect & { senderRank: num
     dedupKey: row.dedupKey,
     conversationKey: row.conversationKey,
     userId: row.userId,
+    senderKey: row.senderKey,
     payload: row.payload,
     attempts: row.attempts,
     createdAt: row.createdAt,
@@ -29,7 +33,7 @@ function toInboxEvent(row: typeof inboundEvents.$inferSelect & { senderRank: num
  */
 const senderRank = sql<number>`case when inbound_events.kind = 'message' then (
   select count(*) from ${inboundEvents} as recent
-  where recent.platform = inbound_events.platform and recent.user_id = inbound_events.user_id
+  where recent.sender_key = inbound_events.sender_key
     and recent.kind = 'message' and recent.created_at >= inbound_events.created_at - interval '1 minute'
     and recent.id <= inbound_events.id
 ) else 0 end`.mapWith(Number);
@@ -145,9 +149,9 @@ function insertManyQuery(db: Database) {
       dedupKey: sql<string>`dedup_key`.as('dedup_key'),
     })
     .as(sql`
-      insert into ${inboundEvents} (platform, dedup_key, conversation_key, user_id, kind, payload)
-      select e->>'platform', e->>'dedupKey', e->>'conversationKey', e->>'userId', e->'payload'->>'kind',
-        e->'payload'
+      insert into ${inboundEvents} (platform, dedup_key, conversation_key, user_id, sender_key, kind, payload)
+      select e->>'platform', e->>'dedupKey', e->>'conversationKey', e->>'userId', e->>'senderKey',
+        e->'payload'->>'kind', e->'payload'
       from jsonb_array_elements(${sql.placeholder('events')}::jsonb) with ordinality as listed(e, position)
       order by position
       on conflict (platform, dedup_key) do nothing
@@ -172,6 +176,7 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
         dedupKey: sql.placeholder('dedupKey'),
         conversationKey: sql.placeholder('conversationKey'),
         userId: sql.placeholder('userId'),
+        senderKey: sql.placeholder('senderKey'),
         kind: sql.placeholder('kind'),
         payload: sql.placeholder('payload'),
       })
@@ -199,6 +204,7 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
       dedupKey: event.dedupKey,
       conversationKey: event.conversationKey,
       userId: event.userId,
+      senderKey: senderKeyOf(event),
       kind: event.payload.kind,
       payload: cleanJson(event.payload),
     });
@@ -208,7 +214,11 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
     insertManyQuery(db).prepare('butler_inbox_insert_many'),
   );
   const insertMany = async (events: readonly NewInboxEvent[]) => {
-    const listed = events.map((event) => ({ ...event, payload: cleanJson(event.payload) }));
+    const listed = events.map((event) => ({
+      ...event,
+      senderKey: senderKeyOf(event),
+      payload: cleanJson(event.payload),
+    }));
     const rows = await insertManyStatement().execute({ events: JSON.stringify(listed) });
     const ids = new Map(rows.map((row) => [`${row.platform}\n${row.dedupKey}`, row.id]));
     // A key twice in one batch was inserted once: the first caller gets the id, the other is a duplicate.
@@ -310,14 +320,13 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
       return row !== undefined;
     },
 
-    async messagesSince(platform, userId, since) {
+    async messagesSince(senderKey, since) {
       const [row] = await db
         .select({ count: sql<number>`count(*)`.mapWith(Number) })
         .from(inboundEvents)
         .where(
           and(
-            eq(inboundEvents.platform, platform),
-            eq(inboundEvents.userId, userId),
+            eq(inboundEvents.senderKey, senderKey),
             eq(inboundEvents.kind, 'message'),
             gte(inboundEvents.createdAt, since),
           ),

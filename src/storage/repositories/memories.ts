@@ -1,17 +1,9 @@
-import { and, desc, eq, ilike, inArray, type Placeholder, sql } from 'drizzle-orm';
+import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import type { Memory, MemoryOwner, MemoryRepository } from '../../core/contracts/store.js';
 import type { Database } from '../database.js';
 import { memories } from '../schema.js';
 
-/** The owner's values, or placeholders for them in a prepared statement. */
-type OwnerValues = { [Key in keyof MemoryOwner]: MemoryOwner[Key] | Placeholder };
-
-const ownedBy = (owner: OwnerValues) =>
-  and(
-    eq(memories.platform, owner.platform),
-    eq(memories.workspace, owner.workspace),
-    eq(memories.userId, owner.userId),
-  );
+const ownedBy = (owner: MemoryOwner) => inArray(memories.ownerKey, [...owner.keys]);
 
 /** `%` and `_` in a user's words are literal, not wildcards. */
 const escapeLike = (word: string) => word.replace(/[\\%_]/g, (character) => `\\${character}`);
@@ -27,7 +19,13 @@ export function memoryRepository(db: Database): MemoryRepository {
     async add(owner, content) {
       const [row] = await db
         .insert(memories)
-        .values({ ...owner, content })
+        .values({
+          ownerKey: owner.key,
+          platform: owner.platform,
+          workspace: owner.workspace,
+          userId: owner.userId,
+          content,
+        })
         .returning();
       if (!row) throw new Error('Could not save memory');
       return toMemory(row);

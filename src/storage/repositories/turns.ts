@@ -40,8 +40,7 @@ function openQuery(db: Database) {
     ) order by top.last_used_at desc), '[]'::json)
     from (
       select id, content, created_at, last_used_at from ${memories}
-      where platform = ${sql.placeholder('memoryPlatform')} and workspace = ${sql.placeholder('memoryWorkspace')}
-        and user_id = ${sql.placeholder('memoryUserId')}
+      where owner_key = any(${sql.placeholder('memoryKeys')}::text[])
       order by last_used_at desc
       limit ${sql.placeholder('memoriesLimit')}
     ) as top)`;
@@ -104,10 +103,10 @@ function commitQuery(db: Database) {
     where id = any (array(select jsonb_array_elements_text(t->'eventIds')::bigint from turn))
     returning 1 as written`);
   const recorded = db.$with('recorded', written).as(sql`
-    insert into ${turnUsage} (turn_id, conversation_key, platform, workspace, channel, user_id, model,
-      compaction_model, prompt_tokens, completion_tokens, compaction_tokens, cost_usd)
+    insert into ${turnUsage} (turn_id, conversation_key, platform, workspace, channel, user_id, user_platform,
+      model, compaction_model, prompt_tokens, completion_tokens, compaction_tokens, cost_usd)
     select u->>'turnId', u->>'conversationKey', u->>'platform', u->>'workspace', u->>'channel',
-      u->>'userId', u->>'model', u->>'compactionModel', (u->>'promptTokens')::int,
+      u->>'userId', u->>'userPlatform', u->>'model', u->>'compactionModel', (u->>'promptTokens')::int,
       (u->>'completionTokens')::int, (u->>'compactionTokens')::int, (u->>'costUsd')::double precision
     from turn, jsonb_extract_path(turn.t, 'usage') as u
     returning 1 as written`);
@@ -127,9 +126,7 @@ export function turnRepository(db: Database): TurnRepository {
       const [row] = await openStatement().execute({
         key: conversationKey,
         ...address,
-        memoryPlatform: memoriesOf.platform,
-        memoryWorkspace: memoriesOf.workspace,
-        memoryUserId: memoriesOf.userId,
+        memoryKeys: [...memoriesOf.keys],
         memoriesLimit,
       });
       if (!row) throw new Error(`Could not open conversation ${conversationKey}`);

@@ -16,7 +16,12 @@ const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 const byUsers = (users: readonly Identity[]) =>
   or(
     sql`false`,
-    ...users.map((user) => and(sql`${turnUsage.platform} = ${user.platform}`, eq(turnUsage.userId, user.id))),
+    ...users.map((user) =>
+      and(
+        sql`coalesce(${turnUsage.userPlatform}, ${turnUsage.platform}) = ${user.platform}`,
+        eq(turnUsage.userId, user.id),
+      ),
+    ),
   );
 
 // Sums of int columns are bigint (strings in postgres.js): read as numbers.

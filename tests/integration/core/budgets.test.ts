@@ -263,6 +263,7 @@ describe(`budgets on ${databaseKind}`, () => {
       workspace: 'local',
       channel: 'quiet',
       userId: 'ana',
+      userPlatform: null,
       model: 'test-model',
       compactionModel: 'test-model',
       promptTokens: 0,

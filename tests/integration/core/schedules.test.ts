@@ -64,7 +64,14 @@ function newBook(overrides: Partial<ScheduleLimits> = {}, people: PersonListing[
 }
 
 const newScheduler = (on: Store = store) =>
-  new Scheduler(on, { checkEveryMs: 60_000, graceMs: limits.graceMs }, silentLogger, () => {}, now);
+  new Scheduler(
+    on,
+    new PeopleDirectory([]),
+    { checkEveryMs: 60_000, graceMs: limits.graceMs },
+    silentLogger,
+    () => {},
+    now,
+  );
 
 async function runsQueuedFor(id: string): Promise<InboundMessage[]> {
   const rows = await database.db

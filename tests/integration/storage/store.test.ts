@@ -343,8 +343,14 @@ describe(`storage on ${databaseKind}`, () => {
   });
 
   it('searches memories per owner, treating % and _ literally', async () => {
-    const owner = { platform: 'slack' as const, workspace: 'T1', userId: 'U1' };
-    const other = { ...owner, userId: 'U2' };
+    const owner = {
+      key: 'slack:U1',
+      keys: ['slack:U1'],
+      platform: 'slack' as const,
+      workspace: 'T1',
+      userId: 'U1',
+    };
+    const other = { ...owner, key: 'slack:U2', keys: ['slack:U2'], userId: 'U2' };
     await store.memories.add(owner, 'Prefers deploys after 10:00');
     await store.memories.add(owner, 'Budget is 100% spent');
     await store.memories.add(other, 'Prefers tea');
@@ -356,6 +362,24 @@ describe(`storage on ${databaseKind}`, () => {
     const [memory] = await store.memories.search(owner, 'prefers', 1);
     expect(await store.memories.remove(other, memory?.id ?? '')).toBe(false);
     expect(await store.memories.remove(owner, memory?.id ?? '')).toBe(true);
+  });
+
+  it('reads a person’s memories under every key they may carry, and saves new ones under the person', async () => {
+    const asIdentity = {
+      key: 'slack:U9',
+      keys: ['slack:U9'],
+      platform: 'slack' as const,
+      workspace: 'T1',
+      userId: 'U9',
+    };
+    await store.memories.add(asIdentity, 'Told before people listed her');
+    const person = { ...asIdentity, key: 'person:nina', keys: ['person:nina', 'slack:U9', 'api:nina'] };
+    await store.memories.add({ ...person, platform: 'api', userId: 'nina' }, 'Told through her API key');
+    expect((await store.memories.search(person, '', 10)).map((memory) => memory.content).sort()).toEqual([
+      'Told before people listed her',
+      'Told through her API key',
+    ]);
+    expect(await store.memories.search(asIdentity, 'API', 10)).toEqual([]);
   });
 
   it('rolls back a transaction as a whole', async () => {
