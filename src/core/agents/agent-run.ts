@@ -1,11 +1,12 @@
 import { ModelError } from '../contracts/errors.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { TokenUsage } from '../contracts/observer.js';
-import type { AgentFrame } from '../contracts/store.js';
+import type { AgentFrame, ApprovalRecord } from '../contracts/store.js';
 import { cleanText } from '../text/index.js';
 import {
   inCallOrder,
   type ParkedRun,
+  type Resolution,
   resolveToolCalls,
   type ToolResult,
   type ToolScope,
@@ -28,9 +29,16 @@ export interface RunTally extends TokenUsage {
 }
 
 export interface AgentRunState {
-  frame: Omit<AgentFrame, 'assistant' | 'results'>;
-  /** Continuing after decisions: the step that waited, with every result it has now. */
-  waited?: { assistant: AgentFrame['assistant']; results: ToolResult[] };
+  frame: Omit<AgentFrame, 'assistant' | 'results' | 'approved'>;
+  /**
+   * Continuing after decisions or a connection: the step that waited, the results it had, and the decisions
+   * taken on its calls since.
+   */
+  waited?: {
+    assistant: AgentFrame['assistant'];
+    results: ToolResult[];
+    approvals: readonly ApprovalRecord[];
+  };
 }
 
 function systemPrompt(spec: AgentSpec): string {
@@ -65,24 +73,34 @@ export async function runAgent(
 ): Promise<AgentRunResult> {
   const messages = [...state.frame.messages];
   tally.steps = state.frame.steps;
-  const park = (
-    assistant: AgentFrame['assistant'],
-    parked: { results: ToolResult[]; pending: ParkedRun['pending'] },
-  ) => ({
-    status: 'parked' as const,
-    run: {
-      frame: { ...state.frame, messages, steps: tally.steps, assistant, results: parked.results },
-      pending: parked.pending.map((call) => ({
-        ...call,
-        agent: { name: spec.name, delegateCallId: state.frame.delegateCallId },
-      })),
-    },
-  });
+  const park = (assistant: AgentFrame['assistant'], parked: Resolution): AgentRunResult => {
+    const frame = { ...state.frame, messages, steps: tally.steps, assistant, results: parked.results };
+    if (parked.status === 'needs_connection')
+      return {
+        status: 'parked',
+        run: {
+          frame: parked.approved.length > 0 ? { ...frame, approved: parked.approved } : frame,
+          pending: [],
+          need: parked.need,
+        },
+      };
+    const pending = parked.status === 'needs_approval' ? parked.pending : [];
+    return {
+      status: 'parked',
+      run: {
+        frame,
+        pending: pending.map((call) => ({
+          ...call,
+          agent: { name: spec.name, delegateCallId: state.frame.delegateCallId },
+        })),
+      },
+    };
+  };
 
   if (state.waited) {
-    const { assistant, results } = state.waited;
-    const resolution = await resolveToolCalls(scope, assistant.toolCalls, results);
-    if (resolution.status === 'needs_approval') return park(assistant, resolution);
+    const { assistant, results, approvals } = state.waited;
+    const resolution = await resolveToolCalls(scope, assistant.toolCalls, results, [], approvals);
+    if (resolution.status !== 'complete') return park(assistant, resolution);
     messages.push(
       { role: 'assistant', ...assistant },
       ...toolMessages(assistant.toolCalls, resolution.results),
@@ -116,7 +134,7 @@ export async function runAgent(
     }
     const assistant = { content: result.content, toolCalls: result.toolCalls };
     const resolution = await resolveToolCalls(scope, result.toolCalls, []);
-    if (resolution.status === 'needs_approval') return park(assistant, resolution);
+    if (resolution.status !== 'complete') return park(assistant, resolution);
     messages.push({ role: 'assistant', ...assistant }, ...toolMessages(result.toolCalls, resolution.results));
   }
   return { status: 'failed', error: `it stopped after ${spec.maxSteps} steps without finishing` };

@@ -3,8 +3,8 @@ import type { ToolCall } from '../contracts/messages.js';
 import type { TokenUsage, TurnObserver } from '../contracts/observer.js';
 import type { AgentFrame, ApprovalRecord, Store } from '../contracts/store.js';
 import type { ToolDefinition } from '../model/model-client.js';
-import type { Delegation, DelegationOutcome, ToolResult, ToolScope } from '../tool-calls/index.js';
-import { approvedCall, resolveApprovedCall } from '../tool-calls/index.js';
+import type { Delegation, DelegationOutcome, ToolScope } from '../tool-calls/index.js';
+import { waitingApprovals } from '../tool-calls/index.js';
 import type { ToolSet } from '../tools/registry.js';
 import { type AgentRunResult, type AgentRunState, failureText, runAgent, taskMessage } from './agent-run.js';
 import { type AgentSpec, delegateToolName } from './agent-spec.js';
@@ -65,8 +65,9 @@ export class Delegator {
   }
 
   /**
-   * Continues the runs parked in `frames` now that `batch` is decided: the approved calls run (once), the
-   * rejected and expired ones are reported to the agent, and each run goes on from there.
+   * Continues the runs parked in `frames` now that `batch` is decided, or the connection they waited for is
+   * made: the approved calls run (once), the rejected and expired ones are reported to the agent, the calls
+   * that waited for the connection are resolved again, and each run goes on from there.
    */
   async resume(
     binding: TurnBinding,
@@ -82,14 +83,11 @@ export class Delegator {
           frame.delegateCallId,
           `Error: the agent "${frame.agent}" is no longer configured; nothing it asked for was run.`,
         );
-      return this.runOne(binding, scope, spec, frame, true, async (agentScope) => {
-        const decided: ToolResult[] = [];
-        for (const approval of batch.filter((entry) => entry.agent?.delegateCallId === frame.delegateCallId))
-          decided.push(
-            await resolveApprovedCall(agentScope, approval, approvedCall(approval, frame.assistant)),
-          );
-        const { assistant, results, ...rest } = frame;
-        return { frame: rest, waited: { assistant, results: [...results, ...decided] } };
+      return this.runOne(binding, scope, spec, frame, true, async () => {
+        const decided = batch.filter((entry) => entry.agent?.delegateCallId === frame.delegateCallId);
+        const approvedBefore = await waitingApprovals(this.store, frame.approved ?? []);
+        const { assistant, results, approved: _resolvedNow, ...rest } = frame;
+        return { frame: rest, waited: { assistant, results, approvals: [...decided, ...approvedBefore] } };
       });
     });
   }

@@ -184,8 +184,13 @@ export interface ResumeState {
   isDirect?: boolean;
   /** The scheduled task whose run parked here (the continuation is still that run, for audit and traces). */
   scheduleId?: string;
-  /** Sub-agents whose runs wait on this card, each answering one of `assistant`'s `delegate` calls. */
+  /**
+   * Sub-agents whose runs wait on this card (or connection), each answering one of `assistant`'s `delegate`
+   * calls.
+   */
   agents?: AgentFrame[];
+  /** Calls approved before the turn parked for a connection they act with: they run once it is made. */
+  approved?: ApprovedWait[];
   /** An approver let this answer go on past a spent budget: its continuation is not checked again. */
   overBudget?: boolean;
 }
@@ -207,6 +212,14 @@ export interface AgentFrame {
   results: Array<{ toolCallId: string; content: string }>;
   /** Model calls made so far (the step budget spans the park). */
   steps: number;
+  /** The step's calls approved before the run parked for a connection they act with. */
+  approved?: ApprovedWait[];
+}
+
+/** An approved call that waits for a connection before it runs (once, with no second card). */
+export interface ApprovedWait {
+  toolCallId: string;
+  approvalId: string;
 }
 
 export interface NewApproval {

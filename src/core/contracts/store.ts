@@ -44,6 +44,7 @@ export type {
   ApprovalRecord,
   ApprovalRepository,
   ApprovalVote,
+  ApprovedWait,
   AuditEntry,
   AuditRepository,
   ClaimedBatch,

@@ -1,5 +1,5 @@
 import type { ToolCall } from '../contracts/messages.js';
-import type { ApprovalRecord } from '../contracts/store.js';
+import type { ApprovalRecord, ApprovedWait, Store } from '../contracts/store.js';
 import { recordNotRun, runTool, validateCall } from './run.js';
 import type { ToolResult, ToolScope } from './scope.js';
 
@@ -8,6 +8,15 @@ export function approvedCall(approval: ApprovalRecord, step: { toolCalls: readon
   const call = step.toolCalls.find((candidate) => candidate.id === approval.toolCallId);
   if (!call) throw new Error(`approval ${approval.id} points at a missing tool call`);
   return call;
+}
+
+/** The approvals of calls that waited, approved, for a connection (a deleted one is left out). */
+export async function waitingApprovals(
+  store: Store,
+  waits: readonly ApprovedWait[],
+): Promise<ApprovalRecord[]> {
+  const found = await Promise.all(waits.map((wait) => store.approvals.get(wait.approvalId)));
+  return found.filter((approval): approval is ApprovalRecord => approval !== undefined);
 }
 
 /**

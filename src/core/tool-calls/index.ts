@@ -1,5 +1,5 @@
 /** The tool-calls room's door: resolving a model step's calls, running approved ones, and their shapes. */
-export { approvedCall, resolveApprovedCall } from './approved-call.js';
+export { approvedCall, resolveApprovedCall, waitingApprovals } from './approved-call.js';
 export { inCallOrder, resolveToolCalls } from './resolve.js';
 export { recordNotRun, runTool, validateCall } from './run.js';
 export type {

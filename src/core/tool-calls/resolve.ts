@@ -1,6 +1,8 @@
 import { onPlatform } from '../contracts/events.js';
 import type { ToolCall } from '../contracts/messages.js';
+import type { ApprovalRecord, ApprovedWait } from '../contracts/store.js';
 import type { Tool } from '../tools/tool.js';
+import { approvedCall, resolveApprovedCall } from './approved-call.js';
 import { refuse, runTool, validateCall } from './run.js';
 import type { ConnectionNeed, ParkedRun, PendingCall, Resolution, ToolResult, ToolScope } from './scope.js';
 
@@ -23,13 +25,15 @@ export function inCallOrder(calls: readonly ToolCall[], results: readonly ToolRe
  * Resolves every call of `calls` that `previous` has no result for and no run in `parked` answers. Calls
  * are independent (models ask for several at once only for independent work), so those that need no
  * decision run now, even when an earlier one waits for a card; `delegate` calls run their sub-agents
- * last, together.
+ * last, together. `approvals` are decisions already taken on some of the calls: those run (once) or say why
+ * not, unless the connection an approved call acts with is missing: then it waits for it, approved.
  */
 export async function resolveToolCalls(
   scope: ToolScope,
   calls: readonly ToolCall[],
   previous: readonly ToolResult[],
   parked: readonly ParkedRun[] = [],
+  approvals: readonly ApprovalRecord[] = [],
 ): Promise<Resolution> {
   const results = [...previous];
   const resolved = new Set([
@@ -39,7 +43,27 @@ export async function resolveToolCalls(
   const pending: PendingCall[] = [];
   const delegations: ToolCall[] = [];
   const waiting = [...parked];
+  const approved: ApprovedWait[] = [];
   let need: ConnectionNeed | undefined;
+  /** Adds a call to the one connection the step waits for; false when it needs another one (looked at later). */
+  const awaitConnection = (missing: { server: string; owner: ConnectionNeed['owner'] }, callId: string) => {
+    need ??= { server: missing.server, owner: missing.owner, callIds: [] };
+    if (need.server !== missing.server || need.owner.key !== missing.owner.key) return false;
+    need.callIds.push(callId);
+    return true;
+  };
+  for (const approval of approvals) {
+    const call = approvedCall(approval, { toolCalls: calls });
+    if (resolved.has(call.id)) continue;
+    resolved.add(call.id);
+    const tool = approval.status === 'approved' ? scope.tools.get(call.name) : undefined;
+    const connection = tool ? await connectionOf(scope, tool) : { status: 'ready' as const };
+    if (connection.status === 'missing' && awaitConnection(connection, call.id)) {
+      approved.push({ toolCallId: call.id, approvalId: approval.id });
+      continue;
+    }
+    results.push(await resolveApprovedCall(scope, approval, call));
+  }
   for (const call of calls) {
     if (resolved.has(call.id)) continue;
     if (scope.delegation?.handles(call)) {
@@ -52,16 +76,14 @@ export async function resolveToolCalls(
       continue;
     }
     const { tool, input } = checked;
-    const connection = await connectionOf(scope, tool, parked.length > 0);
+    const connection = await connectionOf(scope, tool);
     if (connection.status === 'refused') {
       results.push(await refuse(scope, call, tool.risk, connection.reason));
       continue;
     }
     if (connection.status === 'missing') {
       // One connection at a time: calls needing another one are looked at again once this one is made.
-      need ??= { server: connection.server, owner: connection.owner, callIds: [] };
-      if (need.server === connection.server && need.owner.key === connection.owner.key)
-        need.callIds.push(call.id);
+      awaitConnection(connection, call.id);
       continue;
     }
     const personal = tool.personal?.(input, scope.requesters);
@@ -98,33 +120,35 @@ export async function resolveToolCalls(
     });
     results.push({ toolCallId: call.id, content: outcome.content });
   }
-  // Nothing is asked of anyone else while a connection is missing: the rest is resolved once it is made.
-  if (need) return { status: 'needs_connection', results, need };
+  // Nothing is asked of anyone else while a connection is missing: the rest is resolved once it is made, and
+  // parked sub-agent runs wait with it.
+  const frames = () => waiting.map((run) => run.frame);
+  if (need) return { status: 'needs_connection', results, need, agents: frames(), approved };
   if (scope.delegation && delegations.length > 0) {
     for (const outcome of await scope.delegation.run(scope, delegations)) {
       if (outcome.status === 'done') results.push(outcome.result);
       else waiting.push(outcome.run);
     }
   }
+  // A sub-agent that waits for a connection parks the turn for it; its calls are the run's, not this step's.
+  const runNeed = waiting.find((run) => run.need)?.need;
+  if (runNeed)
+    return {
+      status: 'needs_connection',
+      results,
+      need: { ...runNeed, callIds: [] },
+      agents: frames(),
+      approved,
+    };
   pending.push(...waiting.flatMap((run) => run.pending));
   return pending.length > 0
     ? { status: 'needs_approval', results, pending, agents: waiting.map((run) => run.frame) }
     : { status: 'complete', results };
 }
 
-/**
- * Whether `tool`'s connection is there for the people who asked. A call that needs a missing one parks the
- * turn, except inside a sub-agent and beside parked sub-agent runs (whose state waits on a card): there it
- * is refused, and Butler can connect the person and ask again.
- */
-async function connectionOf(scope: ToolScope, tool: Tool, besideParkedRuns: boolean) {
+/** Whether `tool`'s connection is there for the people who asked; a call that needs a missing one waits for it. */
+async function connectionOf(scope: ToolScope, tool: Tool) {
   if (!tool.connection || !scope.connections) return { status: 'ready' } as const;
   const people = scope.requesters.map((requester) => onPlatform(requester, scope.address.platform));
-  const readiness = await scope.connections.readiness(tool.connection, people);
-  if (readiness.status === 'missing' && (besideParkedRuns || scope.agent !== undefined))
-    return {
-      status: 'refused',
-      reason: `${readiness.server} is not connected for ${readiness.owner.person.name ?? readiness.owner.person.id} yet, and this cannot wait here: Butler connects it (${readiness.server}__connect), then asks again.`,
-    } as const;
-  return readiness;
+  return scope.connections.readiness(tool.connection, people);
 }

@@ -8,7 +8,7 @@ import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { StepObserver } from '../contracts/observer.js';
-import type { AgentFrame, Store } from '../contracts/store.js';
+import type { AgentFrame, ApprovedWait, Store } from '../contracts/store.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolSet } from '../tools/registry.js';
 import type { Risk, Tool } from '../tools/tool.js';
@@ -76,10 +76,14 @@ export interface PendingCall {
   agent?: { name: string; delegateCallId: string };
 }
 
-/** A sub-agent's run waiting on decisions: its state and the calls it waits for. */
+/**
+ * A sub-agent's run waiting on decisions or a connection: its state, the calls it waits for a card for, and the
+ * connection it waits for (its calls that need it are re-resolved once it is made).
+ */
 export interface ParkedRun {
   frame: AgentFrame;
   pending: PendingCall[];
+  need?: ConnectionNeed;
 }
 
 export type DelegationOutcome = { status: 'done'; result: ToolResult } | { status: 'parked'; run: ParkedRun };
@@ -101,4 +105,12 @@ export interface ConnectionNeed {
 export type Resolution =
   | { status: 'complete'; results: ToolResult[] }
   | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[]; agents: AgentFrame[] }
-  | { status: 'needs_connection'; results: ToolResult[]; need: ConnectionNeed };
+  | {
+      status: 'needs_connection';
+      results: ToolResult[];
+      need: ConnectionNeed;
+      /** Sub-agent runs that wait with it: for this connection, or for cards asked once it is made. */
+      agents: AgentFrame[];
+      /** Approved calls that run once it is made. */
+      approved: ApprovedWait[];
+    };

@@ -1,7 +1,13 @@
-import type { ConnectionOwner } from '../contracts/connection-records.js';
+import type { ConnectionOwner, ConnectionWaitRecord } from '../contracts/connection-records.js';
 import type { ConversationMessage } from '../contracts/messages.js';
-import type { ResumeState } from '../contracts/store.js';
-import type { Resolution } from '../tool-calls/index.js';
+import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
+import {
+  approvedCall,
+  type Resolution,
+  recordNotRun,
+  type ToolResult,
+  type ToolScope,
+} from '../tool-calls/index.js';
 import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
 import { commitTurnWith, deliverReply, resumeStateOf } from './turn-endings.js';
 
@@ -36,7 +42,11 @@ export async function parkForConnection(
       : `${lead}This needs ${who}'s ${server} account, and I could not send ${who} a private link here. They can get one by asking me in a direct message, or from the API (POST /api/v1/connections/${server}/link); I will go on here once they have connected.`,
   );
   await deliverReply(deps, turn);
-  const resume = await resumeStateOf(turn, assistant, resolution.results);
+  const { agents, approved } = resolution;
+  const resume = {
+    ...(await resumeStateOf(turn, assistant, resolution.results, agents)),
+    ...(approved.length > 0 ? { approved } : {}),
+  };
   const wait = await store.transaction(async (tx) => {
     const created = await tx.connections.createWait({
       server,
@@ -90,4 +100,35 @@ async function sendLink(
     expiresAt: link.expiresAt,
   });
   return true;
+}
+
+/**
+ * The continuation of a wait nobody ended by connecting: the calls that waited are answered with why they did not
+ * run (approved ones are audited as not run), and so are the sub-agents that waited with them.
+ */
+export async function connectionLapsed(
+  scope: ToolScope,
+  wait: ConnectionWaitRecord,
+  approvals: readonly ApprovalRecord[],
+): Promise<{ decided: ToolResult[]; parked: [] }> {
+  const who = wait.owner.name ?? wait.owner.id;
+  const why = `${who} did not connect ${wait.server} before the wait ended`;
+  for (const approval of approvals)
+    await recordNotRun(scope, {
+      call: approvedCall(approval, wait.resume.assistant),
+      risk: approval.risk,
+      decision: 'approved',
+      approvalId: approval.id,
+      decidedBy: approval.decidedBy?.id ?? null,
+      arguments: approval.arguments,
+      error: why,
+    });
+  const decided = [
+    ...wait.callIds.map((toolCallId) => ({ toolCallId, content: `Not run: ${why}.` })),
+    ...(wait.resume.agents ?? []).map((frame) => ({
+      toolCallId: frame.delegateCallId,
+      content: `Not run: the ${frame.agent} agent waited, and ${why}.`,
+    })),
+  ];
+  return { decided, parked: [] };
 }

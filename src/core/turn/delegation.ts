@@ -1,5 +1,5 @@
 import type { TurnBinding } from '../agents/delegator.js';
-import type { ApprovalRecord } from '../contracts/store.js';
+import type { AgentFrame, ApprovalRecord } from '../contracts/store.js';
 import { joinNames } from '../text/index.js';
 import type { ParkedRun, ToolResult, ToolScope } from '../tool-calls/index.js';
 import type { Turn } from './turn.js';
@@ -28,16 +28,16 @@ export function addTokens(turn: Turn, usage: { promptTokens: number; completionT
 }
 
 /**
- * Continues the sub-agent runs that waited on the batch: their results join `decided`; runs that wait
- * again are returned.
+ * Continues the sub-agent runs that waited (on the batch's decisions, or a connection): their results join
+ * `decided`; runs that wait again are returned.
  */
 export async function resumeAgents(
   turn: Turn,
   scope: ToolScope,
+  frames: readonly AgentFrame[],
   batch: readonly ApprovalRecord[],
   decided: ToolResult[],
 ): Promise<ParkedRun[]> {
-  const frames = batch[0]?.resume.agents ?? [];
   if (frames.length === 0) return [];
   const { delegator } = turn.profile;
   if (!delegator) {

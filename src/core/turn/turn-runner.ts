@@ -6,19 +6,18 @@ import type { ChatUser, InboundMessage } from '../contracts/events.js';
 import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
 import {
-  approvedCall,
   inCallOrder,
   type ParkedRun,
   type Resolution,
-  resolveApprovedCall,
   resolveToolCalls,
   type ToolResult,
   type ToolScope,
+  waitingApprovals,
 } from '../tool-calls/index.js';
 import { BackgroundWork } from './background-work.js';
 import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.js';
 import { answerCommand } from './commands.js';
-import { parkForConnection } from './connection-park.js';
+import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { incomingMessages, requestersOf } from './incoming.js';
 import { beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
@@ -44,6 +43,13 @@ const toolMessages = (calls: readonly ToolCall[], results: readonly ToolResult[]
   inCallOrder(calls, results).map((result) => ({ role: 'tool', ...result }));
 
 type AssistantStep = { content: string; toolCalls: ToolCall[] };
+
+/** What became of a parked step's waits: results, sub-agent runs that wait on, decisions still to apply. */
+interface Continued {
+  decided: ToolResult[];
+  parked: ParkedRun[];
+  approvals?: readonly ApprovalRecord[];
+}
 
 const noModelMessage =
   'Butler has no model configured yet. An admin can set BUTLER_MODEL (and BUTLER_BASE_URL, BUTLER_API_TOKEN) to turn on answers.';
@@ -145,9 +151,8 @@ export class TurnRunner {
         return undefined;
       }
       const decided: ToolResult[] = [];
-      for (const approval of batch.filter((entry) => !entry.agent))
-        decided.push(await resolveApprovedCall(scope, approval, approvedCall(approval, resume.assistant)));
-      return { decided, parked: await resumeAgents(turn, scope, batch, decided) };
+      const parked = await resumeAgents(turn, scope, resume.agents ?? [], batch, decided);
+      return { decided, parked, approvals: batch.filter((entry) => !entry.agent) };
     });
   }
 
@@ -163,13 +168,15 @@ export class TurnRunner {
   ) {
     const turn = await this.beginContinuation(eventId, wait, signal, retried, undefined);
     if (!turn) return;
-    await this.continueStep(turn, wait.resume, async () => {
+    const { resume } = wait;
+    await this.continueStep(turn, resume, async (scope) => {
       // A process that has not seen the server's tools yet reads the list the connection stored.
       await turn.profile.tools.settled();
-      if (wait.status !== 'expired') return { decided: [], parked: [] };
-      const who = wait.owner.name ?? wait.owner.id;
-      const content = `Not run: ${who} did not connect ${wait.server} before the wait ended.`;
-      return { decided: wait.callIds.map((toolCallId) => ({ toolCallId, content })), parked: [] };
+      const approvals = await waitingApprovals(this.deps.store, resume.approved ?? []);
+      if (wait.status === 'expired') return connectionLapsed(scope, wait, approvals);
+      const decided: ToolResult[] = [];
+      const parked = await resumeAgents(turn, scope, resume.agents ?? [], [], decided);
+      return { decided, parked, approvals };
     });
   }
 
@@ -212,7 +219,7 @@ export class TurnRunner {
   private async continueStep(
     turn: Turn,
     resume: ResumeState,
-    decide: (scope: ToolScope) => Promise<{ decided: ToolResult[]; parked: ParkedRun[] } | undefined>,
+    decide: (scope: ToolScope) => Promise<Continued | undefined>,
   ): Promise<void> {
     turn.session.start({ requester: turn.requester, firstTurn: false });
     turn.working.start();
@@ -228,6 +235,7 @@ export class TurnRunner {
         assistant.toolCalls,
         [...resume.results, ...outcome.decided],
         outcome.parked,
+        outcome.approvals ?? [],
       );
       if (await this.park(turn, [], assistant, resolution)) return;
       await this.converse(turn, [

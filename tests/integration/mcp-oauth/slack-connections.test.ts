@@ -54,6 +54,14 @@ function slackOptions(extra: { dataDir?: string; databaseUrl?: string } = {}) {
         },
       ],
       approvers: { slack: [approver.id] },
+      agents: [
+        {
+          name: 'triage',
+          description: 'Looks things up in the ticket tracker.',
+          instructions: 'Answer from the ticket tracker.',
+          tools: ['tickets__whoami'],
+        },
+      ],
     },
     ...extra,
   };
@@ -202,6 +210,59 @@ describe('OAuth MCP connections from Slack', () => {
       actor: alice.id,
       decidedBy: approver.id,
     });
+  });
+
+  it('parks an approved call whose connection lapsed while it waited, and runs it once after the person connects', async () => {
+    model.enqueue({ toolCalls: [call('tickets__create_ticket', { title: 'Coffee machine' })] });
+    const threadTs = await ask(app, alice, 'file a ticket: coffee machine');
+    const cards = () =>
+      fake
+        .callsTo('chat.postMessage')
+        .filter((entry) => JSON.stringify(entry.args.blocks ?? '').includes('butler_approve'));
+    const [card] = cards();
+    const approvalId = /"value":"([0-9a-f-]{36})"/.exec(JSON.stringify(card?.args.blocks))?.[1] ?? '';
+    const cardTs =
+      [...fake.messages.values()].find((message) => message.blocks === card?.args.blocks)?.ts ?? '';
+    // Alice's connection lapses while the card waits.
+    await app.butler.store.connections.delete('tickets', 'slack:U0ALICE');
+    const ticketsBefore = provider.tickets().length;
+    await postToSlack(
+      `${app.url}/slack/events`,
+      asForm(
+        blockActions({ approvalId, actionId: 'butler_approve', messageTs: cardTs, threadTs, user: approver }),
+      ),
+    );
+    await app.settle();
+    expect(provider.tickets()).toHaveLength(ticketsBefore);
+    const link = privateLink(alice);
+    model.enqueue({ text: 'Filed, as you.' });
+    expect((await connectThrough(link, app.url, 'alice@tickets')).status).toBe(200);
+    await app.settle();
+    expect(provider.tickets().slice(ticketsBefore)).toEqual([
+      expect.objectContaining({ account: 'alice@tickets', title: 'Coffee machine' }),
+    ]);
+    // Approved once: no second card, and the model was told the call's own result.
+    expect(cards()).toHaveLength(1);
+    expect(Object.values(toolResultsOf(model.requests.at(-1))).join()).toContain('created ticket #');
+  });
+
+  it('parks a sub-agent whose call needs a connection, and goes on with the agent once the person connects', async () => {
+    const dave = { id: 'U0DAVE', name: 'dave' };
+    model.enqueue(
+      { toolCalls: [call('delegate', { agent: 'triage', task: 'Which tickets account is this?' })] },
+      { toolCalls: [call('tickets__whoami')] },
+    );
+    await ask(app, dave, 'ask triage which tickets account I have');
+    const link = privateLink(dave);
+    expect(provider.calls().filter((entry) => entry.account === 'dave@tickets')).toEqual([]);
+    model.enqueue({ text: 'The account is dave@tickets.' }, { text: 'Triage says: dave@tickets.' });
+    expect((await connectThrough(link, app.url, 'dave@tickets')).status).toBe(200);
+    await app.settle();
+    expect(provider.calls().at(-1)).toMatchObject({ tool: 'whoami', account: 'dave@tickets' });
+    // The agent read the call's result, and Butler read the agent's answer.
+    const [agentRequest, butlerRequest] = model.requests.slice(-2);
+    expect(Object.values(toolResultsOf(agentRequest)).join()).toContain('dave@tickets');
+    expect(Object.values(toolResultsOf(butlerRequest)).join()).toContain('The account is dave@tickets.');
   });
 
   it('disconnects: revokes at the server and deletes the tokens; the next call asks to connect again', async () => {
