@@ -6,7 +6,8 @@
  *   `thread_ts` (a thread-based session in a channel or DM); `title` at most 200 characters. It creates the
  *   session; on an existing one `title` and `initiator_user_id` are ignored, as Slack says.
  * - agents.sessions.rename: `channel_id`, `thread_ts` and a `title` of 1 to 200 characters, on a session.
- * - chat.stopStream's `session_status` (default `active`) moves the thread's session, when it has one.
+ * - chat.stopStream's `session_status` moves the thread's session, when it has one; a stop without it leaves the
+ *   session as it was (no default is documented).
  * - assistant.threads.setSuggestedPrompts: `channel_id` and 1 to 4 prompts, each a `title` and a `message`. An
  *   agent app's call with `thread_ts` "will silently fail": answered ok, nothing set.
  * With `available` false the workspace has no agent features: every call answers `unavailableError`.
@@ -49,9 +50,9 @@ export interface FakeSlackAgentsRoom {
   agents: FakeSlackAgents;
   methods: Record<string, (args: Record<string, unknown>) => Answer>;
   /**
-   * chat.stopStream's `session_status` (docs.slack.dev chat.stopStream: "The session status to set after
-   * stopping the stream", default `active`): applied to the thread's session when there is one. An answer when
-   * the value is not a status.
+   * chat.stopStream's `session_status`: applied to the thread's session when there is one. The method page
+   * documents no default (slack-api-ref's docs.slack.dev copy lists no `session_status` at all), so a stop without
+   * it changes nothing here: the app must say what the session becomes. An answer when the value is not a status.
    */
   streamStopped(
     channel: string,
@@ -150,7 +151,8 @@ export function createFakeSlackAgents(): FakeSlackAgentsRoom {
     agents,
     methods,
     streamStopped(channel, threadTs, args) {
-      const status = args.session_status ?? 'active';
+      const status = args.session_status;
+      if (status === undefined) return undefined;
       if (typeof status !== 'string' || !statuses.includes(status)) return fail('invalid_arguments');
       const session = threadTs ? agents.sessions.get(`${channel}:${threadTs}`) : undefined;
       if (agents.available && session) session.statuses.push(status as FakeSessionStatus);

@@ -14,8 +14,10 @@ import type { SessionStatus, SlackApi } from './slack-api.js';
  *
  * A status is cosmetic: it never holds up a turn. Statuses are coalesced per thread (cosmetic-calls.ts); one
  * that cannot be sent within the workspace's Tier 3 budget is dropped, and a `processing` never shown is not
- * followed by an `active` for it. A reply's last `chat.stopStream` moves the session to `active` on its own
- * (Slack's default for `session_status`), so a turn that ends with a streamed reply needs no call for it.
+ * followed by an `active` for it. A reply's last `chat.stopStream` carries `session_status: active`, so a turn
+ * that ends with a streamed reply needs no call of its own for it. (Slack's guide says a stop moves the session
+ * out of `processing`, but the method page documents neither the argument's default nor that a stop without
+ * it does: it is sent every time.)
  */
 
 /** Slack's limit for a session title. */
@@ -34,9 +36,12 @@ interface SessionThread {
 
 /** What a stream's stop tells the session, and what the reply tells the sessions once it stopped. */
 export interface SessionFold {
-  /** `session_status` for a stop now: `processing` while the turn goes on past this message, else none. */
+  /**
+   * `session_status` for a stop now: `processing` while the turn goes on past this message, `active` on its last;
+   * none where no session is shown (or a status call is on its way).
+   */
   statusForStop(final: boolean): SessionStatus | undefined;
-  /** The stop was made with `status` (undefined: Slack's default, `active`). */
+  /** The stop was made with `status` (undefined: none was sent, and the session is as it was). */
   stopped(status: SessionStatus | undefined): void;
 }
 
@@ -128,11 +133,12 @@ export function createAgentSessions(dependencies: {
         statusForStop(final) {
           const { shown, sending } = board.state(key);
           if (!capabilities.agentSessions || shown === undefined || sending !== undefined) return undefined;
-          return !final && shown === 'processing' ? 'processing' : undefined;
+          if (!final) return shown === 'processing' ? 'processing' : undefined;
+          return 'active';
         },
         stopped(status) {
           const { shown, sending } = board.state(key);
-          if (shown !== undefined && sending === undefined) board.assume(key, status ?? 'active');
+          if (status && shown !== undefined && sending === undefined) board.assume(key, status);
         },
       };
     },

@@ -85,7 +85,7 @@ export interface SlackApi {
   appendStream(args: { channel: string; ts: string; markdownText: string }): Promise<void>;
   /**
    * `blocks` are appended below the streamed text (the reply's feedback buttons). `sessionStatus` is the agent
-   * session's status after the stop (Slack's default: `active`; docs.slack.dev chat.stopStream).
+   * session's status after the stop (agent-sessions.ts).
    */
   stopStream(args: {
     channel: string;

@@ -80,9 +80,10 @@ describe('agent sessions', () => {
     expect(session?.title).toBe('ask <\u200b@U0BOB> about the @\u2060channel deploy');
     expect(session?.initiator).toBe('U0ALICE');
     // Processing from before the stream starts until it ends: Slack's stop button covers the reply. The stream's
-    // stop makes the session active (chat.stopStream's `session_status` defaults to it): no call of its own.
+    // last stop makes the session active (`session_status: active` on it): no call of its own.
     expect(indexOf('agents.sessions.setStatus', 'processing')).toBeLessThan(indexOf('chat.startStream'));
     expect(indexOf('agents.sessions.setStatus', 'active')).toBe(-1);
+    expect(fake.callsTo('chat.stopStream').at(-1)?.args.session_status).toBe('active');
     expect(fake.callsTo('reactions.add')).toHaveLength(0);
 
     model.enqueue({ text: 'About ten minutes.' });
