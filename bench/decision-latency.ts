@@ -42,8 +42,11 @@ interface Load {
   spinners: number;
 }
 
-function loads(): Load[] {
+/** The loads decisions are measured under; a quick run takes the heaviest only (where a regression shows). */
+function loads(context: BenchmarkContext): Load[] {
   const cores = availableParallelism();
+  if (context.quick)
+    return [{ label: `${4 * cores} busy processes (every core four times over)`, spinners: 4 * cores }];
   return [
     { label: 'idle', spinners: 0 },
     { label: `${cores} busy processes (every core)`, spinners: cores },
@@ -154,7 +157,7 @@ async function measure(database: OpenDatabase, samples: number, context: Benchma
   const core = wireCore(database);
   const rows: Row[] = [];
   let created = 0;
-  for (const load of loads()) {
+  for (const load of loads(context)) {
     for (const together of [1, burstSize]) {
       const approvalIds: string[] = [];
       for (let index = 0; index < samples + warmUpDecisions; index++)
