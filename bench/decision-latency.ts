@@ -174,7 +174,7 @@ async function measure(database: OpenDatabase, samples: number, context: Benchma
 }
 
 async function run(context: BenchmarkContext) {
-  const samples = context.quick ? 40 : 400;
+  const samples = context.quick ? 20 : 400;
   const rows: Row[] = [];
   const pgliteDirectory = mkdtempSync(join(tmpdir(), 'butler-bench-pglite-'));
   try {
