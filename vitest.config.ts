@@ -1,17 +1,20 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests that start Butler as a child process (and kill it on cue): under the parallel files' load a
-// child's start-up alone can take most of a test's budget, so they run afterwards, one file at a time.
+// Tests that start Butler as a child process (and kill it on cue), and the MCP conformance suite (a Butler per
+// scenario, all at once): under the parallel files' load a child's start-up alone can take most of a test's
+// budget, so they run afterwards, one file at a time.
 const processTests = [
   'tests/integration/service/**/*.test.ts',
   'tests/integration/core/recovery.test.ts',
   'tests/integration/terminal-chat/chat.test.ts',
+  'tests/conformance/*.test.ts',
 ];
 
 // One suite, two databases: `npm test` runs on embedded PGlite; with TEST_DATABASE_URL set the tests that
-// reach a database run against real Postgres (each test file gets its own fresh database). The unit tests
-// and the service's start-up checks never open one, so that pass leaves them to the PGlite run.
-const withoutDatabase = ['tests/unit/**', 'tests/integration/service/start.test.ts'];
+// reach a database run against real Postgres (each test file gets its own fresh database). The unit tests, the
+// service's start-up checks and the conformance suite (a protocol check of the MCP client) do not depend on
+// which database Butler has, so that pass leaves them to the PGlite run.
+const withoutDatabase = ['tests/unit/**', 'tests/integration/service/start.test.ts', 'tests/conformance/**'];
 const postgresPass = Boolean(process.env.TEST_DATABASE_URL);
 export default defineConfig({
   test: {

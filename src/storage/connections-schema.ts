@@ -61,6 +61,8 @@ export const oauthFlows = pgTable(
     sealedVerifier: text('sealed_verifier'),
     /** SHA-256 of the secret in the cookie of the browser that opened the link: only it completes the flow. */
     browserHash: text('browser_hash'),
+    /** The scopes this flow asks for when the server asked for more than a connection held (a step-up). */
+    scope: text('scope'),
     verifierKeyId: text('verifier_key_id'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     openedAt: timestamp('opened_at', { withTimezone: true }),

@@ -1,5 +1,6 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ConnectionOwner } from '../contracts/connection-records.js';
+import { ConnectionNeededError } from '../contracts/errors.js';
 import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import { describeError } from '../tools/mcp/error-text.js';
@@ -24,19 +25,6 @@ import type { ConnectionBook } from './connection-book.js';
  * `<server>__connect` is offered, which connects the person who asks.
  */
 
-/** The call needs a connection that is not there (never made, or lapsed): the person connects (again). */
-export class ConnectionNeededError extends Error {
-  override name = 'ConnectionNeededError';
-  constructor(
-    readonly server: string,
-    readonly owner: ConnectionOwner,
-  ) {
-    super(
-      `The connection to ${server} is not there (or has lapsed), so the call did not run. Ask again: Butler sends a new link to connect.`,
-    );
-  }
-}
-
 interface Session {
   connection: McpConnection;
   /** The version of the token it sent last: a 401 refreshes only if no one has since. */
@@ -44,11 +32,14 @@ interface Session {
   lastUsed: number;
 }
 
-const isUnauthorized = (error: unknown): boolean => {
+/** The HTTP status an MCP request failed with (401, 403), found along the error's causes. */
+const httpStatusOf = (error: unknown): number | undefined => {
   for (let cause = error; cause instanceof Error; cause = cause.cause)
-    if (cause instanceof StreamableHTTPError && cause.code === 401) return true;
-  return false;
+    if (cause instanceof StreamableHTTPError) return cause.code;
+  return undefined;
 };
+
+const scopesIn = (scope: string | null | undefined) => (scope ?? '').split(' ').filter(Boolean);
 
 export class AccountMcpServer implements ToolSource {
   readonly name: string;
@@ -178,9 +169,13 @@ export class AccountMcpServer implements ToolSource {
           },
         });
       } catch (error) {
-        const unauthorized = isUnauthorized(error);
+        const status = httpStatusOf(error);
+        const unauthorized = status === 401;
         // A broken session is opened anew by the next call; a 401 says nothing about the session.
         if (suspect && !unauthorized && session) this.drop(owner.key, session);
+        const challenge = session?.bearer.challenge;
+        if (status === 403 && challenge?.error === 'insufficient_scope')
+          throw await this.scopeNeeded(owner, challenge.scope);
         if (!unauthorized || attempt > 0) throw error;
         // The session stays: other calls are on it, and its transport reads the token for every request.
         const version =
@@ -189,6 +184,21 @@ export class AccountMcpServer implements ToolSource {
           throw new ConnectionNeededError(this.name, owner);
       }
     }
+  }
+
+  /**
+   * The server wants a scope the connection lacks (a step-up, 403 `insufficient_scope`): the person authorizes
+   * again, for the scopes held and those asked (the call waits, as for a missing connection). When the
+   * connection holds them all already, asking again would loop: the call fails instead.
+   */
+  private async scopeNeeded(owner: ConnectionOwner, asked: string | undefined): Promise<Error> {
+    const held = scopesIn((await this.book.get(this.name, owner.key))?.scope);
+    const wanted = scopesIn(asked);
+    if (wanted.length === 0 || wanted.every((scope) => held.includes(scope)))
+      return new Error(
+        `${this.name} refused the call for want of a scope${asked ? ` ("${asked}")` : ''} the connection already has; Butler does not ask for it again`,
+      );
+    return new ConnectionNeededError(this.name, owner, [...new Set([...held, ...wanted])].join(' '));
   }
 
   /** The owner's open session, opened once however many calls ask at the same time. */

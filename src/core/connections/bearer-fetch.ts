@@ -1,16 +1,17 @@
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /**
  * The MCP transport's fetch for one owner's session: each request carries the owner's stored access token, read
  * afresh (a refresh in any process is picked up by the next request). It remembers which token version it sent
- * last, so a 401 refreshes only when nobody has since, and the server's last challenge (`WWW-Authenticate` of a
- * 401 or 403), which says what the server wants.
+ * last, so a 401 refreshes only when nobody has since, and what the server's last 401 or 403 asked for
+ * (`WWW-Authenticate`: an `insufficient_scope` error and the scope it wants, for a step-up).
  */
 export interface BearerState {
   /** The token version the last request carried. */
   sentVersion: number | undefined;
-  /** The `WWW-Authenticate` header of the last 401 or 403. */
-  challenge: string | undefined;
+  /** The `WWW-Authenticate` parameters of the last 401 or 403. */
+  challenge: { error?: string; scope?: string } | undefined;
 }
 
 export function bearerFetch(
@@ -24,8 +25,10 @@ export function bearerFetch(
     state.sentVersion = current?.version;
     if (current) headers.set('authorization', `Bearer ${current.token}`);
     const response = await base(url, { ...init, headers });
-    if (response.status === 401 || response.status === 403)
-      state.challenge = response.headers.get('www-authenticate') ?? undefined;
+    if (response.status === 401 || response.status === 403) {
+      const { error, scope } = extractWWWAuthenticateParams(response);
+      state.challenge = { ...(error ? { error } : {}), ...(scope ? { scope } : {}) };
+    }
     return response;
   };
 }

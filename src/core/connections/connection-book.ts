@@ -14,6 +14,7 @@ import { distinctPeople, type People } from '../contracts/people.js';
 import type { Store } from '../contracts/store.js';
 import type { McpOAuthSettings } from '../tools/mcp/mcp-settings.js';
 import type { ToolConnection } from '../tools/tool.js';
+import { challengeOf } from './challenge.js';
 import { hashOf } from './hash.js';
 import { oauthFetch } from './oauth-fetch.js';
 import { type Freshness, Refresher } from './refresher.js';
@@ -214,6 +215,7 @@ export class ConnectionBook {
   async offerLink(
     server: string,
     owner: ConnectionOwner,
+    scope?: string,
   ): Promise<{ id: string; url: string; expiresAt: Date }> {
     const id = randomUUID();
     const expiresAt = new Date(Date.now() + this.options.linkTtlMs);
@@ -225,6 +227,7 @@ export class ConnectionBook {
       owner: owner.person,
       linkHash: hashOf(token),
       expiresAt,
+      ...(scope ? { scope } : {}),
     });
     return { id, url: this.linkUrl(token), expiresAt };
   }
@@ -249,7 +252,10 @@ export class ConnectionBook {
 
   /**
    * A link was used: the authorization URL to send the browser to, once per link, and a secret for that browser
-   * alone: the callback completes the flow only in the browser that shows it back.
+   * alone: the callback completes the flow only in the browser that shows it back. Discovery starts from the
+   * server's own 401 (its `WWW-Authenticate` names the protected resource metadata and the scope), as the spec
+   * says; the well-known URLs are the fallback. The scope asked for is the flow's (a step-up), else the 401's,
+   * else the configured one, else what the metadata supports.
    */
   async openLink(token: string): Promise<OpenedLink> {
     const browserSecret = randomBytes(32).toString('base64url');
@@ -264,7 +270,14 @@ export class ConnectionBook {
       { kind: 'link', flowId: flow.id },
     );
     const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
-    await auth(provider, { serverUrl: server.url, fetchFn, ...scopeOf(server) });
+    const challenge = await challengeOf(server.url, fetchFn);
+    const scope = flow.scope ?? challenge.scope ?? server.oauth.scopes?.join(' ');
+    await auth(provider, {
+      serverUrl: server.url,
+      fetchFn,
+      ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+      ...(scope ? { scope } : {}),
+    });
     if (!provider.authorizationUrl) throw new Error(`${flow.server} gave no authorization URL`);
     return {
       ok: true,
@@ -310,13 +323,19 @@ export class ConnectionBook {
     if (!server) return refuse(`${flow.server} is no longer configured.`);
     const owner = { key: flow.ownerKey, person: flow.owner };
     const verifier = this.box.open(flow.verifier, verifierContext(flow.id));
-    const provider = this.provider(flow.server, owner, { kind: 'callback', flowId: flow.id, verifier });
+    const scope = flow.scope ?? null;
+    const provider = this.provider(flow.server, owner, {
+      kind: 'callback',
+      flowId: flow.id,
+      verifier,
+      scope,
+    });
     const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
     await auth(provider, {
       serverUrl: server.url,
       authorizationCode: input.code,
       fetchFn,
-      ...scopeOf(server),
+      ...(scope ? { scope } : {}),
     });
     this.logger.info({ server: flow.server, owner: owner.key }, 'connection made');
     for (const listener of this.connectedListeners)
@@ -421,9 +440,6 @@ export class ConnectionBook {
     );
   }
 }
-
-const scopeOf = (server: OAuthServer) =>
-  server.oauth.scopes ? { scope: server.oauth.scopes.join(' ') } : {};
 
 /** Two hex SHA-256 digests compared in constant time. */
 const sameHash = (left: string, right: string) =>

@@ -1,4 +1,4 @@
-export { AccountMcpServer, ConnectionNeededError } from './account-mcp-server.js';
+export { AccountMcpServer } from './account-mcp-server.js';
 export {
   type Connected,
   ConnectionBook,

@@ -24,7 +24,8 @@ import type { SecretBox } from './secret-box.js';
 
 export type ProviderRole =
   | { kind: 'link'; flowId: string }
-  | { kind: 'callback'; flowId: string; verifier: string }
+  /** `scope`: what the authorization request asked for (kept with tokens that do not say what they grant). */
+  | { kind: 'callback'; flowId: string; verifier: string; scope: string | null }
   | { kind: 'refresh' };
 
 export interface ProviderDeps {
@@ -50,6 +51,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
   readonly clientMetadataUrl?: string;
   private stateValue: string | undefined;
+  private verifierValue: string | undefined;
 
   constructor(
     private readonly deps: ProviderDeps,
@@ -115,6 +117,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const previous = this.role.kind === 'refresh' ? await this.tokens() : undefined;
     // A server that does not rotate refresh tokens answers a refresh without one: the old one still works.
     const kept = tokens.refresh_token ?? previous?.refresh_token;
+    // A token response need not say its scope: then it is what was asked for (or held before a refresh).
+    const held = (await repository.get(server, this.owner.key))?.scope ?? null;
+    const scope = tokens.scope ?? (this.role.kind === 'callback' ? this.role.scope : held);
     const whole = kept ? { ...tokens, refresh_token: kept } : tokens;
     await repository.save({
       server,
@@ -122,23 +127,24 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       owner: this.owner.person,
       tokens: box.seal(JSON.stringify(whole), tokensContext(server, this.owner.key)),
       expiresAt: tokens.expires_in === undefined ? null : new Date(Date.now() + tokens.expires_in * 1000),
-      scope: tokens.scope ?? null,
+      scope,
     });
   }
 
-  redirectToAuthorization(authorizationUrl: URL): void {
+  /** The authorization request a link made: its state, verifier and scope are kept (sealed, or hashed) for the callback. */
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     this.authorizationUrl = authorizationUrl;
+    if (this.role.kind !== 'link' || this.verifierValue === undefined) return;
+    const { flowId } = this.role;
+    await this.deps.repository.startAuthorization(flowId, {
+      stateHash: hashOf(this.state()),
+      verifier: this.deps.box.seal(this.verifierValue, verifierContext(flowId)),
+      scope: authorizationUrl.searchParams.get('scope'),
+    });
   }
 
-  async saveCodeVerifier(codeVerifier: string): Promise<void> {
-    if (this.role.kind !== 'link') return;
-    const { flowId } = this.role;
-    const state = this.state();
-    await this.deps.repository.startAuthorization(
-      flowId,
-      hashOf(state),
-      this.deps.box.seal(codeVerifier, verifierContext(flowId)),
-    );
+  saveCodeVerifier(codeVerifier: string): void {
+    if (this.role.kind === 'link') this.verifierValue = codeVerifier;
   }
 
   codeVerifier(): string {

@@ -44,6 +44,8 @@ export interface NewConnectFlow {
   owner: Person;
   linkHash: string;
   expiresAt: Date;
+  /** The scopes to ask for, when the server asked for more than the connection held (a step-up). */
+  scope?: string | null;
 }
 
 export interface ConnectFlowRecord extends NewConnectFlow {
@@ -112,8 +114,11 @@ export interface ConnectionRepository {
    * never opened; undefined otherwise.
    */
   openFlow(linkHash: string, now: Date, browserHash: string): Promise<ConnectFlowRecord | undefined>;
-  /** Records the `state` hash and sealed PKCE verifier of the authorization request an opened link made. */
-  startAuthorization(id: string, stateHash: string, verifier: SealedValue): Promise<void>;
+  /** Records the `state` hash, sealed PKCE verifier and scope of the authorization request an opened link made. */
+  startAuthorization(
+    id: string,
+    request: { stateHash: string; verifier: SealedValue; scope: string | null },
+  ): Promise<void>;
   /** Completes the flow once: marks it completed when opened, unexpired and never completed. */
   completeFlow(stateHash: string, now: Date): Promise<ConnectFlowRecord | undefined>;
 

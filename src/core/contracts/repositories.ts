@@ -329,6 +329,8 @@ export interface ApprovalRepository {
   addNoticeCard(batchId: string, notice: ApprovalNoticeCard): Promise<void>;
   /** Claims the one execution of an approved call; false if it was already claimed. */
   beginExecution(id: string): Promise<boolean>;
+  /** A begun call that did not run after all (it needs a connection first): it may begin once more later. */
+  releaseExecution(id: string): Promise<void>;
   finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, result: string): Promise<void>;
   /** Pending approvals created before `before` whose card was never posted (a crash in between). */
   listWithoutCard(before: Date): Promise<ApprovalRecord[]>;

@@ -1,3 +1,4 @@
+import type { ConnectionNeededError } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ApprovedWait, Store } from '../contracts/store.js';
 import { recordNotRun, runTool, validateCall } from './run.js';
@@ -27,7 +28,7 @@ export async function resolveApprovedCall(
   scope: ToolScope,
   approval: ApprovalRecord,
   call: ToolCall,
-): Promise<ToolResult> {
+): Promise<ToolResult | { toolCallId: string; needs: ConnectionNeededError }> {
   const decidedBy = approval.decidedBy ? (approval.decidedBy.name ?? approval.decidedBy.id) : null;
   const notRun = {
     call,
@@ -84,6 +85,11 @@ export async function resolveApprovedCall(
     approvalId: approval.id,
     decidedBy: approval.decidedBy?.id ?? null,
   });
+  if (outcome.needs) {
+    // It did not run: it may still run once, after the person connects.
+    await scope.store.approvals.releaseExecution(approval.id);
+    return { toolCallId: call.id, needs: outcome.needs };
+  }
   await scope.store.approvals.finishExecution(
     approval.id,
     outcome.ok ? 'succeeded' : 'failed',

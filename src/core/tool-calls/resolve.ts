@@ -46,9 +46,13 @@ export async function resolveToolCalls(
   const approved: ApprovedWait[] = [];
   let need: ConnectionNeed | undefined;
   /** Adds a call to the one connection the step waits for; false when it needs another one (looked at later). */
-  const awaitConnection = (missing: { server: string; owner: ConnectionNeed['owner'] }, callId: string) => {
+  const awaitConnection = (
+    missing: { server: string; owner: ConnectionNeed['owner']; scope?: string | undefined },
+    callId: string,
+  ) => {
     need ??= { server: missing.server, owner: missing.owner, callIds: [] };
     if (need.server !== missing.server || need.owner.key !== missing.owner.key) return false;
+    if (missing.scope) need.scope = unionOf(need.scope, missing.scope);
     need.callIds.push(callId);
     return true;
   };
@@ -62,7 +66,11 @@ export async function resolveToolCalls(
       approved.push({ toolCallId: call.id, approvalId: approval.id });
       continue;
     }
-    results.push(await resolveApprovedCall(scope, approval, call));
+    const outcome = await resolveApprovedCall(scope, approval, call);
+    if (!('needs' in outcome)) results.push(outcome);
+    else if (awaitConnection(outcome.needs, call.id))
+      approved.push({ toolCallId: call.id, approvalId: approval.id });
+    else results.push({ toolCallId: call.id, content: `Error: ${outcome.needs.message}` });
   }
   for (const call of calls) {
     if (resolved.has(call.id)) continue;
@@ -118,6 +126,7 @@ export async function resolveToolCalls(
       decidedBy: grant?.grantedBy.id ?? null,
       ...(grant ? { grantId: grant.id } : {}),
     });
+    if (outcome.needs && awaitConnection(outcome.needs, call.id)) continue;
     results.push({ toolCallId: call.id, content: outcome.content });
   }
   // Nothing is asked of anyone else while a connection is missing: the rest is resolved once it is made, and
@@ -151,4 +160,9 @@ async function connectionOf(scope: ToolScope, tool: Tool) {
   if (!tool.connection || !scope.connections) return { status: 'ready' } as const;
   const people = scope.requesters.map((requester) => onPlatform(requester, scope.address.platform));
   return scope.connections.readiness(tool.connection, people);
+}
+
+/** Two space-separated scope lists as one, each scope once. */
+function unionOf(held: string | undefined, asked: string): string {
+  return [...new Set([...(held ?? '').split(' '), ...asked.split(' ')].filter(Boolean))].join(' ');
 }

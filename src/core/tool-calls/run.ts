@@ -1,4 +1,4 @@
-import { errorText } from '../contracts/errors.js';
+import { ConnectionNeededError, errorText } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { AuditEntry } from '../contracts/store.js';
 import { cleanJson, cleanText } from '../text/index.js';
@@ -111,7 +111,18 @@ async function withFiles(scope: ToolScope, tool: Tool, callId: string, output: T
   return [output.text, ...lines].filter((line) => line.length > 0).join('\n');
 }
 
-/** Runs a validated call; a throwing tool becomes an error result for the model. Always audited. */
+/** How a call went: its output for the model, and, when it needs a connection first, what to connect. */
+export interface RunOutcome {
+  content: string;
+  ok: boolean;
+  /** Nothing ran: the call waits until the person connects (or authorizes a scope the server asked for). */
+  needs?: ConnectionNeededError;
+}
+
+/**
+ * Runs a validated call; a throwing tool becomes an error result for the model, except one that says it needs a
+ * connection first (it did not run: the caller parks it). Always audited.
+ */
 export async function runTool(
   scope: ToolScope,
   input: {
@@ -124,7 +135,7 @@ export async function runTool(
     /** The standing approval it runs under, when no card was shown. */
     grantId?: string;
   },
-): Promise<{ content: string; ok: boolean }> {
+): Promise<RunOutcome> {
   const { tool, call } = input;
   if (scope.signal.aborted) {
     // Stopped (or shutting down) before this call started: it never starts.
@@ -163,6 +174,7 @@ export async function runTool(
     });
     content = cleanText(await withFiles(scope, tool, call.id, output));
   } catch (caught) {
+    if (caught instanceof ConnectionNeededError) return waitsForConnection(scope, input, caught);
     error = cleanText(errorText(caught));
     content = `Error: the tool failed: ${error}`;
   }
@@ -193,6 +205,29 @@ export async function runTool(
     durationMs: endTime.getTime() - startTime.getTime(),
   });
   return { content, ok: error === null };
+}
+
+/** A call that did not run because it needs a connection first: audited as not run, and handed back to park. */
+async function waitsForConnection(
+  scope: ToolScope,
+  input: Parameters<typeof runTool>[1],
+  needs: ConnectionNeededError,
+): Promise<RunOutcome> {
+  const { tool, call } = input;
+  await audit(scope, {
+    approvalId: input.approvalId,
+    grantId: input.grantId ?? null,
+    toolName: tool.name,
+    toolCallId: call.id,
+    arguments: input.arguments,
+    risk: tool.risk,
+    decision: input.decision,
+    outcome: 'not_run',
+    decidedBy: input.decidedBy,
+    error: needs.message,
+    durationMs: 0,
+  });
+  return { content: `Error: ${needs.message}`, ok: false, needs };
 }
 
 /** Checks a call's tool and arguments; returns the parsed input or a refusal. */

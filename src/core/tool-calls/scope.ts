@@ -95,11 +95,15 @@ export interface Delegation {
   run(scope: ToolScope, calls: readonly ToolCall[]): Promise<DelegationOutcome[]>;
 }
 
-/** Calls of a step that wait until `owner` connects `server` (the turn parks; they run as that person then). */
+/**
+ * Calls of a step that wait until `owner` connects `server` (the turn parks; they run as that person then);
+ * `scope`: the scopes to authorize, when the server asked for more than the connection holds (a step-up).
+ */
 export interface ConnectionNeed {
   server: string;
   owner: ConnectionOwner;
   callIds: string[];
+  scope?: string;
 }
 
 export type Resolution =

@@ -28,18 +28,19 @@ export async function parkForConnection(
 ) {
   const { connections, store, options } = deps;
   if (!connections) throw new Error('a call needs a connection, and no connections are configured');
-  const { server, owner, callIds } = resolution.need;
+  const { server, owner, callIds, scope } = resolution.need;
   const who = connections.people.nameOf(owner.person) ?? owner.person.name ?? owner.person.id;
-  const sent = await sendLink(deps, turn, server, owner).catch((error: unknown) => {
+  const sent = await sendLink(deps, turn, server, owner, scope).catch((error: unknown) => {
     turn.log.warn({ err: error, server }, 'could not send a Connect link privately');
     return false;
   });
   const minutes = Math.round(connections.linkTtlMs / 60_000);
   const lead = turn.reply.shown.trim() ? '\n\n' : '';
+  const needs = scope ? `${who} to let ${server} do more (${scope})` : `${who}'s ${server} account`;
   await turn.reply.append(
     sent
-      ? `${lead}This needs ${who}'s ${server} account. I sent ${who} a private link to connect it (it works for ${minutes} minutes) and will go on here once they have.`
-      : `${lead}This needs ${who}'s ${server} account, and I could not send ${who} a private link here. They can get one by asking me in a direct message, or from the API (POST /api/v1/connections/${server}/link); I will go on here once they have connected.`,
+      ? `${lead}This needs ${needs}. I sent ${who} a private link to connect it (it works for ${minutes} minutes) and will go on here once they have.`
+      : `${lead}This needs ${needs}, and I could not send ${who} a private link here. They can get one by asking me in a direct message, or from the API (POST /api/v1/connections/${server}/link); I will go on here once they have connected.`,
   );
   await deliverReply(deps, turn);
   const { agents, approved } = resolution;
@@ -85,13 +86,14 @@ async function sendLink(
   turn: Turn,
   server: string,
   owner: ConnectionOwner,
+  scope: string | undefined,
 ): Promise<boolean> {
   const { connections } = deps;
   if (!connections) return false;
   const platform = turn.target.address.platform;
   const person = connections.people.on(owner.person, platform);
   if (!person || !turn.adapter.sendPrivateLink) return false;
-  const link = await connections.offerLink(server, owner);
+  const link = await connections.offerLink(server, owner, scope);
   await turn.adapter.sendPrivateLink(turn.target, person, {
     text: `Butler needs your ${server} account for what you asked. Connect it here; the link is yours alone, works once, and expires at ${link.expiresAt.toISOString().slice(11, 16)} UTC.`,
     label: `Connect ${server}`,

@@ -198,6 +198,13 @@ export function approvalRepository(db: Database): ApprovalRepository {
       return rows.length > 0;
     },
 
+    async releaseExecution(id) {
+      await db
+        .update(approvals)
+        .set({ execution: null })
+        .where(and(eq(approvals.id, id), eq(approvals.execution, 'running')));
+    },
+
     async finishExecution(id, state, result) {
       await db
         .update(approvals)

@@ -33,6 +33,7 @@ const toFlow = (row: FlowRow): ConnectFlowRecord => ({
   owner: row.owner,
   linkHash: row.linkHash,
   expiresAt: row.expiresAt,
+  scope: row.scope,
   verifier:
     row.sealedVerifier && row.verifierKeyId ? { keyId: row.verifierKeyId, value: row.sealedVerifier } : null,
   browserHash: row.browserHash,
@@ -204,10 +205,10 @@ export function connectionRepository(db: Database): ConnectionRepository {
       return row && toFlow(row);
     },
 
-    async startAuthorization(id, stateHash, verifier) {
+    async startAuthorization(id, { stateHash, verifier, scope }) {
       await db
         .update(oauthFlows)
-        .set({ stateHash, sealedVerifier: verifier.value, verifierKeyId: verifier.keyId })
+        .set({ stateHash, sealedVerifier: verifier.value, verifierKeyId: verifier.keyId, scope })
         .where(eq(oauthFlows.id, id));
     },
 
