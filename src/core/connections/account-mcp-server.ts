@@ -1,6 +1,6 @@
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ConnectionNeededError } from '../contracts/connection-needed.js';
 import type { ConnectionOwner } from '../contracts/connection-records.js';
-import { ConnectionNeededError } from '../contracts/errors.js';
 import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
 import { describeError } from '../tools/mcp/error-text.js';

@@ -1,4 +1,4 @@
-import type { ConnectionNeededError } from '../contracts/errors.js';
+import type { ConnectionNeededError } from '../contracts/connection-needed.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ApprovedWait, Store } from '../contracts/store.js';
 import { recordNotRun, runTool, validateCall } from './run.js';

@@ -1,4 +1,5 @@
-import { ConnectionNeededError, errorText } from '../contracts/errors.js';
+import { ConnectionNeededError } from '../contracts/connection-needed.js';
+import { errorText } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { AuditEntry } from '../contracts/store.js';
 import { cleanJson, cleanText } from '../text/index.js';
