@@ -1,5 +1,6 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createButler } from '../../src/app/index.js';
@@ -8,20 +9,23 @@ import { silentLogger } from '../../src/core/contracts/logger.js';
 import {
   type FakeModelServer,
   type RecordedRequest,
+  type ScriptedReply,
   startFakeModelServer,
 } from '../helpers/fake-model-server.js';
 import { readEvents, type SseEvent } from '../helpers/sse-client.js';
 import { CookieJar } from '../integration/mcp-oauth/oauth-butler.js';
 
 /**
- * The MCP conformance suite's client under test (`npx @modelcontextprotocol/conformance client --command ...`):
- * Butler, started with the scenario's server (the last argument) in `mcpServers`, driven as a person would.
+ * Butler as the MCP conformance suite's client under test. The suite runs a command per scenario with the
+ * scenario's server URL (`thin-client.mjs`, which hands it here); this host runs a Butler for it, in this process,
+ * started with that server in `mcpServers`, and drives it as a person would.
  * A key asks over the HTTP API for the server's first tool; a scripted model calls it (or `<server>__connect`
  * while no tool is known); every Connect link Butler sends is followed as a browser would (the page, its button,
  * the authorization server's redirect, the callback with the flow's cookie), and a second key approves what
  * needs approval (the suite's tools say nothing of their risk, so they are high risk), until the turn ends.
- * Exit 0 when it ended with an answer. Scenario context (`MCP_CONFORMANCE_CONTEXT`) gives pre-registered client
- * credentials.
+ * The scenario passes on Butler's side when the turn ended with an answer. Scenario context (the suite's
+ * `MCP_CONFORMANCE_CONTEXT`) gives pre-registered client credentials. Butlers run in the host, not in a process
+ * each: a scenario then costs a Butler's start, not a Node process loading all of Butler first.
  */
 
 const serverName = 'conformance';
@@ -30,9 +34,12 @@ const approverKey = 'conformance-approver-0123456789ab';
 /** Links followed and cards approved in one run at most: a server that keeps asking does not make anyone loop. */
 const maxWaits = 6;
 
-const serverUrl = process.argv.at(-1) ?? '';
-const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Record<string, unknown>;
+/** What the suite asks for: one scenario's server, and its context. */
+export interface ScenarioRun {
+  scenario: string;
+  serverUrl: string;
+  context: Record<string, unknown>;
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -65,7 +72,7 @@ function toolsAnswered(request: RecordedRequest): string[] {
 }
 
 /** The person's model: call the server's first tool (connect first while none is known), then answer. */
-function scriptedModel(request: RecordedRequest) {
+function scriptedModel(request: RecordedRequest): ScriptedReply {
   if (toolsAnswered(request).some((name) => name !== `${serverName}__connect`)) return { text: 'Done.' };
   const tools = (request.tools ?? []).map(
     (tool) => (tool as { function: { name: string; parameters?: unknown } }).function,
@@ -78,28 +85,30 @@ function scriptedModel(request: RecordedRequest) {
   };
 }
 
-/** A browser that follows a Connect link to its end, keeping Butler's cookies. */
+/** A browser that follows a Connect link to its end, keeping Butler's cookies; throws when a page refused. */
 async function followLink(link: string): Promise<void> {
   const jar = new CookieJar();
   await (await fetch(link)).text();
-  const used = await fetch(link, { method: 'POST', redirect: 'manual' });
-  jar.take(used);
-  let location = used.headers.get('location');
+  let answer = await fetch(link, { method: 'POST', redirect: 'manual' });
   // The authorization server signs the person in at once and redirects back (through as many hops as it takes).
-  for (let hop = 0; location && hop < 5; hop++) {
-    const answer = await fetch(location, { redirect: 'manual', headers: jar.header() });
+  for (let hop = 0; hop < 6; hop++) {
     jar.take(answer);
+    const location = answer.headers.get('location');
+    if (!location) break;
     await answer.body?.cancel();
-    location = answer.headers.get('location')
-      ? new URL(answer.headers.get('location') ?? '', location).href
-      : null;
+    answer = await fetch(new URL(location, answer.url || link), {
+      redirect: 'manual',
+      headers: jar.header(),
+    });
   }
+  if (!answer.ok) throw new Error(`the Connect flow ended on ${answer.status}: ${await answer.text()}`);
 }
 
 const turnEnds = (event: SseEvent) =>
   ['done', 'error', 'connection_required', 'confirm_required'].includes(String(event.data.type));
 
-async function main(): Promise<void> {
+/** Runs one scenario's Butler to the end of its turn; throws when the turn did not end with an answer. */
+async function runScenario({ scenario, serverUrl, context }: ScenarioRun, template: string | undefined) {
   const model: FakeModelServer = await startFakeModelServer();
   model.setFallback(scriptedModel);
   const port = await freePort();
@@ -141,8 +150,7 @@ async function main(): Promise<void> {
     BUTLER_SECRET_KEY: 'c'.repeat(64),
   };
   const dataDir = join(home, 'data');
-  const template = process.env.BUTLER_CONFORMANCE_PGLITE_TEMPLATE;
-  if (template) cpSync(template, dataDir, { recursive: true });
+  if (template) cpSync(template, join(dataDir, 'pglite'), { recursive: true });
   const butler = await createButler(loadConfig(env, home).config, {
     logger: silentLogger,
     listen: true,
@@ -187,10 +195,27 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+/**
+ * Serves `POST /run` (a `ScenarioRun`): answers 200 once the scenario's turn ended with an answer, 500 with why
+ * not. `template`: a migrated PGlite data directory each Butler starts from a copy of.
+ */
+export async function startScenarioHost(template: string | undefined) {
+  const server = createHttpServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += String(chunk);
+    });
+    request.on('end', () => {
+      void runScenario(JSON.parse(body) as ScenarioRun, template).then(
+        () => response.writeHead(200).end('ok'),
+        (error: unknown) =>
+          response.writeHead(500).end(error instanceof Error ? error.message : String(error)),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/run`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
