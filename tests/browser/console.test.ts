@@ -22,6 +22,7 @@ const keys = {
   oncall: 'oncall-console-key-0123456789',
   auditor: 'auditor-console-key-0123456789',
   ci: 'ci-console-key-0123456789',
+  ana: 'ana-console-key-0123456789',
 };
 
 let model: FakeModelServer;
@@ -98,6 +99,7 @@ beforeAll(async () => {
       KEY_ONCALL: keys.oncall,
       KEY_AUDITOR: keys.auditor,
       KEY_CI: keys.ci,
+      KEY_ANA: keys.ana,
     },
     config: {
       approvers: { console: ['olga'], api: ['oncall', 'auditor'] },
@@ -130,6 +132,8 @@ beforeAll(async () => {
           { name: 'auditor', key: '${KEY_AUDITOR}', scopes: ['approve', 'read'] },
           // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
           { name: 'ci-bot', key: '${KEY_CI}', scopes: ['chat', 'read'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'ana', key: '${KEY_ANA}', scopes: ['chat'] },
         ],
       },
     },
@@ -471,6 +475,33 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await card.waitFor();
     expect(await card.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
     expect(await card.textContent()).toContain('High risk: an approver other than you decides.');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 30_000);
+
+  it('shows a chat-only key the rest of its turn once another key approved it (the README demo)', async () => {
+    model.enqueue(
+      { toolCalls: [{ name: 'restart_service', arguments: '{"service":"payments-api"}' }] },
+      { text: 'payments-api is back up.' },
+    );
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.ana);
+    await page.locator('#tab-chat').click();
+    await page.getByLabel('Message').fill('restart payments-api');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = page.locator('#chat-transcript [data-approval-id]');
+    await card.waitFor();
+    const approvalId = await card.getAttribute('data-approval-id');
+    // Ana's key has no `read`: no live events. Another key decides elsewhere.
+    const decided = await fetch(`${app.url}/api/v1/approvals/${approvalId}/decision`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.auditor}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(decided.status).toBe(200);
+    await page.locator('#chat-transcript').getByText('payments-api is back up.').waitFor();
+    await page.locator('#chat-status-line').getByText('Reply finished').waitFor();
+    expect(tools.requests.map((request) => request.path)).toEqual(['/restart_service']);
     expect(problems).toEqual([]);
     await page.context().close();
   }, 30_000);

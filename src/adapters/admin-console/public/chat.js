@@ -49,20 +49,44 @@ export function createChatPanel(context) {
     transcript.setAttribute('aria-busy', String(value));
   }
 
-  /** Reads one stream of this conversation's events to its end (a turn's end, or the server closing it). */
-  async function follow(path, options) {
+  /**
+   * Reads one stream of this conversation's events to its end (a turn's end, or the server closing it).
+   * `waiting`: the turn waits on someone, and the person may write meanwhile (a new message takes over).
+   */
+  async function follow(path, options, { waiting = false } = {}) {
     controller?.abort();
-    controller = new AbortController();
-    setStreaming(true);
+    const mine = new AbortController();
+    controller = mine;
+    setStreaming(!waiting);
     reply = undefined;
     try {
-      await api.stream(path, handle, { ...options, signal: controller.signal });
+      await api.stream(path, handle, { ...options, signal: mine.signal });
       return true;
     } catch (error) {
-      sayFailure(statusLine, error, context);
+      // Left for a newer stream (a message sent, another conversation): not a failure.
+      if (!mine.signal.aborted) sayFailure(statusLine, error, context);
       return false;
     } finally {
-      setStreaming(false);
+      if (controller === mine) setStreaming(false);
+    }
+  }
+
+  /**
+   * While the turn waits (on an approval, or on a connection), reads on in this conversation's own event stream,
+   * which any key that may chat here may follow: the turn goes on here whoever decides, wherever, and however
+   * long that takes (a quiet stream ends and is opened again). Ends when the turn does, or another stream
+   * takes over.
+   */
+  async function waitWhileParked() {
+    while (parkedOn) {
+      const id = idInput.value.trim();
+      const read = await follow(
+        `/conversations/${encodeURIComponent(id)}/events`,
+        lastEventId ? { headers: { 'last-event-id': lastEventId } } : {},
+        { waiting: true },
+      );
+      // Failed, or another stream took over: that one reads on.
+      if (!read) return;
     }
   }
 
@@ -128,6 +152,7 @@ export function createChatPanel(context) {
         return;
       case 'connection_required':
         reply = undefined;
+        parkedOn = `connection:${data.server}`;
         say(statusLine, `Waiting until ${data.server} is connected; the answer goes on here after that.`);
         return;
       case 'done':
@@ -140,6 +165,7 @@ export function createChatPanel(context) {
         );
         return;
       case 'error':
+        parkedOn = undefined;
         entry('error', 'Error', h('p', { class: 'text' }, data.error));
         say(statusLine, `The turn failed: ${data.error}`, 'error');
         return;
@@ -231,20 +257,8 @@ export function createChatPanel(context) {
       ?.replaceWith(
         h('p', { class: 'decided' }, decision === 'approve' ? 'You approved this.' : 'You rejected this.'),
       );
-    await resume();
     messageInput.focus();
     return true;
-  }
-
-  /** Reads what the turn did after it parked (the decision may have come from anywhere). */
-  async function resume() {
-    if (streaming) return;
-    parkedOn = undefined;
-    const id = idInput.value.trim();
-    await follow(
-      `/conversations/${encodeURIComponent(id)}/events`,
-      lastEventId ? { headers: { 'last-event-id': lastEventId } } : {},
-    );
   }
 
   function startOver(id) {
@@ -285,6 +299,7 @@ export function createChatPanel(context) {
     });
     // Not accepted: keep what was written.
     if (!sent && !messageInput.value) messageInput.value = text;
+    await waitWhileParked();
   });
   messageInput.addEventListener('keydown', (event) => {
     if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
@@ -301,7 +316,7 @@ export function createChatPanel(context) {
   return {
     show() {},
     onLiveEvent(event) {
-      // Decided in the Approvals tab, in Slack, or by another approver: read on.
+      // A key that reads live events learns who decided (the turn goes on in this conversation's own stream).
       if (event.type !== 'approval_decided' || event.approvalId !== parkedOn) return;
       const verb = String(event.decision).startsWith('reject') ? 'Rejected' : 'Approved';
       const card = transcript.querySelector(`[data-approval-id="${CSS.escape(event.approvalId)}"]`);
@@ -309,7 +324,6 @@ export function createChatPanel(context) {
       const controls = card?.querySelector('.decision, .cannot-decide');
       if (controls) controls.replaceWith(outcome);
       else card?.append(outcome);
-      void resume();
     },
     close() {
       controller?.abort();
