@@ -8,7 +8,8 @@ import type { Route } from './routes.js';
 /**
  * People's connections to OAuth-protected servers, never with a token: a key lists and ends its person's own,
  * and gets a Connect link for itself (to open in a browser); an admin (a key with the read scope) sees and
- * ends everyone's, and makes the one shared connection of a `shared` server.
+ * ends everyone's, and makes the one shared connection of a `shared` server. With no server that wants OAuth
+ * (`book` absent) the list is empty, and every server is unknown.
  */
 
 const isAdmin = (caller: Caller) => caller.scopes.includes('read');
@@ -25,13 +26,13 @@ const item = (record: ConnectionRecord) => ({
   scope: record.scope,
 });
 
-export function connectionRoutes(book: ConnectionBook): Route[] {
-  /** The server named in the path, which must want OAuth. */
+export function connectionRoutes(configured: ConnectionBook | undefined): Route[] {
+  /** The server named in the path, which must want OAuth, and the book that knows it. */
   const serverOf = (raw: string | undefined) => {
     const server = raw ?? '';
-    if (!serverName.test(server) || !book.identityOf(server))
+    if (!configured || !serverName.test(server) || !configured.identityOf(server))
       throw new ApiError(404, 'not_found', `No server named ${server} needs a connection.`);
-    return server;
+    return { server, book: configured };
   };
   return [
     {
@@ -39,6 +40,8 @@ export function connectionRoutes(book: ConnectionBook): Route[] {
       pattern: /^\/connections$/,
       scope: 'any',
       async handle({ response, caller }) {
+        const book = configured;
+        if (!book) return sendJson(response, 200, { servers: [], items: [] });
         const records = isAdmin(caller)
           ? await book.list()
           : await book.list([book.people.keyOf(keyPerson(caller)), sharedOwner]);
@@ -53,7 +56,7 @@ export function connectionRoutes(book: ConnectionBook): Route[] {
       pattern: /^\/connections\/([^/]+)$/,
       scope: 'any',
       async handle({ response, caller, params, query }) {
-        const server = serverOf(params[0]);
+        const { server, book } = serverOf(params[0]);
         const own = book.people.keyOf(keyPerson(caller));
         const owner = query.get('owner') ?? (book.identityOf(server) === 'shared' ? sharedOwner : own);
         if (owner !== own && !isAdmin(caller))
@@ -73,7 +76,7 @@ export function connectionRoutes(book: ConnectionBook): Route[] {
       pattern: /^\/connections\/([^/]+)\/link$/,
       scope: 'any',
       async handle({ response, caller, params }) {
-        const server = serverOf(params[0]);
+        const { server, book } = serverOf(params[0]);
         const person = keyPerson(caller);
         const shared = book.identityOf(server) === 'shared';
         if (shared && !isAdmin(caller))

@@ -92,7 +92,7 @@ export function createApi(options: ApiOptions) {
       ...fileRoutes(store),
       ...feedbackRoutes({ intake: options.intake, store }),
       ...scheduleRoutes({ ...options.schedules, store }),
-      ...(connections ? connectionRoutes(connections) : []),
+      ...connectionRoutes(connections),
       ...adminRoutes({
         intake: options.intake,
         store,

@@ -4,6 +4,8 @@
 
 import { byId, h, say, sayFailure, time } from './dom.js';
 
+const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+
 const whose = { person: "each person's own account", shared: 'one shared connection' };
 
 export function createConnectionsPanel(context) {
@@ -35,7 +37,7 @@ export function createConnectionsPanel(context) {
       const link = await api.json(`/connections/${encodeURIComponent(server)}/link`, { method: 'POST' });
       say(
         statusLine,
-        `Opened the sign-in for ${server} in a new tab (the link works once, until ${time(link.expiresAt)}).`,
+        `Opened the sign-in for ${server} in a new tab (the link works once, until ${clock(link.expiresAt)}). This list shows the connection when you come back to this tab.`,
       );
       window.open(link.url, '_blank', 'noopener,noreferrer');
     } catch (error) {
@@ -102,8 +104,15 @@ export function createConnectionsPanel(context) {
     );
   }
 
+  // The sign-in happens in another tab: coming back to this one shows what it connected.
+  let shown = false;
+  window.addEventListener('focus', () => {
+    if (shown && !rows.closest('[hidden]')) void load();
+  });
+
   return {
     show() {
+      shown = true;
       void load();
     },
   };
