@@ -19,8 +19,9 @@ beforeAll(async () => {
   app = await startTestButler({
     env: { BUTLER_BASE_URL: model.baseUrl, BUTLER_MODEL: 'test-model', KEY_CHAT: key },
     config: {
-      // A deadline well under what this file takes anywhere; no character limit to stop the reading early.
-      files: { readSeconds: 1, maxFileCharacters: 2_000_000, maxTurnCharacters: 2_000_000 },
+      // A deadline under what starting the reader (a worker thread loading pdf.js) takes on any machine, let alone
+      // reading a page of a million operators; no character limit to stop the reading early.
+      files: { readSeconds: 0.05, maxFileCharacters: 2_000_000, maxTurnCharacters: 2_000_000 },
       // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
       api: { keys: [{ name: 'anyone', key: '${KEY_CHAT}', scopes: ['chat'] }] },
     },
