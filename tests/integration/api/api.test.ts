@@ -350,6 +350,13 @@ describe(`HTTP API on ${databaseKind}`, () => {
     expect(await broken.json()).toMatchObject({ error: 'invalid_path' });
   });
 
+  it('lists no connections where no server wants OAuth, and knows no server to connect', async () => {
+    const listed = await call('/connections');
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual({ servers: [], items: [] });
+    expect((await call('/connections/tickets/link', { method: 'POST' })).status).toBe(404);
+  });
+
   it('resumes after ?after= when Last-Event-ID is sent empty', async () => {
     const id = newConversation();
     model.enqueue({ text: 'Resumed.' });
