@@ -63,8 +63,17 @@ async function main(): Promise<void> {
     destination: createWriteStream(logFile, { flags: 'a' }),
   });
   const adapter = new ConsoleAdapter(process.stdout, config.file.files.terminalDirectory);
-  const butler = await createButler(config, { logger, adapters: [adapter] });
-  await butler.start();
+  // Connect links (servers behind OAuth) lead to pages this chat serves itself, on loopback.
+  const butler = await createButler(config, { logger, adapters: [adapter], listen: 'connect-pages' });
+  try {
+    await butler.start();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    process.stderr.write(
+      `Port ${config.port} is taken, and the chat serves its Connect pages there (is \`npm start\` running? It cannot share the embedded database with the chat anyway). Stop it, or set PORT (and BUTLER_PUBLIC_URL to match).\n`,
+    );
+    process.exit(1);
+  }
 
   let user: ChatUser = { id: userInfo().username, name: userInfo().username };
   let address: ConversationAddress = terminalAddress;
@@ -109,8 +118,12 @@ async function main(): Promise<void> {
   const model = butler.demo
     ? `the DEMO model (scripted replies, not an LLM; try "restart payments-api"${butler.demo.approver ? ', then /as demo-approver and /approve' : ''})`
     : config.model.model;
+  const connectPages =
+    butler.port > 0
+      ? `\n${dim(`Connect links open on this machine: ${config.publicUrl} (served here on port ${butler.port})`)}`
+      : '';
   process.stdout.write(
-    `Butler chat with ${model}. You are "${user.id}". ${help}\n${dim(`Logs: ${logFile}`)}\n\n`,
+    `Butler chat with ${model}. You are "${user.id}". ${help}\n${dim(`Logs: ${logFile}`)}${connectPages}\n\n`,
   );
   // The line iterator queues what is typed while Butler answers; nothing typed ahead is lost.
   const terminal = createInterface({ input: process.stdin, output: process.stdout });

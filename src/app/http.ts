@@ -65,3 +65,23 @@ export function createServer(
     },
   });
 }
+
+/**
+ * The terminal chat's one HTTP listener: the Connect pages and the OAuth callback, on loopback only (the chat is
+ * one person's, on their machine), so that a Connect link it shows leads somewhere.
+ */
+export function createConnectPagesServer(
+  config: AppConfig,
+  connections: Connections,
+  logger: Logger,
+): HttpServer {
+  return createHttpServer({
+    port: config.port,
+    host: '127.0.0.1',
+    logger,
+    routes: new Map(),
+    limits: config.file.http,
+    prefixRoutes: connections.routes,
+    readiness: async () => ({ ready: true, checks: { mcp: 'ok' } }),
+  });
+}

@@ -28,7 +28,7 @@ import { createEventBus } from '../storage/event-bus.js';
 import { createStore } from '../storage/store.js';
 import { createConnections } from './connections.js';
 import { startDemo } from './demo.js';
-import { createServer } from './http.js';
+import { createConnectPagesServer, createServer } from './http.js';
 import { createAgents, createBrain, modelClient } from './models.js';
 import { createObserver } from './observers.js';
 import { PacingShares } from './pacing-shares.js';
@@ -56,8 +56,11 @@ export interface CreateButlerOptions {
   connectors?: ConnectorFactory;
   /** Adapters that live in this process without HTTP routes (the terminal chat). */
   adapters?: ChatAdapter[];
-  /** Listen for HTTP (the service) or not (the terminal chat). */
-  listen?: boolean;
+  /**
+   * Listen for HTTP: everything (the service), or only the pages people connect accounts with, on loopback, when
+   * a server wants OAuth (the terminal chat: its Connect links must lead somewhere).
+   */
+  listen?: boolean | 'connect-pages';
   /** Overrides the configured PGlite directory (tests use `memory://`). */
   dataDir?: string;
 }
@@ -263,18 +266,21 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const scheduler = schedules.scheduler(wake);
 
   let started = false;
-  const http = options.listen
-    ? createServer(config, {
-        logger,
-        connectors,
-        api,
-        database,
-        mcp,
-        connections,
-        metrics,
-        workerState: () => (started ? 'ok' : 'starting'),
-      })
-    : undefined;
+  const http =
+    options.listen === 'connect-pages'
+      ? connections && createConnectPagesServer(config, connections, logger)
+      : options.listen
+        ? createServer(config, {
+            logger,
+            connectors,
+            api,
+            database,
+            mcp,
+            connections,
+            metrics,
+            workerState: () => (started ? 'ok' : 'starting'),
+          })
+        : undefined;
 
   const butler: Butler = {
     config,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,8 +15,11 @@ import {
 } from '../../helpers/database.js';
 import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { openAuthorization } from '../../helpers/oauth-mcp-client.js';
+import { startOAuthMcpServer } from '../../helpers/oauth-mcp-server.js';
 import { makePng } from '../../helpers/sample-files.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import { CookieJar } from '../mcp-oauth/oauth-butler.js';
 
 /** Runs `npm run chat`'s entry point as a user would, typing lines once the expected output shows. */
 function startChat(env: Record<string, string>) {
@@ -58,6 +62,16 @@ function startChat(env: Record<string, string>) {
 
 let model: FakeModelServer;
 let tools: ToolServer;
+
+/** A port nothing listens on now (the chat's Connect pages take it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+    });
+  });
+}
 beforeAll(async () => {
   model = await startFakeModelServer();
   tools = await startToolServer();
@@ -131,7 +145,7 @@ describe('npm run chat', () => {
   }, 60_000);
 
   /** `npm run chat` with olga as the approver and a high-risk `restart_service` HTTP tool. */
-  async function startChatWithTool(config: Record<string, unknown> = {}) {
+  async function startChatWithTool(config: Record<string, unknown> = {}, env: Record<string, string> = {}) {
     const directory = mkdtempSync(join(tmpdir(), 'butler-chat-'));
     const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
     writeFileSync(
@@ -156,6 +170,7 @@ describe('npm run chat', () => {
       BUTLER_CONFIG: join(directory, 'butler.config.json'),
       BUTLER_DATA_DIR: join(directory, 'data'),
       ...databaseEnv(databaseUrl),
+      ...env,
     });
     const cleanUp = async () => {
       chat.child.kill('SIGKILL');
@@ -164,6 +179,41 @@ describe('npm run chat', () => {
     };
     return { chat, cleanUp };
   }
+
+  it('serves the Connect pages of a link it shows, and goes on once the person has connected', async () => {
+    const provider = await startOAuthMcpServer();
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const { chat, cleanUp } = await startChatWithTool(
+      { mcpServers: [{ name: 'tickets', url: provider.url, oauth: { identity: 'person' } }] },
+      { PORT: String(port), BUTLER_PUBLIC_URL: publicUrl, BUTLER_SECRET_KEY: 'b'.repeat(64) },
+    );
+    try {
+      await chat.waitFor(`Connect links open on this machine: ${publicUrl}`);
+      model.enqueue({ toolCalls: [{ id: 'call_connect', name: 'tickets__connect', arguments: '{}' }] });
+      chat.type('connect my tickets account');
+      await chat.waitFor('/connect/');
+      const link = new RegExp(`${publicUrl}/connect/[A-Za-z0-9_-]{43}`).exec(chat.output())?.[0] ?? '';
+      model.enqueue(
+        { toolCalls: [{ id: 'call_whoami', name: 'tickets__whoami', arguments: '{}' }] },
+        { text: 'You are dev@tickets here.' },
+      );
+      // The person's browser: the page, its button (a cookie binds the flow), the sign-in, back to the chat.
+      const jar = new CookieJar();
+      expect((await fetch(link)).status).toBe(200);
+      const used = await fetch(link, { method: 'POST', redirect: 'manual' });
+      jar.take(used);
+      const back = await openAuthorization(used.headers.get('location') ?? '', 'dev@tickets');
+      expect((await fetch(back, { headers: jar.header() })).status).toBe(200);
+      await chat.waitFor('You are dev@tickets here.');
+      expect(provider.calls().at(-1)).toMatchObject({ tool: 'whoami', account: 'dev@tickets' });
+      chat.type('/quit');
+      expect(await chat.exited).toBe(0);
+    } finally {
+      await cleanUp();
+      await provider.close();
+    }
+  }, 60_000);
 
   const restart = (id: string, service: string) => ({
     id,
