@@ -50,7 +50,9 @@ async function main(): Promise<void> {
   if (!config.model) {
     process.stderr.write(
       'npm run chat needs a model. Set BUTLER_MODEL, and BUTLER_BASE_URL / BUTLER_API_TOKEN for your endpoint, e.g.\n' +
-        '  BUTLER_BASE_URL=http://localhost:11434/v1 BUTLER_MODEL=llama3.1 npm run chat\n',
+        '  BUTLER_BASE_URL=http://localhost:11434/v1 BUTLER_MODEL=llama3.1 npm run chat\n' +
+        'or try the scripted demo model (no LLM, no key):\n' +
+        '  BUTLER_MODEL=demo npm run chat\n',
     );
     process.exit(1);
   }

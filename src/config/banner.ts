@@ -43,7 +43,7 @@ export function startupBanner(
         : line(
             'model',
             'OFF: messages get a "no model configured" reply',
-            'set BUTLER_MODEL, BUTLER_BASE_URL, BUTLER_API_TOKEN',
+            'set BUTLER_MODEL, BUTLER_BASE_URL, BUTLER_API_TOKEN; or BUTLER_MODEL=demo for the scripted demo',
           ),
   );
   const compactionModel = config.compaction.model?.model ?? 'the Butler model';

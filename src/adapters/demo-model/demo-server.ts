@@ -36,11 +36,16 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   const body = JSON.parse(raw.toString('utf8')) as {
     model?: string;
     messages?: Array<{ role: string; content?: unknown }>;
-    tools?: Array<{ function?: { name?: string } }>;
+    tools?: Array<{ function?: { name?: string; parameters?: { required?: unknown } } }>;
     stream?: boolean;
   };
   if (!body.stream) return send(response, 400, { error: { message: 'the demo model only streams' } });
-  const tools = (body.tools ?? []).flatMap((tool) => (tool.function?.name ? [tool.function.name] : []));
+  const tools = (body.tools ?? []).flatMap(({ function: tool }) => {
+    const required = tool?.parameters?.required;
+    return tool?.name
+      ? [{ name: tool.name, needsArguments: Array.isArray(required) && required.length > 0 }]
+      : [];
+  });
   const reply = demoReply(body.messages ?? [], tools);
   const id = `chatcmpl-demo-${randomUUID()}`;
   const model = body.model ?? 'demo';

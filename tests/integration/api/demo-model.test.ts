@@ -5,7 +5,8 @@ import { readEvents, types } from '../../helpers/sse-client.js';
 /**
  * `BUTLER_MODEL=demo` with no endpoint, over the API as the README's "Try it" does it: Butler serves its
  * scripted demo model itself and reaches it through the `openai` SDK like any model. A labelled reply streams,
- * a file is read back, "restart" asks for the demo's high-risk tool, and the approver's key approves it.
+ * a file is read back, "restart" asks for the demo's high-risk tool, and the approver's key approves it; a
+ * reminder is scheduled and answered when due, a file is sent back, and an agent is asked.
  */
 
 const keys = { ana: 'ana-key-0123456789abcdef', olga: 'olga-key-0123456789abcdef' };
@@ -16,6 +17,14 @@ beforeAll(async () => {
     env: { BUTLER_MODEL: 'demo', KEY_ANA: keys.ana, KEY_OLGA: keys.olga },
     config: {
       approvers: { api: ['olga'] },
+      schedules: { checkEvery: '100ms' },
+      agents: [
+        {
+          name: 'ops',
+          description: 'Looks after production services.',
+          instructions: 'You look after production services.',
+        },
+      ],
       api: {
         keys: [
           // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
@@ -87,5 +96,48 @@ describe('the demo model', () => {
     });
     const all = await readEvents(after, (event) => event.data.type === 'done');
     expect(JSON.stringify(all.at(-2)?.data)).toContain('payments-api restarted (demo: nothing was touched)');
+  });
+
+  /** What Butler streamed for one message, to its end. */
+  const ask = async (conversation: string, text: string) =>
+    readEvents(await call(`/conversations/${conversation}/messages`, { text }));
+
+  it('sets a reminder with schedule_task, and answers it when it falls due', async () => {
+    const events = await ask('demo-3', 'remind me in 1 minute to check the deploy');
+    expect(events.find((event) => event.data.type === 'tool_call')?.data).toMatchObject({
+      name: 'schedule_task',
+      args: { prompt: 'Remind me to check the deploy', at: 'PT1M' },
+    });
+    const [task] = (await app.butler.schedules.list({ admin: true, name: 'test' })).filter(
+      (each) => each.prompt === 'Remind me to check the deploy',
+    );
+    if (!task) throw new Error('no task was made');
+    // Due now rather than in a minute.
+    await app.butler.store.schedules.setStatus(
+      task.id,
+      { status: 'active', note: null, nextRunAt: new Date() },
+      ['active'],
+    );
+    const after = await fetch(`${app.url}/api/v1/conversations/demo-3/events?after=${events.at(-1)?.id}`, {
+      headers: { authorization: `Bearer ${keys.ana}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const run = await readEvents(after, (event) => event.data.type === 'done');
+    expect(JSON.stringify(run)).toContain('⏰ Reminder: check the deploy');
+  });
+
+  it('sends a file back with attach_file, and asks an agent with delegate', async () => {
+    const sent = await ask('demo-4', 'send me a file');
+    expect(sent.find((event) => event.data.type === 'file')?.data).toMatchObject({
+      name: 'demo-services.csv',
+      mimeType: 'text/csv',
+    });
+    // The ops agent (the demo model too) was given the task, and Butler was given its answer.
+    const asked = await ask('demo-5', 'ask ops to check payments-api');
+    expect(types(asked).at(-1)).toBe('done');
+    const answer = String(asked.findLast((event) => event.data.type === 'message')?.data.content);
+    expect(answer).toContain('_Asking ops…_');
+    expect(answer).toContain('delegate answered:');
+    expect(answer).toContain('You wrote: “check payments-api”');
   });
 });

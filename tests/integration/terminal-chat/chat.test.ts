@@ -86,6 +86,7 @@ describe('npm run chat', () => {
     const chat = startChat({ BUTLER_DATA_DIR: mkdtempSync(join(tmpdir(), 'butler-chat-')) });
     expect(await chat.exited).toBe(1);
     expect(chat.output()).toContain('npm run chat needs a model');
+    expect(chat.output()).toContain('BUTLER_MODEL=demo npm run chat');
   });
 
   it('tells the person when the model is unreachable, and keeps the log out of the chat', async () => {
