@@ -77,8 +77,14 @@ main().catch((error: unknown) => {
     process.stderr.write(`Butler could not open its database: ${error.message}\n`);
     process.exit(1);
   }
-  process.stderr.write(
-    `Butler failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  // A failure Butler names (a platform that refused or could not be reached) says all there is to say; anything
+  // else is a bug, and its stack trace is worth reading.
+  const text =
+    error instanceof ButlerError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  process.stderr.write(`Butler failed to start: ${text}\n`);
   process.exit(1);
 });

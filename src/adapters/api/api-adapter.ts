@@ -150,7 +150,10 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPref
       ]);
     },
 
-    async onTurnEvent(target, event) {
+    async onTurnEvent(target, turnEvent) {
+      // What failed inside Butler (`detail`: an endpoint, a network error) is for its operator, not API clients.
+      const event =
+        turnEvent.type === 'error' ? { type: 'error' as const, error: turnEvent.error } : turnEvent;
       const ends = event.type === 'done' || event.type === 'error' || event.type === 'connection_required';
       await appendInOrder(target, [ends ? { ...event, ...answersOf(target) } : event]);
       if (ends) openReplies.delete(keyOf(target));

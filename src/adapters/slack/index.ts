@@ -1,7 +1,7 @@
 import type { FileConfig } from '../../config/file.js';
 import type { SlackConfig } from '../../config/index.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
-import { ButlerError, ConfigError } from '../../core/contracts/errors.js';
+import { ButlerError, ConfigError, networkReason } from '../../core/contracts/errors.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector, PlatformHooks } from '../connector.js';
@@ -47,6 +47,15 @@ export interface SlackConnectorOptions {
  * Slack for Butler: over HTTP (`POST /slack/events`, signed) or, when `config.appToken` is set,
  * over Socket Mode (no routes). `start()` checks the token with auth.test before taking events.
  */
+/** Slack's answers that say the bot token itself is wrong. */
+const tokenErrors = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+]);
+
 export function createSlackConnector(options: SlackConnectorOptions): PlatformConnector {
   const { config, intake, logger } = options;
   const now = options.now ?? Date.now;
@@ -145,15 +154,25 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       try {
         identity = await api.authTest();
       } catch (error) {
-        const code = error instanceof SlackApiError ? error.slackError : 'request_failed';
-        status = `auth.test failed: ${code}`;
         logger.error({ platform: 'slack', ...errorFields(error) }, 'Slack auth.test failed');
+        // Nothing answered, or Slack answered: only Slack's own refusal of the token is the token's fault.
+        const slackError = error instanceof SlackApiError ? error.slackError : 'request_failed';
+        if (slackError === 'request_failed') {
+          const host = new URL(config.apiUrl).host;
+          status = `${host} unreachable`;
+          throw new ButlerError(
+            'slack_unreachable',
+            `Slack's Web API at ${host} could not be reached (${networkReason(error)}): check the network, a proxy, or SLACK_API_URL`,
+            { cause: error },
+          );
+        }
+        status = `auth.test failed: ${slackError}`;
         throw new ButlerError(
           'slack_auth_failed',
-          `Slack auth.test failed (${code}): check SLACK_BOT_TOKEN`,
-          {
-            cause: error,
-          },
+          tokenErrors.has(slackError)
+            ? `Slack refused the bot token (auth.test: ${slackError}): check SLACK_BOT_TOKEN`
+            : `Slack answered auth.test with ${slackError}`,
+          { cause: error },
         );
       }
       await app.init();

@@ -224,5 +224,7 @@ export class ConsoleAdapter implements ChatAdapter {
       this.output.write(
         `${dim(event.error ? `  ✗ ${event.name}: ${truncateText(event.error, 160)}` : `  ✓ ${event.name}`)}\n`,
       );
+    // Whoever reads the terminal runs this Butler: say what failed, and how.
+    else if (event.type === 'error' && event.detail) this.output.write(`${dim(`  ${event.detail}`)}\n`);
   }
 }

@@ -68,7 +68,11 @@ export type TurnEvent =
   | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
   /** `turnId` names the turn whose reply this ends (what feedback on it names). */
   | { type: 'done'; turnId: string; usage: { promptTokens: number; completionTokens: number } }
-  | { type: 'error'; error: string }
+  /**
+   * `detail`: what failed and how, for a channel whose one reader is Butler's operator (the terminal chat), such
+   * as which model endpoint could not be reached; other channels show `error` only.
+   */
+  | { type: 'error'; error: string; detail?: string }
   /** The turn parked until a person connects `server` (they were sent a private link). */
   | { type: 'connection_required'; server: string; expiresAt: string };
 

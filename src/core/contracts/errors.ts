@@ -88,3 +88,19 @@ export class StorageError extends ButlerError {
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * The network's own reason a request failed (`ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9`), found along the
+ * error's causes (`cause`, and `original` where an SDK keeps the error it wrapped there); else the innermost
+ * message.
+ */
+export function networkReason(error: unknown): string {
+  let reason = errorText(error);
+  for (let cause: unknown = error; cause instanceof Error; ) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `${code}: ${cause.message}`;
+    reason = cause.message || reason;
+    cause = cause.cause ?? (cause as { original?: unknown }).original;
+  }
+  return reason;
+}

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { ModelError } from '../contracts/errors.js';
+import { ModelError, networkReason } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
 import { cleanText, StreamingTextCleaner } from '../text/index.js';
 import type { ModelClient, ModelRequest, ModelResult, PromptMessage } from './model-client.js';
@@ -66,10 +66,16 @@ function toOpenAIMessage(message: PromptMessage): ChatCompletionMessageParam {
   }
 }
 
-/** Maps SDK failures to a ModelError whose `userMessage` says, in chat, what went wrong. */
-export function toModelError(error: unknown, timedOut: boolean): ModelError {
+/**
+ * Maps SDK failures to a ModelError whose `userMessage` says, in chat, what went wrong; its message says which
+ * endpoint failed and how (for the log, and the terminal chat, where the one person reading is the operator).
+ */
+export function toModelError(error: unknown, timedOut: boolean, endpoint = 'the model endpoint'): ModelError {
   if (error instanceof ModelError) return error;
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail =
+    error instanceof OpenAI.APIConnectionError && !(error instanceof OpenAI.APIConnectionTimeoutError)
+      ? `${endpoint} could not be reached (${networkReason(error)})`
+      : `${endpoint}: ${error instanceof Error ? error.message : String(error)}`;
   if (timedOut || error instanceof OpenAI.APIConnectionTimeoutError) {
     return new ModelError('model_timeout', detail, 'The model took too long to answer. Please try again.', {
       cause: error,
@@ -185,6 +191,11 @@ export class OpenAIModel implements ModelClient {
     });
   }
 
+  /** Where the model is, for error messages: the endpoint's URL, never its key. */
+  private get endpoint(): string {
+    return this.options.baseUrl ?? 'https://api.openai.com/v1';
+  }
+
   async complete(request: ModelRequest): Promise<ModelResult> {
     const startTime = new Date();
     const controller = new AbortController();
@@ -215,7 +226,7 @@ export class OpenAIModel implements ModelClient {
         } catch (error) {
           if (request.signal?.aborted) throw error;
           // The deadline cut a wait or an attempt short: say what kept failing, if anything did.
-          if (timedOut) throw toModelError(lastFailure ?? error, lastFailure === undefined);
+          if (timedOut) throw toModelError(lastFailure ?? error, lastFailure === undefined, this.endpoint);
           const wait = retryDelayMs(error, attempt);
           if (
             streaming ||
@@ -223,10 +234,10 @@ export class OpenAIModel implements ModelClient {
             attempt >= this.options.maxRetries ||
             Date.now() + wait >= deadline
           )
-            throw toModelError(error, false);
+            throw toModelError(error, false, this.endpoint);
           lastFailure = error;
           await sleep(wait, undefined, { signal: controller.signal }).catch(() => {});
-          if (timedOut) throw toModelError(lastFailure, false);
+          if (timedOut) throw toModelError(lastFailure, false, this.endpoint);
           if (request.signal?.aborted) throw new Error('model call aborted');
         }
       }

@@ -299,7 +299,11 @@ export async function failTurn(
   await commitTurn(deps, turn, pending, 'failed', error instanceof Error ? error.message : String(error));
   turn.session.ended('failed');
   turn.observer.end({ status: 'failed', error: userMessage });
-  await reportTurnEvent(turn, { type: 'error', error: userMessage });
+  await reportTurnEvent(turn, {
+    type: 'error',
+    error: userMessage,
+    ...(error instanceof ModelError ? { detail: error.message } : {}),
+  });
 }
 
 /** The commit is one statement: atomic without a transaction of its own. */

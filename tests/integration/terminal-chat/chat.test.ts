@@ -105,6 +105,8 @@ describe('npm run chat', () => {
       await chat.waitFor('Butler chat with chat-model');
       chat.type('hello?');
       await chat.waitFor('⚠️');
+      // The operator reads the terminal: it says which endpoint failed, and how.
+      await chat.waitFor('http://127.0.0.1:9/v1 could not be reached (ECONNREFUSED');
       chat.type('/quit');
       expect(await chat.exited).toBe(0);
       const shown = chat.output();

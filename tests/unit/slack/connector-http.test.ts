@@ -147,8 +147,24 @@ describe('Slack over HTTP: requests', () => {
   it('fails start with a clear error when the token is bad', async () => {
     fake.failNext('auth.test', { error: 'invalid_auth' });
     const bad = connect(fake.url);
-    await expect(bad.start()).rejects.toThrow(/auth.test failed \(invalid_auth\)/);
+    await expect(bad.start()).rejects.toThrow(
+      'Slack refused the bot token (auth.test: invalid_auth): check SLACK_BOT_TOKEN',
+    );
     expect(bad.readiness()).toBe('auth.test failed: invalid_auth');
+  });
+
+  it('blames the network, not the token, when Slack cannot be reached', async () => {
+    // Port 9 (discard): nothing answers there.
+    const away = connect('http://127.0.0.1:9/api/');
+    const failure = await away.start().then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toMatch(
+      /^Slack's Web API at 127\.0\.0\.1:9 could not be reached \(ECONNREFUSED: .+\): check the network/,
+    );
+    expect(failure?.message).not.toContain('SLACK_BOT_TOKEN');
+    expect(away.readiness()).toBe('127.0.0.1:9 unreachable');
   });
 });
 
