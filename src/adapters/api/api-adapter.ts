@@ -4,6 +4,7 @@ import type {
   OpenReplyOptions,
   ReplyStream,
   ReplyTarget,
+  TurnEvent,
 } from '../../core/contracts/adapter.js';
 import { pendingCalls } from '../../core/contracts/approval-card.js';
 import type { ConversationEvent } from '../../core/contracts/conversation-events.js';
@@ -151,9 +152,7 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPref
     },
 
     async onTurnEvent(target, turnEvent) {
-      // What failed inside Butler (`detail`: an endpoint, a network error) is for its operator, not API clients.
-      const event =
-        turnEvent.type === 'error' ? { type: 'error' as const, error: turnEvent.error } : turnEvent;
+      const event = storedEvent(turnEvent);
       const ends = event.type === 'done' || event.type === 'error' || event.type === 'connection_required';
       await appendInOrder(target, [ends ? { ...event, ...answersOf(target) } : event]);
       if (ends) openReplies.delete(keyOf(target));
@@ -174,4 +173,15 @@ function parseArguments(argumentsJson: string): unknown {
   } catch {
     return argumentsJson;
   }
+}
+
+/**
+ * A turn event as the conversation's log keeps it: a scheduled run's prompt is a user message of its task; what
+ * failed inside Butler (an error's `detail`: an endpoint, a network error) is for its operator, not API clients.
+ */
+function storedEvent(event: TurnEvent): ConversationEvent {
+  if (event.type === 'error') return { type: 'error', error: event.error };
+  if (event.type === 'run')
+    return { type: 'message', role: 'user', content: event.prompt, scheduleId: event.scheduleId };
+  return event;
 }

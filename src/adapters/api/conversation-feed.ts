@@ -113,6 +113,16 @@ export class ConversationFeed {
     });
   }
 
+  /** Sends every stored event of the conversation after `afterId`, page by page, without waiting for more. */
+  async readStored(conversationKey: string, afterId: number, stream: SseStream): Promise<void> {
+    for (let last = afterId; ; ) {
+      const page = await this.events.listAfter(conversationKey, last, this.timing.pageSize);
+      for (const { id, event } of page) stream.send(event, id);
+      last = page.at(-1)?.id ?? last;
+      if (page.length < this.timing.pageSize) return;
+    }
+  }
+
   /** Stops listening to the bus (the open streams are ended by their owner). */
   close(): void {
     this.unsubscribe?.();

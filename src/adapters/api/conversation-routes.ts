@@ -150,7 +150,9 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         const release = deps.slots.take(caller.name);
         try {
           const stream = new SseStream(response, deps.streams);
-          await feed.follow(key, after, stream, deps.idleMs);
+          // `follow=false`: every stored event after `after`, then the end; else until the next turn ends.
+          if (query.get('follow') === 'false') await feed.readStored(key, after, stream);
+          else await feed.follow(key, after, stream, deps.idleMs);
           stream.end();
         } finally {
           release();

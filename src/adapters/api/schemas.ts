@@ -73,7 +73,12 @@ export const conversationEvent = z.discriminatedUnion('type', [
     expiresAt: z.string(),
     answers,
   }),
-  z.object({ type: z.literal('message'), role: z.enum(['user', 'assistant']), content: z.string() }),
+  z.object({
+    type: z.literal('message'),
+    role: z.enum(['user', 'assistant']),
+    content: z.string(),
+    scheduleId: z.string().optional().describe('A scheduled run: its task, whose prompt this is'),
+  }),
   z.object({
     type: z.literal('file'),
     id: z.string(),

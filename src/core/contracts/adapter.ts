@@ -64,6 +64,8 @@ export interface ReplyStream {
  * API's event stream). Approval requests reach adapters as cards.
  */
 export type TurnEvent =
+  /** A scheduled run begins: the prompt it asks, as its task's creator wrote it (no platform message shows it). */
+  | { type: 'run'; scheduleId: string; prompt: string }
   | { type: 'tool_call'; id: string; name: string; args: unknown }
   | { type: 'tool_result'; id: string; name: string; output: string; error: string | null }
   /** `turnId` names the turn whose reply this ends (what feedback on it names). */

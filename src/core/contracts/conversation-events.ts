@@ -20,7 +20,8 @@ export type ConversationEvent =
       expiresAt: string;
       answers?: string[];
     }
-  | { type: 'message'; role: 'user' | 'assistant'; content: string }
+  /** `scheduleId`: a scheduled run's prompt, which started the turn after it. */
+  | { type: 'message'; role: 'user' | 'assistant'; content: string; scheduleId?: string }
   /** The turn waits until someone connects `server`; the stream ends (it goes on in a later turn). */
   | { type: 'connection_required'; server: string; expiresAt: string; answers?: string[] }
   /**

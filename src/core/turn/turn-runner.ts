@@ -20,7 +20,7 @@ import { answerCommand } from './commands.js';
 import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { incomingMessages, requestersOf } from './incoming.js';
-import { beginTurn, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
+import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import {
   completeTurn,
   failTurn,
@@ -103,6 +103,7 @@ export class TurnRunner {
     const { window } = turn.opening;
     turn.session.start({ requester: turn.requester, text: first.text, firstTurn: window.length === 0 });
     turn.working.start();
+    if (schedule) await reportTurnEvent(turn, { type: 'run', scheduleId: schedule.id, prompt: last.text });
     try {
       const { pending, notice } = await incomingMessages(this.deps, turn, messages, window.length === 0);
       if (notice) await turn.reply.append(notice);

@@ -283,6 +283,19 @@ describe(`scheduled tasks over the HTTP API (${databaseKind})`, () => {
       role: 'assistant',
       content: 'The deploy is due.',
     });
+    // The run starts with its prompt, as the task's.
+    expect(events.find((event) => event.data.role === 'user')?.data).toEqual({
+      type: 'message',
+      role: 'user',
+      content: 'Say that the deploy is due',
+      scheduleId: id,
+    });
+    // The whole stored history, both turns, without following.
+    const stored = await readEvents(
+      await call(`/conversations/${conversationId}/events?after=0&follow=false`),
+    );
+    expect(stored.filter((event) => event.data.type === 'done')).toHaveLength(2);
+    expect(stored.at(-1)?.data.type).toBe('done');
     const runRequest = model.requests.at(-1);
     expect(String(runRequest?.messages.at(-1)?.content)).toContain('Say that the deploy is due');
     // The outcome is recorded once the turn has ended, just after its `done`.
