@@ -1,5 +1,6 @@
 import { createButler } from './app/index.js';
 import { startupBanner } from './config/banner.js';
+import { loadDotEnv } from './config/dot-env.js';
 import { loadConfig } from './config/index.js';
 import { ButlerError, ConfigError } from './core/contracts/errors.js';
 import { createLogger } from './observability/logger.js';
@@ -11,6 +12,7 @@ import { poolerNote } from './storage/database.js';
 const shutdownDeadlineMs = 15_000;
 
 async function main(): Promise<void> {
+  loadDotEnv();
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig();
