@@ -9,12 +9,19 @@ const blankToUndefined = (value: unknown) =>
 
 const optionalString = z.preprocess(blankToUndefined, z.string().optional());
 const optionalUrl = z.preprocess(blankToUndefined, z.url().optional());
+/** A Postgres connection string: `postgres://` or `postgresql://`, nothing that merely looks like one. */
+const optionalPostgresUrl = z.preprocess(
+  blankToUndefined,
+  z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// connection string' })
+    .optional(),
+);
 const flag = (fallback: boolean) => z.preprocess(blankToUndefined, z.stringbool().default(fallback));
 
 export const envSchema = z.object({
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
-  DATABASE_URL: optionalUrl,
-  DATABASE_DIRECT_URL: optionalUrl,
+  DATABASE_URL: optionalPostgresUrl,
+  DATABASE_DIRECT_URL: optionalPostgresUrl,
   BUTLER_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('./.butler')),
   BUTLER_CONFIG: optionalString,
   BUTLER_PUBLIC_URL: z.preprocess(

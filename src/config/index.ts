@@ -16,6 +16,7 @@ import { resolveApiKeys } from './api-keys.js';
 import { approvalPolicyIssues, escalationWarnings } from './approval-policy.js';
 import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
 import { resolveChannels } from './channel-profiles.js';
+import { didYouMean } from './did-you-mean.js';
 import { type Env, envSchema } from './env.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -46,11 +47,21 @@ const feishuDomains: Record<string, string> = {
   lark: 'https://open.larksuite.com',
 };
 
-function zodIssues(error: z.ZodError, prefix = ''): ConfigIssue[] {
-  return error.issues.map((issue) => ({
-    variable: prefix + (issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)'),
-    message: issue.message,
-  }));
+/** Each zod issue as a bad variable; an unknown key of `schema` says which known key it may be a typo of. */
+function zodIssues(error: z.ZodError, prefix = '', schema?: z.ZodType): ConfigIssue[] {
+  return error.issues.map((issue) => {
+    const suggestions =
+      issue.code === 'unrecognized_keys' && schema
+        ? issue.keys.flatMap((key) => {
+            const known = didYouMean(schema, issue.path, key);
+            return known ? [`"${key}": did you mean "${known}"?`] : [];
+          })
+        : [];
+    return {
+      variable: prefix + (issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)'),
+      message: suggestions.length > 0 ? `${issue.message} (${suggestions.join('; ')})` : issue.message,
+    };
+  });
 }
 
 function readConfigFile(path: string): unknown {
@@ -145,7 +156,7 @@ function loadFile(env: Env, rawEnv: NodeJS.ProcessEnv, cwd: string, issues: Conf
   }
   const parsed = fileConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    issues.push(...zodIssues(parsed.error, 'config file: '));
+    issues.push(...zodIssues(parsed.error, 'config file: ', fileConfigSchema));
     return { path, file: undefined };
   }
   const file = parsed.data;

@@ -241,6 +241,28 @@ tools:
     );
   });
 
+  it('says which known key a mistyped one may be, at the top and deeper down', () => {
+    const error = configError(
+      {},
+      { aprovers: { slack: ['U1'] }, mcpServers: [{ name: 'fs', command: 'node', tool: {} }], whatever: 1 },
+    );
+    const messages = Object.fromEntries(error.issues.map((issue) => [issue.variable, issue.message]));
+    expect(messages['config file: (root)']).toContain('"aprovers": did you mean "approvers"?');
+    expect(messages['config file: (root)']).not.toContain('"whatever": did you mean');
+    expect(messages['config file: mcpServers.0']).toContain('"tool": did you mean "tools"?');
+  });
+
+  it('takes only a Postgres connection string as DATABASE_URL', () => {
+    const error = configError({ DATABASE_URL: 'postgress://postgres@127.0.0.1:5432/test' });
+    expect(error.issues).toEqual([
+      { variable: 'DATABASE_URL', message: 'must be a postgres:// or postgresql:// connection string' },
+    ]);
+    for (const url of ['postgres://postgres@127.0.0.1/test', 'postgresql://postgres@127.0.0.1/test'])
+      expect(
+        loadConfig({ DATABASE_URL: url, BUTLER_SECRET_KEY: 'b'.repeat(64) }, tmpdir()).config.databaseUrl,
+      ).toBe(url);
+  });
+
   it(`reads MCP servers, resolving ${ref('VAR')} in args, env, url and headers and keeping the values as secrets`, () => {
     const { config } = loadConfig({
       BUTLER_CONFIG: writeConfig({
