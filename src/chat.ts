@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,6 +15,7 @@ import {
 import { readAttachment } from './adapters/terminal-chat/files.js';
 import { createButler } from './app/index.js';
 import { fileOptions } from './app/turns.js';
+import { loadDotEnv } from './config/dot-env.js';
 import { loadConfig } from './config/index.js';
 import { type ApprovalCard, pendingCalls } from './core/contracts/approval-card.js';
 import { ConfigError, errorText } from './core/contracts/errors.js';
@@ -34,6 +35,7 @@ const help =
   '/stop (stop the answer; Ctrl+C too)  /new (new conversation)  /quit';
 
 function load() {
+  loadDotEnv();
   try {
     return loadConfig();
   } catch (error) {
@@ -65,6 +67,9 @@ async function main(): Promise<void> {
     destination: createWriteStream(logFile, { flags: 'a' }),
   });
   const adapter = new ConsoleAdapter(process.stdout, config.file.files.terminalDirectory);
+  // The log goes to its file: say here why the first start takes a while.
+  if (!config.databaseUrl && !existsSync(join(config.dataDir, 'pglite')))
+    process.stdout.write(dim(`Creating the embedded database in ${config.dataDir} (first start only: about 10 s)…\n`));
   // Connect links (servers behind OAuth) lead to pages this chat serves itself, on loopback.
   const butler = await createButler(config, { logger, adapters: [adapter], listen: 'connect-pages' });
   try {
@@ -94,6 +99,7 @@ async function main(): Promise<void> {
   };
   const stopTurn = async () => {
     const status = await butler.service.stop({ address, user, isDirect: true });
+    if (status === 'stopping') adapter.hush();
     process.stdout.write(status === 'stopping' ? '\n(stopping…)\n' : '\n(nothing to stop yet; try again)\n');
   };
   const send = async (text: string, files: InboundFile[] = []) => {
@@ -157,9 +163,13 @@ async function main(): Promise<void> {
     const argument = rest.join(' ');
     if (command === '/quit' || command === '/exit') break;
     if (command === '/stop') {
-      // A /stop typed while Butler answered was taken then; at the prompt nothing of this chat runs.
-      if (stopsTaken > 0) stopsTaken -= 1;
-      else process.stdout.write('Nothing is running.\n');
+      // A /stop typed while Butler answered was taken then (and the prompt came back with the turn's end); at
+      // the prompt nothing of this chat runs.
+      if (stopsTaken > 0) {
+        stopsTaken -= 1;
+        continue;
+      }
+      process.stdout.write('Nothing is running.\n');
     } else if (command === '/help') {
       process.stdout.write(`${help}\n`);
     } else if (command === '/as' && argument) {

@@ -111,12 +111,24 @@ export class ConsoleAdapter implements ChatAdapter {
   private waiters: Array<(end: TurnEnd) => void> = [];
   private unawaited: ((end: TurnEnd) => void) | undefined;
   private sequence = 0;
+  /** A stop was asked: what the turn still streams until it stops is not shown (its note says it stopped). */
+  private hushed = false;
 
   constructor(
     private readonly output: NodeJS.WritableStream,
     /** Where the files Butler sends are saved (`files.terminalDirectory`, relative to where the chat runs). */
     private readonly fileDirectory: string,
   ) {}
+
+  /** Stops showing the reply being streamed: the person asked to stop it, and the turn ends within a moment. */
+  hush(): void {
+    this.hushed = true;
+  }
+
+  /** A turn nobody typed for (a scheduled run) starts below the prompt line, not on it. */
+  private get lead(): string {
+    return this.waiters.length === 0 ? '\n' : '';
+  }
 
   /** Resolves at the next reply, notice or approval card. */
   nextTurnEnd(): Promise<TurnEnd> {
@@ -132,6 +144,7 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   private ended(end: TurnEnd): void {
+    this.hushed = false;
     const waiting = this.waiters.splice(0);
     if (waiting.length === 0) this.unawaited?.(end);
     for (const resolve of waiting) resolve(end);
@@ -141,12 +154,12 @@ export class ConsoleAdapter implements ChatAdapter {
     const messageId = options.resume?.[0] ?? `console-${++this.sequence}`;
     if (!options.resume?.length) await options.onMessageCreated?.(messageId);
     let written = '';
-    this.output.write(`${bold('butler ›')} `);
+    this.output.write(`${this.lead}${bold('butler ›')} `);
     return {
       messageIds: [messageId],
       append: async (delta) => {
         written += delta;
-        this.output.write(delta);
+        if (!this.hushed) this.output.write(delta);
       },
       finish: async (text) => {
         // The final text may extend what was streamed (an error note) or replace it (a recovered reply).
@@ -158,12 +171,12 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   async postNotice(_target: ReplyTarget, text: string): Promise<void> {
-    this.output.write(`${bold('butler ›')} ${text}\n\n`);
+    this.output.write(`${this.lead}${bold('butler ›')} ${text}\n\n`);
     this.ended({ kind: 'notice' });
   }
 
   async postApprovalCard(_target: ReplyTarget, card: ApprovalCard): Promise<string> {
-    this.output.write(`${renderCard(card)}\n  ${dim(approvalHint(card))}\n\n`);
+    this.output.write(`${this.lead}${renderCard(card)}\n  ${dim(approvalHint(card))}\n\n`);
     this.ended({ kind: 'card', card });
     return `console-card-${card.batchId}`;
   }

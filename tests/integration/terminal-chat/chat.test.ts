@@ -306,6 +306,8 @@ describe('npm run chat', () => {
       // The run's card shows while nobody typed; the prompt comes back under it, and /approve decides it.
       await chat.waitFor('Approval needed: restart_service (high risk)');
       await chat.waitFor(`${userInfo().username} › `, { times: 3 });
+      // The run's answer and card start on a line of their own, not after the waiting prompt.
+      expect(chat.output()).not.toMatch(new RegExp(`${userInfo().username} › \u001b\\[1m(⚠|butler ›)`));
       model.enqueue({ text: 'api was restarted.' });
       chat.type('/as olga');
       chat.type('/approve');
@@ -337,6 +339,12 @@ describe('npm run chat', () => {
       chat.type('briefly');
       // The prompt comes back once the turn has ended: a /stop typed before it would still stop the turn.
       await chat.waitFor(`Briefly, then.\n\n${userInfo().username} › `);
+      // Nothing streamed shows after "(stopping…)", and the prompt came back once before the next message.
+      const afterStop = chat
+        .output()
+        .slice(chat.output().indexOf('(stopping…)'), chat.output().indexOf('Briefly'));
+      expect(afterStop).not.toMatch(/line\d+ /);
+      expect(afterStop.split(`${userInfo().username} › `)).toHaveLength(2);
       chat.type('/stop');
       await chat.waitFor('Nothing is running.');
       chat.type('/quit');
