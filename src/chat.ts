@@ -69,7 +69,9 @@ async function main(): Promise<void> {
   const adapter = new ConsoleAdapter(process.stdout, config.file.files.terminalDirectory);
   // The log goes to its file: say here why the first start takes a while.
   if (!config.databaseUrl && !existsSync(join(config.dataDir, 'pglite')))
-    process.stdout.write(dim(`Creating the embedded database in ${config.dataDir} (first start only: about 10 s)…\n`));
+    process.stdout.write(
+      dim(`Creating the embedded database in ${config.dataDir} (first start only: about 10 s)…\n`),
+    );
   // Connect links (servers behind OAuth) lead to pages this chat serves itself, on loopback.
   const butler = await createButler(config, { logger, adapters: [adapter], listen: 'connect-pages' });
   try {
