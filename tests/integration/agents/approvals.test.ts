@@ -6,6 +6,7 @@ import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { inboundMessage } from '../../helpers/messages.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import {
   agentOptions,
   ana,
@@ -130,7 +131,8 @@ describe(`approvals inside sub-agents on ${databaseKind}`, () => {
       await ask(shortLived, newAddress(), 'restart payments-api');
       suite.model.enqueueFor(byAgent('ops'), { text: 'Nobody approved the restart in time.' });
       suite.model.enqueue({ text: 'The restart request expired.' });
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      // The request lives 300 ms; a sweep after that expires it, however long the machine takes to get there.
+      await waitFor(() => suite.platform.lastCard().updates.at(-1)?.calls[0]?.status === 'expired', 10_000);
       await shortLived.settle();
       expect(suite.tools.requests).toEqual([]);
       expect(String(opsRequests()[1]?.messages.at(-1)?.content)).toMatch(
