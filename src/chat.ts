@@ -228,7 +228,11 @@ async function main(): Promise<void> {
   await butler.stop();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+// Once Butler has stopped (its database closed), the chat is over: as `npm start` does, exit rather than wait
+// for whatever a dependency still holds open (an MCP server's stream, a kept-alive socket) to close.
+main()
+  .then(() => process.exit(0))
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });

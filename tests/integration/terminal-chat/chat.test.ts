@@ -41,6 +41,14 @@ function startChat(env: Record<string, string>) {
     output += String(chunk);
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  /** The exit code, or a failure naming what was shown, should the chat not exit within 20 s. */
+  const exitCode = () =>
+    Promise.race([
+      exited,
+      new Promise<never>((_resolve, reject) =>
+        setTimeout(() => reject(new Error(`the chat did not exit; it showed:\n${output}`)), 20_000).unref(),
+      ),
+    ]);
   /** Waits until `text` has been written `times` times in all. */
   const waitFor = async (text: string, { times = 1, timeoutMs = 20_000 } = {}) => {
     const deadline = Date.now() + timeoutMs;
@@ -53,7 +61,7 @@ function startChat(env: Record<string, string>) {
     child,
     /** Where the chat runs: `/attach` paths and saved files are relative to it. */
     cwd,
-    exited,
+    exited: exitCode,
     waitFor,
     output: () => output,
     type: (line: string) => child.stdin.write(`${line}\n`),
@@ -84,13 +92,14 @@ afterAll(async () => {
 describe('npm run chat', () => {
   it('exits with a clear message when no model is configured', async () => {
     const chat = startChat({ BUTLER_DATA_DIR: mkdtempSync(join(tmpdir(), 'butler-chat-')) });
-    expect(await chat.exited).toBe(1);
+    expect(await chat.exited()).toBe(1);
     expect(chat.output()).toContain('npm run chat needs a model');
     expect(chat.output()).toContain('BUTLER_MODEL=demo npm run chat');
   });
 
   it('tells the person when the model is unreachable, and keeps the log out of the chat', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'butler-chat-'));
+    const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
     // No retries: the failure is what is under test, not the backoff.
     writeFileSync(join(dataDir, 'butler.config.json'), JSON.stringify({ model: { maxRetries: 0 } }));
     // Port 9 (discard): nothing answers there.
@@ -100,6 +109,7 @@ describe('npm run chat', () => {
       BUTLER_CONFIG: join(dataDir, 'butler.config.json'),
       BUTLER_DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
+      ...databaseEnv(databaseUrl),
     });
     try {
       await chat.waitFor('Butler chat with chat-model');
@@ -108,13 +118,14 @@ describe('npm run chat', () => {
       // The operator reads the terminal: it says which endpoint failed, and how.
       await chat.waitFor('http://127.0.0.1:9/v1 could not be reached (ECONNREFUSED');
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
       const shown = chat.output();
       expect(shown).not.toMatch(/"level":|\n\s+at /);
       expect(shown).toContain(`Logs: ${join(dataDir, 'chat.log')}`);
       expect(readFileSync(join(dataDir, 'chat.log'), 'utf8')).toContain('turn failed');
     } finally {
       chat.child.kill('SIGKILL');
+      if (databaseUrl) await dropPostgresDatabase(databaseUrl);
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
@@ -136,7 +147,7 @@ describe('npm run chat', () => {
       chat.type('what time is it here?');
       await chat.waitFor('It is morning in Tokyo.');
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
       expect(String(model.requests[0]?.messages[0]?.content)).toMatch(
         /The person's time zone is Asia\/Tokyo: .* there now\./,
       );
@@ -211,7 +222,7 @@ describe('npm run chat', () => {
       await chat.waitFor('You are dev@tickets here.');
       expect(provider.calls().at(-1)).toMatchObject({ tool: 'whoami', account: 'dev@tickets' });
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       await cleanUp();
       await provider.close();
@@ -242,7 +253,7 @@ describe('npm run chat', () => {
       chat.type('/approve');
       await chat.waitFor('payments-api restarted (demo: nothing was touched)');
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       chat.child.kill();
       rmSync(dataDir, { recursive: true, force: true });
@@ -281,7 +292,7 @@ describe('npm run chat', () => {
       expect(model.requests.at(-1)?.messages.at(-1)).toMatchObject({ role: 'tool', content: '{"ok":true}' });
 
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       await cleanUp();
     }
@@ -314,7 +325,7 @@ describe('npm run chat', () => {
       await chat.waitFor('api was restarted.');
       expect(restartedServices()).toEqual(['api']);
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       await cleanUp();
     }
@@ -348,7 +359,7 @@ describe('npm run chat', () => {
       chat.type('/stop');
       await chat.waitFor('Nothing is running.');
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       await cleanUp();
     }
@@ -431,7 +442,7 @@ describe('npm run chat', () => {
       expect(restartedServices()).toEqual(['api', 'api', 'web', 'db', 'cache']);
 
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       await cleanUp();
     }
@@ -483,7 +494,7 @@ describe('npm run chat', () => {
       expect(readFileSync(join(chat.cwd, 'butler-files', 'errors-1.csv'), 'utf8')).toBe('a,b\n3,4\n');
 
       chat.type('/quit');
-      expect(await chat.exited).toBe(0);
+      expect(await chat.exited()).toBe(0);
     } finally {
       await cleanUp();
     }
