@@ -14,8 +14,10 @@ import type { Logger } from '../core/contracts/logger.js';
 import type { Store } from '../core/contracts/store.js';
 import { FeedbackRecorder } from '../core/feedback/index.js';
 import { createFiles } from '../core/files/index.js';
+import { Admission, defaultAdmission } from '../core/inbox/admission.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
+import { SharedModelSlots } from '../core/model/shared-slots.js';
 import { PeopleDirectory } from '../core/people/index.js';
 import { firstCovering, profileApprovers } from '../core/profiles/index.js';
 import type { ScheduleBook } from '../core/schedules/index.js';
@@ -29,7 +31,7 @@ import { createStore } from '../storage/store.js';
 import { createConnections } from './connections.js';
 import { startDemo } from './demo.js';
 import { createConnectPagesServer, createServer } from './http.js';
-import { createAgents, createBrain, modelClient } from './models.js';
+import { createAgents, createBrain, ModelClients } from './models.js';
 import { createObserver } from './observers.js';
 import { PacingShares } from './pacing-shares.js';
 import { createProfiles } from './profiles.js';
@@ -140,12 +142,17 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
         })
       : undefined;
   const observer = await createObserver(config, bus, metrics, logger);
-  const model = config.model ? modelClient(config.model, config) : undefined;
-  const brain = createBrain(config, store, logger);
-  const { delegator, router } = createAgents(config, model, tools, store);
+  const { maxConcurrent } = file.model;
+  const slots = maxConcurrent
+    ? new SharedModelSlots(store.modelSlots, { cap: maxConcurrent }, logger)
+    : undefined;
+  const clients = new ModelClients(config, slots);
+  const model = config.model ? clients.client(config.model) : undefined;
+  const brain = createBrain(config, clients, store, logger);
+  const { delegator, router } = createAgents(config, clients, model, tools, store);
   const profiles =
     config.channels.length > 0
-      ? createProfiles(config, store, tools, {
+      ? createProfiles(config, clients, store, tools, {
           model,
           tools,
           ...(delegator ? { delegator } : {}),
@@ -176,7 +183,10 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const fileLimits = fileOptions(config);
   const files = createFiles(store, fileLimits, logger);
   const stops = new TurnStops(store, logger);
+  // Turns start while deliveries store quickly: the intake reports, the worker reads.
+  const admission = new Admission(defaultAdmission);
   const service = new ButlerService(store, approvals, file.access, people, logger, wake, {
+    admission,
     maxMessageChars: file.maxMessageChars,
     messagesPerMinute: file.rateLimit.messagesPerMinute,
     files: files.intake,
@@ -256,7 +266,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     logger,
     wake,
   );
-  worker = new Worker(store, runner, approvals, adapters, workerOptions(config), logger, {
+  worker = new Worker(store, runner, approvals, adapters, { ...workerOptions(config), admission }, logger, {
     scheduled: schedules.book,
     isAllowed: (message) => service.isAllowed(message),
     notices,
@@ -335,6 +345,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
       await shares.stop();
       stops.close();
       await Promise.all([mcp.stop(), connections?.stop()]);
+      slots?.stop();
       await observer.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'trace flush failed'));
       await bus?.close();
       await database.close();

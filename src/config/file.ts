@@ -141,7 +141,12 @@ export const fileConfigSchema = z
         /** How long a worker's hold on a conversation lasts without renewal (crash recovery waits this long). */
         leaseSeconds: z.number().positive().default(30),
         pollMilliseconds: z.number().int().positive().default(500),
-        concurrency: z.number().int().positive().max(64).default(8),
+        /**
+         * Turns in flight in this process: each waits on its model, tools and platforms as a promise, holding no
+         * database connection, so hundreds cost little (docs/performance.md); a model's own limit is
+         * `model.maxConcurrent`.
+         */
+        concurrency: z.number().int().positive().max(4096).default(256),
         /** How often expired approvals are closed; a card that failed to post is retried after six sweeps. */
         sweepMilliseconds: z.number().int().positive().default(5000),
         /**
@@ -161,7 +166,7 @@ export const fileConfigSchema = z
       .default({
         leaseSeconds: 30,
         pollMilliseconds: 500,
-        concurrency: 8,
+        concurrency: 256,
         sweepMilliseconds: 5000,
         inboxRetentionHours: 168,
         deliveryRetrySeconds: 120,
@@ -180,6 +185,11 @@ export const fileConfigSchema = z
         temperature: z.number().min(0).max(2).optional(),
         /** Whether the model can see images: shared images reach it as pictures, else only by name. */
         vision: z.boolean().default(true),
+        /**
+         * Calls in flight to each model (Butler's, the compaction model, every agent's) across every process
+         * sharing the database; unset, only the model's own 429s and rate-limit headers hold calls back.
+         */
+        maxConcurrent: z.number().int().positive().max(10_000).optional(),
       })
       .strict()
       .default({ timeoutMs: 60_000, maxRetries: 2, maxSteps: 8, vision: true }),

@@ -9,6 +9,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   real,
   text,
   timestamp,
@@ -146,6 +147,9 @@ export const inboundEvents = pgTable(
     // The claim takes the oldest open event: without this it walks past every finished event first.
     // (The claim walks it through butler_claim_candidates, a function of migration 0008.)
     index('inbound_events_open_order_idx').on(table.id).where(isOpenEvent(table.status)),
+    // The claim walks only events nobody is answering (butler_pending_candidates, migration 0028): walking the
+    // open ones, it stepped past every turn in flight, each claim, hundreds of them.
+    index('inbound_events_pending_idx').on(table.id).where(sql`${table.status} = 'pending'`),
     index('inbound_events_sender_idx').on(table.senderKey, table.createdAt),
   ],
 );
@@ -156,6 +160,21 @@ export const conversationLeases = pgTable('conversation_leases', {
   owner: text('owner').notNull(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 });
+
+/**
+ * The calls in flight to a model capped by `model.maxConcurrent`, across every process of the database: slot
+ * numbers 0..cap-1, each held by one process until released or, should it die, until its lease lapses.
+ */
+export const modelSlots = pgTable(
+  'model_slots',
+  {
+    model: text('model').notNull(),
+    slot: integer('slot').notNull(),
+    holder: text('holder').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.model, table.slot] })],
+);
 
 export const approvals = pgTable(
   'approvals',

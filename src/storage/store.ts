@@ -12,6 +12,7 @@ import { fileRepository } from './repositories/files.js';
 import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
 import { memoryRepository } from './repositories/memories.js';
+import { modelSlotRepository } from './repositories/model-slots.js';
 import { readRepository } from './repositories/reads.js';
 import { scheduleRepository } from './repositories/schedules.js';
 import { stopRepository } from './repositories/stops.js';
@@ -44,6 +45,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     budgets: guardRepository('budgets', budgetRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
     connections: guardRepository('connections', connectionRepository(db)),
+    modelSlots: guardRepository('modelSlots', modelSlotRepository(db)),
     async transaction(work) {
       try {
         return await db.transaction((tx) =>

@@ -8,6 +8,8 @@ export type ScriptedReply =
       chunks?: string[];
       chunkDelayMs?: number;
       usage?: { promptTokens: number; completionTokens: number };
+      /** Response headers beside the stream's own (a provider's `x-ratelimit-*`). */
+      headers?: Record<string, string>;
     }
   | {
       toolCalls: Array<{ id?: string; name: string; arguments: string }>;
@@ -60,6 +62,7 @@ interface Completion {
   chunks: string[] | undefined;
   toolCalls: Array<{ id: string; name: string; arguments: string }>;
   chunkDelayMs: number;
+  headers: Record<string, string> | undefined;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
@@ -187,6 +190,7 @@ function toCompletion(reply: CompletionReply, request: RecordedRequest, count: n
     chunks: 'chunks' in reply ? reply.chunks : undefined,
     toolCalls,
     chunkDelayMs: reply.chunkDelayMs ?? 0,
+    headers: 'headers' in reply ? reply.headers : undefined,
     usage: {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
@@ -239,7 +243,11 @@ async function streamCompletion(response: ServerResponse, completion: Completion
   events.push(chunkEvent(completion, {}, completion.toolCalls.length > 0 ? 'tool_calls' : 'stop'));
   if (includeUsage) events.push({ ...chunkEvent(completion, {}), choices: [], usage: completion.usage });
 
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    ...completion.headers,
+  });
   for (const [index, event] of events.entries()) {
     if (index > 0 && completion.chunkDelayMs > 0) await delay(completion.chunkDelayMs);
     if (response.destroyed) return;

@@ -67,6 +67,15 @@ export interface ClaimedBatch {
   more: boolean;
 }
 
+/** The slots of models capped by `model.maxConcurrent`, shared by every process of the database. */
+export interface ModelSlotRepository {
+  /** Takes a free slot of `model` (of `cap`) for `holder`; undefined when every slot is held. */
+  take(model: string, cap: number, holder: string, leaseMs: number): Promise<number | undefined>;
+  /** Extends every slot `holder` holds. */
+  renew(holder: string, leaseMs: number): Promise<void>;
+  release(model: string, slot: number, holder: string): Promise<void>;
+}
+
 export interface InboxRepository {
   /** Inserts unless (platform, dedupKey) exists. Returns the new id, or undefined for a duplicate. */
   insert(event: NewInboxEvent): Promise<number | undefined>;
@@ -82,9 +91,17 @@ export interface InboxRepository {
     release?: string,
     platforms?: readonly Platform[],
   ): Promise<ClaimedBatch | undefined>;
-  /** Extends the lease; false when it was lost (expired and taken by another worker). */
-  renewLease(conversationKey: string, owner: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Renews, in one statement, every lease `owner` still holds among `conversationKeys`; returns those. A lease
+   * that lapsed is not renewed, even if nobody took it yet.
+   */
+  renewLeases(owner: string, conversationKeys: readonly string[], leaseMs: number): Promise<string[]>;
   releaseLease(conversationKey: string, owner: string): Promise<void>;
+  /**
+   * Makes pending again the claimed events of conversations nobody holds a live lease on (their process died,
+   * stalled past its lease, or stopped mid-turn); returns how many. Claims take only pending events.
+   */
+  reopenLapsed(): Promise<number>;
   finish(eventIds: readonly number[], outcome: InboxOutcome, error?: string): Promise<void>;
   /** Deletes up to `limit` of the oldest events that finished before `before`; returns how many. */
   pruneFinished(before: Date, limit: number): Promise<number>;

@@ -11,6 +11,7 @@ import type {
   GrantRepository,
   InboxRepository,
   MemoryRepository,
+  ModelSlotRepository,
 } from './repositories.js';
 import type { ScheduleRepository } from './schedule-records.js';
 import type { StopRepository } from './stop-records.js';
@@ -61,6 +62,7 @@ export type {
   Memory,
   MemoryOwner,
   MemoryRepository,
+  ModelSlotRepository,
   NewApproval,
   NewInboxEvent,
   ResumeState,
@@ -113,6 +115,7 @@ export interface Store {
   budgets: BudgetRepository;
   reads: ReadRepository;
   connections: ConnectionRepository;
+  modelSlots: ModelSlotRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
 }

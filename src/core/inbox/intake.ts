@@ -23,6 +23,7 @@ import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';
 import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
+import type { Admission } from './admission.js';
 import { noCapabilities, readHome } from './home.js';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
@@ -58,6 +59,8 @@ export class ButlerService implements ButlerIntake {
     private readonly options: {
       /** Longest message text kept, for every platform alike; the reply says when a message was cut. */
       maxMessageChars?: number;
+      /** Told how long storing each delivery took: the worker starts fewer turns while it is slow. */
+      admission?: Admission;
       /** Where files handed over with their bytes are stored; absent: `shareFile` refuses them. */
       files?: FileIntake;
       /** Stop requests for running turns; absent: `stop` finds nothing to stop. */
@@ -141,6 +144,7 @@ export class ButlerService implements ButlerIntake {
       log.info({ user: message.user.id }, 'stop asked by message');
       return { status: 'stopping' };
     }
+    const storing = performance.now();
     const eventId = await this.store.inbox.insert({
       platform: message.address.platform,
       dedupKey: message.dedupKey,
@@ -149,6 +153,7 @@ export class ButlerService implements ButlerIntake {
       senderKey: this.senderKeyOf(message.user, message.address.platform),
       payload: message,
     });
+    this.options.admission?.noteStored(performance.now() - storing);
     if (eventId === undefined) {
       log.debug({ dedupKey: message.dedupKey }, 'duplicate delivery dropped');
       return { status: 'duplicate' };

@@ -4,8 +4,9 @@ import type { Store } from '../contracts/store.js';
 import type { TurnRunner } from '../turn/turn-runner.js';
 
 /**
- * The inbox's housekeeping, on a timer: closes approvals past their deadline (their continuations become
- * inbox work), posts cards a crash kept from being shown, and prunes finished events past their retention.
+ * The inbox's housekeeping, on a timer: offers again the events a lapsed lease left claimed, closes approvals
+ * past their deadline (their continuations become inbox work), posts cards a crash kept from being shown, and
+ * prunes finished events past their retention.
  */
 
 /** Timed work beside approvals' expiry, from rooms the inbox does not know. */
@@ -64,6 +65,9 @@ export class Sweeper {
 
   private async sweep(): Promise<void> {
     try {
+      // Claims take pending events only: what a lapsed lease left claimed is offered again.
+      const reopened = await this.store.inbox.reopenLapsed();
+      if (reopened > 0) this.logger.info({ events: reopened }, 'events of lapsed leases are pending again');
       await this.approvals.expireDue();
       await this.chores.queueNotices?.();
       await this.chores.expireConnectionWaits?.();

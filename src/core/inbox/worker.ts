@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ChatAdapter } from '../contracts/adapter.js';
 import type { Platform } from '../contracts/events.js';
@@ -6,20 +7,25 @@ import type { Logger } from '../contracts/logger.js';
 import type { ClaimedBatch, Store } from '../contracts/store.js';
 import { TurnInterruptedError } from '../turn/turn.js';
 import type { TurnRunner } from '../turn/turn-runner.js';
+import { Admission, defaultAdmission } from './admission.js';
 import { type DispatchExtras, type DispatchOptions, TurnDispatcher } from './dispatch.js';
 import { type SweepChores, Sweeper, type SweeperOptions } from './sweeper.js';
 
 /**
  * Takes work from the durable inbox: claims all pending events of one conversation under a lease
  * (so one turn per conversation runs at a time across every process) and hands them to the dispatcher,
- * which runs their turns. Several loops run concurrently, each on a different conversation; the sweeper
- * keeps the inbox and the approvals tidy beside them.
+ * which runs their turns. Loops run concurrently, each on a different conversation: a turn waiting on its
+ * model, a tool or a person is a promise, holding no database connection, so there are hundreds of them
+ * (`concurrency`). One heartbeat renews every lease this process holds in one statement; the sweeper keeps
+ * the inbox and the approvals tidy beside them.
  */
 
 export interface WorkerOptions extends DispatchOptions, SweeperOptions {
   leaseMs: number;
   pollMs: number;
   concurrency: number;
+  /** Shared with the intake, which reports how long storing each delivery takes. */
+  admission?: Admission;
 }
 
 export class Worker {
@@ -34,6 +40,11 @@ export class Worker {
   private readonly dispatcher: TurnDispatcher;
   private readonly sweeper: Sweeper;
   private readonly shutdown = new AbortController();
+  /** The conversations this process runs turns of, and how to stop each when its lease is lost. */
+  private readonly held = new Map<string, { lost: AbortController; log: Logger }>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Starting a turn waits while deliveries are slow to store and acknowledge, unless only a few run. */
+  private readonly admission: Admission;
   private active = 0;
   private idleWaiters: Array<() => void> = [];
   /** While the database is down every poll fails: the first failure is logged, then one a minute. */
@@ -49,6 +60,7 @@ export class Worker {
     private readonly logger: Logger,
     extras: DispatchExtras & SweepChores = {},
   ) {
+    this.admission = options.admission ?? new Admission(defaultAdmission);
     this.dispatcher = new TurnDispatcher(store, runner, adapters, options, logger, extras);
     this.sweeper = new Sweeper(store, runner, approvals, options, logger, extras);
   }
@@ -63,8 +75,28 @@ export class Worker {
 
   start(): void {
     this.stopping = false;
+    this.admission.start();
     for (let slot = 0; slot < this.options.concurrency; slot++) this.loops.push(this.loop());
+    this.heartbeat = setInterval(() => void this.renewLeases(), this.options.leaseMs / 3);
+    this.heartbeat.unref();
     this.sweeper.start();
+  }
+
+  /** Keeps every held conversation leased; a turn whose lease another process took is stopped. */
+  private async renewLeases(): Promise<void> {
+    const keys = [...this.held.keys()];
+    if (keys.length === 0) return;
+    try {
+      const renewed = new Set(await this.store.inbox.renewLeases(this.owner, keys, this.options.leaseMs));
+      for (const key of keys) {
+        const turn = this.held.get(key);
+        if (renewed.has(key) || !turn) continue;
+        turn.log.error('lost the conversation lease; stopping this turn');
+        turn.lost.abort();
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, conversations: keys.length }, 'lease renewal failed');
+    }
   }
 
   /**
@@ -100,6 +132,8 @@ export class Worker {
       await finished;
     }
     await sweeping;
+    clearInterval(this.heartbeat);
+    this.admission.stop();
     this.loops = [];
   }
 
@@ -111,6 +145,12 @@ export class Worker {
     // The conversation this loop finished last: its lease goes with the next claim, in the same statement.
     let finished: string | undefined;
     while (!this.stopping) {
+      if (!this.admission.admits(this.active)) {
+        if (finished) await this.release(finished);
+        finished = undefined;
+        await sleep(this.admission.retryMs);
+        continue;
+      }
       let claim: ClaimedBatch | undefined;
       try {
         claim = await this.store.inbox.claimNext(this.owner, this.options.leaseMs, finished, this.served);
@@ -133,7 +173,8 @@ export class Worker {
       if (claim) {
         if (claim.more) this.wake();
         await this.process(claim);
-        finished = claim.conversationKey;
+        // A newer claim of the same conversation in this process (see process) keeps the lease.
+        if (!this.held.has(claim.conversationKey)) finished = claim.conversationKey;
       } else {
         await this.pause();
       }
@@ -173,25 +214,24 @@ export class Worker {
     const { conversationKey } = claim;
     const log = this.logger.child({ conversation: conversationKey });
     this.active += 1;
-    const lease = new AbortController();
-    const signal = AbortSignal.any([lease.signal, this.shutdown.signal]);
-    const heartbeat = setInterval(() => {
-      this.store.inbox
-        .renewLease(conversationKey, this.owner, this.options.leaseMs)
-        .then((held) => {
-          if (!held) {
-            log.error('lost the conversation lease; stopping this turn');
-            lease.abort();
-          }
-        })
-        .catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
-    }, this.options.leaseMs / 3);
+    // This process claimed a conversation it is still answering: its lease lapsed (a stall, a database
+    // outage longer than the lease) and the older turn stops, as it would had another process claimed it.
+    const stale = this.held.get(conversationKey);
+    if (stale) {
+      stale.log.error(
+        'the conversation lease lapsed and the conversation was claimed again; stopping this turn',
+      );
+      stale.lost.abort();
+    }
+    const turn = { lost: new AbortController(), log };
+    this.held.set(conversationKey, turn);
+    const signal = AbortSignal.any([turn.lost.signal, this.shutdown.signal]);
     try {
       await this.dispatcher.dispatch(conversationKey, claim.events, signal, log);
     } catch (error) {
       if (!(error instanceof TurnInterruptedError)) log.error({ err: error }, 'processing failed');
     } finally {
-      clearInterval(heartbeat);
+      if (this.held.get(conversationKey) === turn) this.held.delete(conversationKey);
       this.active -= 1;
       if (this.active === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }

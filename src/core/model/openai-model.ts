@@ -5,6 +5,7 @@ import { ModelError, networkReason } from '../contracts/errors.js';
 import type { ToolCall } from '../contracts/messages.js';
 import { cleanText, StreamingTextCleaner } from '../text/index.js';
 import type { ModelClient, ModelRequest, ModelResult, PromptMessage } from './model-client.js';
+import { ModelGate, retryAfterMs } from './model-gate.js';
 
 export interface OpenAIModelOptions {
   baseUrl: string | undefined;
@@ -15,8 +16,10 @@ export interface OpenAIModelOptions {
    * streams, the longest silence allowed between two chunks.
    */
   timeoutMs: number;
-  /** Retries of connection errors, 408/409/429/5xx (honouring Retry-After) within that deadline. */
+  /** Retries of connection errors, 408/409 and 5xx (honouring Retry-After) within that deadline; 429s wait it out. */
   maxRetries: number;
+  /** The model's limits, shared by every client of the same model in this process. */
+  gate?: ModelGate | undefined;
   temperature?: number | undefined;
   /** The HTTP client's fetch; the global one when absent. */
   fetch?: typeof fetch | undefined;
@@ -141,23 +144,21 @@ export function toModelError(error: unknown, timedOut: boolean, endpoint = 'the 
   );
 }
 
-/** Failures worth another attempt: the connection, timeouts of one attempt, 408, 409, 429 and 5xx. */
+/** Failures worth another attempt: the connection, timeouts of one attempt, 408, 409 and 5xx (429 waits apart). */
 function isRetryable(error: unknown): boolean {
   if (error instanceof OpenAI.APIConnectionError) return true;
   if (!(error instanceof OpenAI.APIError) || error.status === undefined) return false;
-  return error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
+  return error.status === 408 || error.status === 409 || error.status >= 500;
 }
 
-/** The server's Retry-After (seconds or an HTTP date), else exponential backoff from half a second. */
+const isRateLimited = (error: unknown) => error instanceof OpenAI.RateLimitError;
+
+/** The server's Retry-After, else exponential backoff from half a second. */
 function retryDelayMs(error: unknown, attempt: number): number {
-  const header = error instanceof OpenAI.APIError ? error.headers?.get('retry-after') : undefined;
-  if (header) {
-    const seconds = Number(header);
-    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-    const date = Date.parse(header);
-    if (Number.isFinite(date)) return Math.max(0, date - Date.now());
-  }
-  return Math.min(500 * 2 ** attempt, 8000);
+  return (
+    retryAfterMs(error instanceof OpenAI.APIError ? error.headers : undefined) ??
+    Math.min(500 * 2 ** attempt, 8000)
+  );
 }
 
 /** One streamed completion as it arrives, before cleaning. */
@@ -172,15 +173,19 @@ interface RawCompletion {
 /**
  * An OpenAI-compatible chat model, streamed, with usage. One deadline (`timeoutMs`) covers everything
  * until the answer starts: every attempt and every wait between them, so a hung endpoint costs the person
- * `timeoutMs`, not (1 + maxRetries) times it. Once the answer streams, the same span of silence ends it;
- * a stream that broke off is never retried (its text was already shown).
+ * `timeoutMs`, not (1 + maxRetries) times it. A 429 is waited out, by every call to the model at once
+ * (ModelGate), for as long as the deadline allows; other failures are retried `maxRetries` times. Once the
+ * answer streams, the same span of silence ends it; a stream that broke off is never retried (its text was
+ * already shown).
  */
 export class OpenAIModel implements ModelClient {
   readonly model: string;
   private readonly client: OpenAI;
+  private readonly gate: ModelGate;
 
   constructor(private readonly options: OpenAIModelOptions) {
     this.model = options.model;
+    this.gate = options.gate ?? new ModelGate(options.model);
     // Retries are ours (below), inside the deadline; the SDK's would wait outside it.
     this.client = new OpenAI({
       apiKey: options.apiKey,
@@ -218,23 +223,39 @@ export class OpenAIModel implements ModelClient {
     if (request.signal?.aborted) controller.abort();
 
     let lastFailure: unknown;
+    let failures = 0;
+    let refusals = 0;
     try {
-      for (let attempt = 0; ; attempt++) {
+      for (;;) {
+        // Closed past the deadline (a Retry-After, a spent budget): say so now instead of waiting to fail.
+        if (Date.now() + this.gate.waitMs >= deadline) throw this.rateLimited(lastFailure);
         try {
-          const raw = await this.attempt(request, controller.signal, deadline, onChunk);
-          return this.result(raw, startTime);
+          const release = await this.gate.enter(controller.signal);
+          try {
+            const raw = await this.attempt(request, controller.signal, deadline, onChunk);
+            return this.result(raw, startTime);
+          } finally {
+            release();
+          }
         } catch (error) {
           if (request.signal?.aborted) throw error;
           // The deadline cut a wait or an attempt short: say what kept failing, if anything did.
           if (timedOut) throw toModelError(lastFailure ?? error, lastFailure === undefined, this.endpoint);
-          const wait = retryDelayMs(error, attempt);
+          if (!streaming && isRateLimited(error)) {
+            // At least a quarter second: a `retry-after: 0` answered at once would spin until the deadline.
+            this.gate.hold(Math.max(250, retryDelayMs(error, refusals++)));
+            lastFailure = error;
+            continue;
+          }
+          const wait = retryDelayMs(error, failures);
           if (
             streaming ||
             !isRetryable(error) ||
-            attempt >= this.options.maxRetries ||
+            failures >= this.options.maxRetries ||
             Date.now() + wait >= deadline
           )
             throw toModelError(error, false, this.endpoint);
+          failures += 1;
           lastFailure = error;
           await sleep(wait, undefined, { signal: controller.signal }).catch(() => {});
           if (timedOut) throw toModelError(lastFailure, false, this.endpoint);
@@ -245,6 +266,16 @@ export class OpenAIModel implements ModelClient {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', abortFromCaller);
     }
+  }
+
+  /** The model asked for a wait longer than the deadline left: the 429 that said so, or the spent budget. */
+  private rateLimited(lastFailure: unknown): ModelError {
+    if (isRateLimited(lastFailure)) return toModelError(lastFailure, false, this.endpoint);
+    return new ModelError(
+      'model_rate_limited',
+      `${this.endpoint}: the rate limit resets in ${Math.ceil(this.gate.waitMs / 1000)} s, after this call's deadline`,
+      'The model is rate-limited right now. Please try again in a minute.',
+    );
   }
 
   private async attempt(
@@ -267,30 +298,33 @@ export class OpenAIModel implements ModelClient {
       calls: [],
     };
     const cleaner = new StreamingTextCleaner();
-    const stream = await this.client.chat.completions.create(
-      {
-        model: this.model,
-        messages: request.messages.map(toOpenAIMessage),
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(tools ? { tools } : {}),
-        ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
-        ...(request.maxOutputTokens ? { max_tokens: request.maxOutputTokens } : {}),
-        ...(request.responseSchema
-          ? {
-              response_format: {
-                type: 'json_schema' as const,
-                json_schema: {
-                  name: request.responseSchema.name,
-                  schema: request.responseSchema.schema,
-                  strict: true,
+    const { data: stream, response } = await this.client.chat.completions
+      .create(
+        {
+          model: this.model,
+          messages: request.messages.map(toOpenAIMessage),
+          stream: true,
+          stream_options: { include_usage: true },
+          ...(tools ? { tools } : {}),
+          ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+          ...(request.maxOutputTokens ? { max_tokens: request.maxOutputTokens } : {}),
+          ...(request.responseSchema
+            ? {
+                response_format: {
+                  type: 'json_schema' as const,
+                  json_schema: {
+                    name: request.responseSchema.name,
+                    schema: request.responseSchema.schema,
+                    strict: true,
+                  },
                 },
-              },
-            }
-          : {}),
-      },
-      { signal, timeout: Math.max(1, deadline - Date.now()) },
-    );
+              }
+            : {}),
+        },
+        { signal, timeout: Math.max(1, deadline - Date.now()) },
+      )
+      .withResponse();
+    this.gate.observe(response.headers);
     for await (const chunk of stream) {
       onChunk();
       if (chunk.usage) {

@@ -1,4 +1,16 @@
-import { and, asc, eq, getTableColumns, gte, inArray, lt, not, type Placeholder, sql } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  eq,
+  getTableColumns,
+  gte,
+  inArray,
+  lt,
+  not,
+  notExists,
+  type Placeholder,
+  sql,
+} from 'drizzle-orm';
 import { platforms } from '../../core/contracts/events.js';
 import type { InboxEvent, InboxOutcome, InboxRepository, NewInboxEvent } from '../../core/contracts/store.js';
 import { cleanJson, cleanText } from '../../core/text/index.js';
@@ -44,12 +56,17 @@ const oldestOpenAge =
 
 /** Namespaces the claim's advisory locks (the second key is the conversation key's hash). */
 const claimLockSpace = 7_461_002;
-/** Oldest claimable events the claim looks at; the first whose conversation it can lock wins. */
+/**
+ * Oldest waiting events the claim looks at, in a fair order (butler_fair_candidates, migration 0028); the first
+ * whose conversation it can lock wins.
+ */
 const candidateWindow = 32;
 
 /**
  * The claim, as one statement (one round trip, no explicit transaction):
- *   1. the oldest open events of conversations nobody holds a live lease on (butler_claim_candidates);
+ *   1. the oldest waiting (pending) events of conversations nobody holds a live lease on, one per
+ *      conversation, in rounds: every person's and every channel's first conversation, then their second
+ *      (butler_fair_candidates; what a lapsed lease left claimed the sweeper makes pending again);
  *   2. the first of them whose conversation this statement can lock (a transaction-scoped advisory
  *      lock, so concurrent claims pass over each other's conversation instead of waiting, and never
  *      take a later event of a conversation whose first event another claim is taking);
@@ -76,17 +93,18 @@ function claimQuery(db: Database) {
       )
       .returning({ conversationKey: conversationLeases.conversationKey }),
   );
-  // The oldest open events of conversations nobody holds (the function of migration 0008, planned to
-  // walk the open-events index). `following` is the next candidate's conversation: it tells whether
-  // other work waits (the worker then wakes a second loop).
+  // The conversations nobody holds, in rounds (the functions of migration 0028, walking the pending-events
+  // index). `following` is the next candidate's conversation: it tells whether other work
+  // waits (the worker then wakes a second loop).
   const candidates = db
     .$with('claim_candidates', {
       conversationKey: sql<string>`conversation_key`.as('conversation_key'),
       following: sql<string | null>`following`.as('following'),
     })
     .as(sql`
-      select conversation_key, lead(conversation_key) over (order by id) as following
-      from butler_claim_candidates(${candidateWindow}, ${sql.placeholder('platforms')}::text[]) order by id`);
+      select conversation_key, lead(conversation_key) over (order by round, id) as following
+      from butler_fair_candidates(${candidateWindow}, ${sql.placeholder('platforms')}::text[])
+      order by round, id`);
   // Read in the window's order; the lock function runs row by row until one succeeds.
   const chosen = db.$with('claim_chosen').as(
     db
@@ -254,15 +272,39 @@ export function inboxRepository(db: Database, options: { groupCommit?: boolean }
       };
     },
 
-    async renewLease(conversationKey, owner, leaseMs) {
+    async renewLeases(owner, conversationKeys, leaseMs) {
+      if (conversationKeys.length === 0) return [];
       const rows = await db
         .update(conversationLeases)
         .set({ expiresAt: leaseUntil(leaseMs) })
         .where(
-          and(eq(conversationLeases.conversationKey, conversationKey), eq(conversationLeases.owner, owner)),
+          and(
+            eq(conversationLeases.owner, owner),
+            inArray(conversationLeases.conversationKey, [...conversationKeys]),
+            // A lease that lapsed is lost even when nobody took it yet: the turn stops and is claimed again.
+            gte(conversationLeases.expiresAt, sql`now()`),
+          ),
         )
         .returning({ conversationKey: conversationLeases.conversationKey });
-      return rows.length > 0;
+      return rows.map((row) => row.conversationKey);
+    },
+
+    async reopenLapsed() {
+      const live = db
+        .select({ key: conversationLeases.conversationKey })
+        .from(conversationLeases)
+        .where(
+          and(
+            eq(conversationLeases.conversationKey, inboundEvents.conversationKey),
+            gte(conversationLeases.expiresAt, sql`now()`),
+          ),
+        );
+      const reopened = await db
+        .update(inboundEvents)
+        .set({ status: 'pending' })
+        .where(and(eq(inboundEvents.status, 'claimed'), notExists(live)))
+        .returning({ id: inboundEvents.id });
+      return reopened.length;
     },
 
     async releaseLease(conversationKey, owner) {

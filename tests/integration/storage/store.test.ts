@@ -107,6 +107,51 @@ describe(`storage on ${databaseKind}`, () => {
     await store.inbox.releaseAllLeases();
   });
 
+  it('hands out conversations in rounds: each person’s and each channel’s first, then their second', async () => {
+    // Rounds count what runs now: a person whose first request is being answered waits behind others' first.
+    await store.inbox.releaseAllLeases();
+    const event = (conversationKey: string, senderKey: string) => ({
+      ...inboxEvent(conversationKey, 'fair'),
+      senderKey,
+    });
+    // Olga asks five times (five threads of #ops), then Ana and Ben once each, Ben in another channel, and
+    // three people in #incident one after another.
+    for (const thread of ['1', '2', '3', '4', '5'])
+      await store.inbox.insert(event(`slack:T:ops:${thread}`, 'olga'));
+    await store.inbox.insert(event('slack:T:dev:1', 'ana'));
+    await store.inbox.insert(event('slack:T:help:1', 'ben'));
+    for (const [thread, person] of [
+      ['1', 'cy'],
+      ['2', 'di'],
+      ['3', 'ed'],
+    ])
+      await store.inbox.insert(event(`slack:T:incident:${thread}`, person as string));
+    // Workers take them one after another, each turn still running when the next is claimed.
+    const claims: ClaimedBatch[] = [];
+    for (let claim = await store.inbox.claimNext('fair', 30_000); claim; ) {
+      claims.push(claim);
+      claim = await store.inbox.claimNext('fair', 30_000);
+    }
+    const order = claims.map((claim) => claim.conversationKey);
+    await store.inbox.finish(
+      claims.flatMap((claim) => claim.events.map((claimed) => claimed.id)),
+      'done',
+    );
+    await store.inbox.releaseAllLeases();
+    expect(order).toEqual([
+      'slack:T:ops:1',
+      'slack:T:dev:1',
+      'slack:T:help:1',
+      'slack:T:incident:1',
+      'slack:T:ops:2',
+      'slack:T:incident:2',
+      'slack:T:ops:3',
+      'slack:T:incident:3',
+      'slack:T:ops:4',
+      'slack:T:ops:5',
+    ]);
+  });
+
   it('hands out whole conversations, each once, to claimers racing for them', async () => {
     await store.inbox.releaseAllLeases();
     const keys = Array.from({ length: 12 }, (_, index) => `race-${index}`);
@@ -139,10 +184,15 @@ describe(`storage on ${databaseKind}`, () => {
     const claim = await claimConversation('dead-worker', 'crash', 1);
     expect(claim.events[0]?.attempts).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 20));
+    // Claims take pending events only: the sweeper offers again what the lapsed lease left claimed.
+    expect(await store.inbox.claimNext('live-worker', 30_000)).toBeUndefined();
+    expect(await store.inbox.reopenLapsed()).toBe(1);
     const again = await claimConversation('live-worker', 'crash', 30_000);
+    // A live lease keeps its events claimed.
+    expect(await store.inbox.reopenLapsed()).toBe(0);
     expect(again.events[0]?.attempts).toBe(2);
-    expect(await store.inbox.renewLease('crash', 'dead-worker', 30_000)).toBe(false);
-    expect(await store.inbox.renewLease('crash', 'live-worker', 30_000)).toBe(true);
+    expect(await store.inbox.renewLeases('dead-worker', ['crash'], 30_000)).toEqual([]);
+    expect(await store.inbox.renewLeases('live-worker', ['crash', 'never-held'], 30_000)).toEqual(['crash']);
   });
 
   it('prunes the oldest finished events past their retention, in batches, and never an open one', async () => {

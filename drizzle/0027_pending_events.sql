@@ -1,0 +1,1 @@
+CREATE INDEX "inbound_events_pending_idx" ON "inbound_events" USING btree ("id") WHERE "inbound_events"."status" = 'pending';
