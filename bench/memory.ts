@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { type Aim, type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
 import { type ButlerProcess, startButlerProcess } from './lib/butler-process.js';
 import { query, withBenchDatabase } from './lib/database.js';
@@ -6,7 +5,7 @@ import { type FakePlatforms, startFakePlatforms } from './lib/fake-platforms.js'
 import { keepAliveAgent, openLoop, post } from './lib/load.js';
 import { bullets, table } from './lib/markdown.js';
 import { slackMention, slackUserId } from './lib/platform-requests.js';
-import { waitForMessage } from './lib/processes.js';
+import { residentMemory, waitForMessage } from './lib/processes.js';
 import { megabytes, thousands } from './lib/stats.js';
 
 /**
@@ -30,14 +29,6 @@ function settings(context: BenchmarkContext) {
   return context.quick
     ? { conversations: 300, ratePerSecond: 100 }
     : { conversations: 10_000, ratePerSecond: 70 };
-}
-
-/** VmRSS and VmHWM (peak resident) of a process, in bytes. */
-function residentMemory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) =>
-    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { rss: field('VmRSS'), peak: field('VmHWM') };
 }
 
 async function snapshot(butler: ButlerProcess, label: string, collect: boolean): Promise<Snapshot> {
