@@ -4,6 +4,7 @@ import type { Logger } from '../../core/contracts/logger.js';
 import { readBody } from '../../http/body.js';
 import { type RouteHandler, sendJson } from '../../http/server.js';
 import { deliverToBolt } from './bolt-delivery.js';
+import type { InstallationGate } from './installation-source.js';
 import { parseRetryNumber, parseSlackRequest } from './parse.js';
 import { errorFields } from './slack-api.js';
 import { verifySlackSignature } from './verify.js';
@@ -11,6 +12,7 @@ import { verifySlackSignature } from './verify.js';
 export interface SlackHttpReceiverOptions {
   signingSecret: string;
   logger: Logger;
+  gate: InstallationGate;
   /** Milliseconds since the epoch; injected so tests can move the clock. */
   now: () => number;
 }
@@ -87,6 +89,7 @@ export class SlackHttpReceiver implements Receiver {
       );
       return answerEmpty(response, 200);
     }
+    if (!(await this.options.gate.admits(body))) return answerEmpty(response, 200);
     const retryNum = parseRetryNumber(request.headers['x-slack-retry-num']);
     const fields = {
       platform: 'slack',

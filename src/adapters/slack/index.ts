@@ -11,6 +11,7 @@ import { createBoltApp } from './bolt-app.js';
 import { createFeedbackHandlers } from './feedback-handlers.js';
 import { SlackHttpReceiver } from './http-receiver.js';
 import { createInboundHandlers } from './inbound.js';
+import { InstallationGate } from './installation-source.js';
 import type { BotIdentity } from './normalize.js';
 import { createSlackAdapter } from './outbound.js';
 import { createCapabilities, defaultReplyTuning, type ReplyTuning } from './reply-format.js';
@@ -110,6 +111,12 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     stoppedIdle: (thread) => sessions.stoppedIdle(thread),
   });
 
+  // One bot token is one installation: payloads for any other workspace (or enterprise) are dropped.
+  const gate = new InstallationGate({
+    serves: (key) => key === identity?.teamId || key === identity?.enterpriseId,
+    logger,
+    now,
+  });
   const routes = new Map<string, RouteHandler>();
   let socketReceiver: SlackSocketModeReceiver | undefined;
   let receiver: SlackHttpReceiver | SlackSocketModeReceiver;
@@ -118,13 +125,14 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       appToken: config.appToken,
       apiUrl: config.apiUrl,
       logger,
+      gate,
     });
     receiver = socketReceiver;
   } else {
     if (!config.signingSecret) {
       throw new ConfigError([{ variable: 'SLACK_SIGNING_SECRET', message: 'required for Slack over HTTP' }]);
     }
-    const httpReceiver = new SlackHttpReceiver({ signingSecret: config.signingSecret, logger, now });
+    const httpReceiver = new SlackHttpReceiver({ signingSecret: config.signingSecret, logger, now, gate });
     routes.set(slackEventsPath, httpReceiver.route);
     receiver = httpReceiver;
   }

@@ -10,6 +10,8 @@ export interface BotIdentity {
   userId: string;
   botId: string;
   teamId: string;
+  /** An Enterprise Grid org's id, when the workspace is in one (or the token is an org-wide install's). */
+  enterpriseId?: string | undefined;
 }
 
 export interface NormalizeOptions {
@@ -133,8 +135,9 @@ export function normalizeMessageEvent(
     kind: 'message',
     address: { platform: 'slack', workspace, channel, thread },
     messageId: ts,
-    eventId: text(body, 'event_id') ?? `${channel}:${ts}`,
-    dedupKey: `${channel}:${ts}`,
+    eventId: text(body, 'event_id') ?? `${workspace}:${channel}:${ts}`,
+    // A channel id and ts name a message only within a workspace: the same pair in another one is another message.
+    dedupKey: `${workspace}:${channel}:${ts}`,
     user: {
       id: senderId,
       ...(name ? { name } : {}),

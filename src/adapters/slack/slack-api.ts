@@ -248,7 +248,13 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       const teamId = stringField(result, 'team_id');
       if (!userId || !teamId) throw new SlackApiError('auth.test', 'missing_identity');
       workspace = teamId;
-      return { userId, teamId, botId: stringField(result, 'bot_id') ?? '' };
+      const enterpriseId = stringField(result, 'enterprise_id');
+      return {
+        userId,
+        teamId,
+        botId: stringField(result, 'bot_id') ?? '',
+        ...(enterpriseId ? { enterpriseId } : {}),
+      };
     },
     postMessage: async ({ channel, threadTs, text, blocks, priority }) => {
       const args = { channel, thread_ts: threadTs, text, blocks, unfurl_links: false };

@@ -1,6 +1,7 @@
 import { type App, SocketModeReceiver } from '@slack/bolt';
 import type { Logger } from '../../core/contracts/logger.js';
 import { deliverToBolt } from './bolt-delivery.js';
+import type { InstallationGate } from './installation-source.js';
 import { isRecord } from './parse.js';
 import { errorFields } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
@@ -9,6 +10,7 @@ export interface SlackSocketModeReceiverOptions {
   appToken: string;
   apiUrl: string;
   logger: Logger;
+  gate: InstallationGate;
 }
 
 export type SocketState = 'disconnected' | 'connecting' | 'connected' | 'reconnecting';
@@ -21,6 +23,7 @@ export type SocketState = 'disconnected' | 'connecting' | 'connected' | 'reconne
 export class SlackSocketModeReceiver extends SocketModeReceiver {
   private boltApp: App | undefined;
   private readonly butlerLogger: Logger;
+  private readonly gate: InstallationGate;
   state: SocketState = 'disconnected';
 
   constructor(options: SlackSocketModeReceiverOptions) {
@@ -30,6 +33,7 @@ export class SlackSocketModeReceiver extends SocketModeReceiver {
       installerOptions: { clientOptions: { slackApiUrl: options.apiUrl } },
     });
     this.butlerLogger = options.logger;
+    this.gate = options.gate;
     this.client.removeAllListeners('slack_event');
     this.client.on('slack_event', (envelope: unknown) => {
       void this.onEnvelope(envelope);
@@ -57,6 +61,10 @@ export class SlackSocketModeReceiver extends SocketModeReceiver {
     if (!app || !isRecord(envelope) || !isRecord(envelope.body) || typeof envelope.ack !== 'function') return;
     const ack = envelope.ack as (response?: unknown) => Promise<void>;
     const body = envelope.body;
+    if (!(await this.gate.admits(body))) {
+      await ack().catch(() => {});
+      return;
+    }
     const fields = {
       platform: 'slack',
       eventId: typeof body.event_id === 'string' ? body.event_id : undefined,

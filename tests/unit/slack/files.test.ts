@@ -227,7 +227,7 @@ describe('thread context', () => {
       address: { platform: 'slack' as const, workspace: team, channel: 'C0GENERAL', thread: root },
       messageId: '1700000000.000200',
       eventId: 'Ev1',
-      dedupKey: 'C0GENERAL:1700000000.000200',
+      dedupKey: 'T0BUTLER:C0GENERAL:1700000000.000200',
       user: { id: 'U0ALICE', name: 'Alice' },
       text: 'why did it fail?',
       isMention: true,

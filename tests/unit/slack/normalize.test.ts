@@ -38,7 +38,7 @@ describe('normalizeMessageEvent', () => {
       address: { platform: 'slack', workspace: team, channel: 'C0GENERAL', thread: '1700000000.000100' },
       messageId: '1700000000.000100',
       eventId: body.event_id,
-      dedupKey: 'C0GENERAL:1700000000.000100',
+      dedupKey: `${team}:C0GENERAL:1700000000.000100`,
       user: { id: 'U0ALICE' },
       text: 'restart   the api',
       isMention: true,
@@ -67,6 +67,16 @@ describe('normalizeMessageEvent', () => {
     expect(plain.message.dedupKey).toBe(mention.message.dedupKey);
     expect(plain.message.eventId).not.toBe(mention.message.eventId);
     expect(plain.message.isMention).toBe(true);
+  });
+
+  it('keeps the same channel and ts in two workspaces apart', () => {
+    const ts = '1700000050.000300';
+    const ours = accepted(normalize(appMention({ ts })));
+    const event = { ...appMention({ ts }), team: 'T0OTHER' };
+    const body = envelope(event, { team_id: 'T0OTHER', context_team_id: 'T0OTHER' });
+    const theirs = accepted(normalizeMessageEvent(body, body.event, options));
+    expect(theirs.message.address).toMatchObject({ workspace: 'T0OTHER', channel: 'C0GENERAL' });
+    expect(theirs.message.dedupKey).not.toBe(ours.message.dedupKey);
   });
 
   it('puts top-level DMs on thread main and a DM thread on its own conversation', () => {

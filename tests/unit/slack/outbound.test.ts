@@ -174,7 +174,7 @@ describe('prepare', () => {
     address: { platform: 'slack', workspace: team, channel: 'C0GENERAL', thread: threadTs },
     messageId: '1700000000.000500',
     eventId: 'Ev1',
-    dedupKey: 'C0GENERAL:1700000000.000500',
+    dedupKey: 'T0BUTLER:C0GENERAL:1700000000.000500',
     user: { id: 'U0ALICE' },
     text: 'ask <@U0BOB> and <@U0GHOST>',
     isMention: true,
