@@ -22,3 +22,12 @@ export async function waitForAsync<T>(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** A promise a test settles when it wants: `opened` resolves once `open()` is called. */
+export function latch() {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}

@@ -246,7 +246,11 @@ describe('fake model server', () => {
     let received = '';
     for await (const chunk of stream) {
       received += chunk.choices[0]?.delta.content ?? '';
-      if (received) abort.abort();
+      // Stop reading too: chunks that came in one read with this one are already buffered.
+      if (received) {
+        abort.abort();
+        break;
+      }
     }
 
     // The SDK ends an aborted stream quietly; the server must keep serving afterwards.

@@ -6,7 +6,7 @@ import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card
 import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { inboundMessage } from '../../helpers/messages.js';
-import { waitFor } from '../../helpers/wait-for.js';
+import { latch, waitFor } from '../../helpers/wait-for.js';
 import {
   agentOptions,
   ana,
@@ -50,8 +50,12 @@ describe(`approvals inside sub-agents on ${databaseKind}`, () => {
   it('counts everyone a folded turn answers as a requester of a sub-agent call too', async () => {
     const address = newAddress();
     // Olga (the approver) asks while Butler still answers Ana; Ana adds "ok"; both fold into one turn.
+    const firstAnswer = latch();
     suite.model.enqueue(
-      { text: 'One moment.', chunks: ['One ', 'moment.'], chunkDelayMs: 300 },
+      async () => {
+        await firstAnswer.opened;
+        return { text: 'One moment.', chunks: ['One ', 'moment.'] };
+      },
       delegating(['ops', 'Restart payments-api.']),
     );
     suite.model.enqueueFor(byAgent('ops'), restart('ops_folded'));
@@ -61,6 +65,7 @@ describe(`approvals inside sub-agents on ${databaseKind}`, () => {
     await suite.model.waitForRequests(1);
     await say(olga, 'restart payments-api please');
     await say(ana, 'ok');
+    firstAnswer.open();
     await suite.app.settle();
     expect(suite.platform.lastCard().card.requesters).toEqual([olga, ana]);
     expect(lastCall()).toMatchObject({

@@ -18,8 +18,9 @@ import {
  */
 
 const suite = useAgentButler({
-  agents: { timeoutMs: 1_000 },
-  config: { routing: { enabled: true, model: 'router-model', timeoutMs: 600, minConfidence: 0.7 } },
+  // Deadlines a loaded machine's successful calls stay well inside, which the hanging ones still outlast.
+  agents: { timeoutMs: 3_000 },
+  config: { routing: { enabled: true, model: 'router-model', timeoutMs: 2_000, minConfidence: 0.7 } },
 });
 
 const decision = (fields: Record<string, unknown>) => ({
@@ -134,7 +135,7 @@ describe(`routing decisions on ${databaseKind}`, () => {
     suite.model.enqueue({ text: 'Answered without routing.' });
     const started = Date.now();
     const [stored] = await routed('hi there');
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(Date.now() - started).toBeLessThan(6_000);
     expect(suite.platform.finalTexts().at(-1)).toBe('Answered without routing.');
     expect(stored).toMatchObject({ action: 'fallback' });
   });
@@ -147,9 +148,9 @@ describe(`sub-agent deadlines on ${databaseKind}`, () => {
     suite.model.enqueueFor(byAgent('ops'), { hang: true });
     const started = Date.now();
     await ask(suite.app, newAddress(), 'check api');
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(8_000);
     expect(Object.values(toolResults(suite.model, 1))).toEqual([
-      'Error: the ops agent failed: it did not finish within 1 s.',
+      'Error: the ops agent failed: it did not finish within 3 s.',
     ]);
     expect(suite.platform.finalTexts().at(-1)).toContain('ops did not answer in time.');
   });

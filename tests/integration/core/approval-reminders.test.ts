@@ -105,6 +105,11 @@ describe(`reminders and escalation (${databaseKind})`, () => {
     await ageRequest(app.butler.database, approvalId, hour);
     await waitFor(() => sentTo('oncall').length === 2, 10_000);
     expect(sentTo('oncall')[1]?.note).toMatch(/^Escalated to you: a request has waited/);
+    // The channel's card is redrawn after the people are told: wait for it, however long that takes.
+    await waitFor(
+      () => /escalated to oncall at/.test(channelCard.updates.at(-1)?.calls[0]?.whoMayApprove ?? ''),
+      10_000,
+    );
     await delay(800);
     expect(sentTo('pat')).toHaveLength(1);
     expect(sentTo('oncall')).toHaveLength(2);

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
+import { encodeConversationKey } from '../../../src/core/contracts/conversation-key.js';
 import type { ConversationAddress } from '../../../src/core/contracts/events.js';
-import { approvalGrants, auditLog } from '../../../src/storage/schema.js';
+import { approvalGrants, approvals, auditLog } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
@@ -291,17 +292,17 @@ describe(`approvals on ${databaseKind}`, () => {
 
   it('re-posts a card that a platform failure kept from being shown', async () => {
     platform.failCards = 1;
-    await askForTools(app, newAddress(), [['restart_service', { service: 'late' }]]);
+    const address = newAddress();
+    await askForTools(app, address, [['restart_service', { service: 'late' }]]);
     expect(platform.notices.at(-1)?.text).toContain('could not show the approval card');
-    const approvalId = (await app.butler.store.approvals.listWithoutCard(new Date(Date.now() + 1000)))[0]?.id;
+    // Read from the table: by now a sweep may already have re-posted it.
+    const [row] = await app.butler.database.db
+      .select({ id: approvals.id })
+      .from(approvals)
+      .where(eq(approvals.conversationKey, encodeConversationKey(address)));
+    const approvalId = row?.id;
     expect(approvalId).toBeDefined();
-    for (
-      let waited = 0;
-      waited < 5000 && platform.cards.at(-1)?.card.calls[0]?.approvalId !== approvalId;
-      waited += 50
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor(() => platform.cards.at(-1)?.card.calls[0]?.approvalId === approvalId, 10_000);
     expect(lastCall()).toMatchObject({ approvalId, toolName: 'restart_service', status: 'pending' });
   });
 });

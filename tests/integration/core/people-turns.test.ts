@@ -6,6 +6,7 @@ import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-m
 import { inboundMessage } from '../../helpers/messages.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import { latch } from '../../helpers/wait-for.js';
 
 /**
  * A turn's requesters are people: when a run of the task Olga's API key made and her own terminal message
@@ -66,14 +67,19 @@ const say = (user: ChatUser, text: string) =>
 describe(`a turn's requesters on ${databaseKind}`, () => {
   it("counts one person's identities as one requester", async () => {
     // Pat is answered slowly; meanwhile the key's run and Olga's message arrive, and one turn answers both.
+    const firstAnswer = latch();
     model.enqueue(
-      { text: 'One moment.', chunks: ['One ', 'moment.'], chunkDelayMs: 300 },
+      async () => {
+        await firstAnswer.opened;
+        return { text: 'One moment.', chunks: ['One ', 'moment.'] };
+      },
       { toolCalls: [{ id: 'call_scale', name: 'scale_service', arguments: '{"service":"search"}' }] },
     );
     await say({ id: 'pat', name: 'Pat' }, 'hello');
     await model.waitForRequests(1);
     await say(olgaKey, 'Scale search for the digest');
     await say(olga, 'and do it now');
+    firstAnswer.open();
     await app.settle();
 
     const { card } = platform.lastCard();

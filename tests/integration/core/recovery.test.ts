@@ -40,7 +40,7 @@ describe(`crash recovery on ${databaseKind}`, () => {
     const configPath = join(directory, 'butler.config.json');
     writeFileSync(
       configPath,
-      JSON.stringify({ worker: { leaseSeconds: 2, pollMilliseconds: 20, sweepMilliseconds: 200 } }),
+      JSON.stringify({ worker: { leaseSeconds: 4, pollMilliseconds: 20, sweepMilliseconds: 200 } }),
     );
     const databaseUrl = testDatabaseUrl ? await createPostgresDatabase() : undefined;
     const children: ButlerChild[] = [];

@@ -5,6 +5,7 @@ import { databaseKind } from '../../helpers/database.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
+import { latch } from '../../helpers/wait-for.js';
 
 let model: FakeModelServer;
 let app: TestButler;
@@ -72,14 +73,20 @@ describe(`turns on ${databaseKind}`, () => {
   it('folds messages that arrive while a turn runs into the next turn', async () => {
     const address = { platform: 'console' as const, workspace: 'local', channel: 'team', thread: 'busy' };
     const user = { id: 'bo', name: 'Bo' };
+    // The first answer waits until both later messages are stored, however long storing them takes.
+    const firstAnswer = latch();
     model.enqueue(
-      { text: 'first answer', chunkDelayMs: 60, chunks: ['first ', 'answer'] },
+      async () => {
+        await firstAnswer.opened;
+        return { text: 'first answer', chunks: ['first ', 'answer'] };
+      },
       { text: 'second answer' },
     );
     await app.butler.service.accept(inboundMessage({ text: 'one', address, user, isDirect: false }));
     await model.waitForRequests(1);
     await app.butler.service.accept(inboundMessage({ text: 'two', address, user, isDirect: false }));
     await app.butler.service.accept(inboundMessage({ text: 'three', address, user, isDirect: false }));
+    firstAnswer.open();
     await app.settle();
 
     expect(model.requests).toHaveLength(2);

@@ -91,6 +91,11 @@ describe(`Feishu reminders and escalation of a two-person approval (${databaseKi
     await waitFor(() => (cardsTo(oncallOpenId).length === 1 && cardsTo(patOpenId).length === 1) || undefined);
     await ageRequest(suite.app.butler.database, approvalId, hour);
     await waitFor(() => cardsTo(oncallOpenId).length === 2 || undefined, 10_000);
+    // The group's card is redrawn after the people are told: wait for it, however long that takes.
+    await waitFor(
+      () => /escalated to ou&#95;oncall/.test(suite.fake.visibleText(card.messageId)) || undefined,
+      10_000,
+    );
     await delay(800);
     expect(cardsTo(patOpenId)).toHaveLength(1);
     expect(cardsTo(oncallOpenId)).toHaveLength(2);

@@ -44,7 +44,7 @@ function writingReply(messageId: string, words = 3): Promise<FakeMessage> {
 }
 
 describe('Feishu Stop button through the running Butler', () => {
-  it('stops a streaming CardKit reply in a thread within a second; the card keeps what was written, marked, without the button', async () => {
+  it('stops a streaming CardKit reply in a thread at once; the card keeps what was written, marked, without the button', async () => {
     suite.fake.contactUsers.set(bobOpenId, { name: 'Bob' });
     suite.model.enqueue(longAnswer());
     const threadId = uniqueId('omt_');
@@ -75,7 +75,8 @@ describe('Feishu Stop button through the running Butler', () => {
     const answer = await clickStop(reply, bobOpenId);
     expect(answer).toEqual({ status: 200, body: { toast: { type: 'info', content: 'Stopping…' } } });
     await waitFor(() => suite.fake.visibleText(reply.messageId).endsWith('_Stopped by Bob._'), 5_000);
-    expect(Date.now() - clicked).toBeLessThan(1_000);
+    // Long before the stream's own end, with room for a loaded machine.
+    expect(Date.now() - clicked).toBeLessThan(3_000);
     await suite.app.settle();
 
     const shown = suite.fake.visibleText(reply.messageId);

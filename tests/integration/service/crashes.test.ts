@@ -55,7 +55,7 @@ beforeEach(async () => {
     approvers: { slack: ['U0APPROVER'] },
     tools: serviceTools(tools),
     // A killed process's lease on Postgres lapses after this; its events are claimed again.
-    worker: { leaseSeconds: 1, pollMilliseconds: 50, sweepMilliseconds: 200 },
+    worker: { leaseSeconds: 4, pollMilliseconds: 50, sweepMilliseconds: 200 },
   });
   return () => home.remove();
 });

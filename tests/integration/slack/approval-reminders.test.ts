@@ -119,6 +119,11 @@ describe(`Slack reminders and escalation of a two-person approval (${databaseKin
     await fake.waitFor(() => cardsIn('D0ONCALL').length === 1 && cardsIn('D0PAT').length === 1, 10_000);
     await ageRequest(app.butler.database, approvalId, hour);
     await fake.waitFor(() => cardsIn('D0ONCALL').length === 2, 10_000);
+    // The channel's card is redrawn after the people are told: wait for it, however long that takes.
+    await fake.waitFor(
+      () => /escalated to oncall at/.test(shown(updatesOf('C0GENERAL', channelCard.messageTs).at(-1))),
+      10_000,
+    );
     await delay(800);
     expect(cardsIn('D0PAT')).toHaveLength(1);
     expect(cardsIn('D0ONCALL')).toHaveLength(2);

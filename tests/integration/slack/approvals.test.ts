@@ -3,6 +3,7 @@ import type { TestButler } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, type RecordedCall, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import { latch } from '../../helpers/wait-for.js';
 import {
   appMention,
   asForm,
@@ -189,8 +190,13 @@ describe('Slack approval cards through the running Butler', () => {
   it('names everyone a folded turn answers on its card, and lets none of them approve it', async () => {
     // The approver asks while Butler still answers an earlier message in the thread; Alice adds "ok".
     const threadTs = freshTs();
+    // The first answer waits until both later mentions are stored, however long storing them takes.
+    const firstAnswer = latch();
     model.enqueue(
-      { text: 'Looking.', chunks: ['Look', 'ing.'], chunkDelayMs: 300 },
+      async () => {
+        await firstAnswer.opened;
+        return { text: 'Looking.', chunks: ['Look', 'ing.'] };
+      },
       { toolCalls: [{ id: 'call_folded', name: 'restart_service', arguments: '{"service":"search"}' }] },
     );
     const mention = (ts: string, user: string, text: string) =>
@@ -202,6 +208,7 @@ describe('Slack approval cards through the running Butler', () => {
     await model.waitForRequests(1);
     await mention(freshTs(), 'U0APPROVER', 'restart search please');
     await mention(freshTs(), 'U0ALICE', 'ok');
+    firstAnswer.open();
     await app.settle();
     const card = fake
       .callsTo('chat.postMessage')

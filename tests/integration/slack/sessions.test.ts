@@ -96,7 +96,7 @@ describe('agent sessions', () => {
   });
 
   it('never holds a turn for its status: the turn ends, its reply whole, while Slack still takes the status', async () => {
-    fake.failNext('agents.sessions.setStatus', { delayMs: 2_000 });
+    fake.failNext('agents.sessions.setStatus', { delayMs: 5_000 });
     model.enqueue({ text: 'Still here.' });
     const ts = freshTs();
     await send(app, appMention({ ts, text: `<@${botUserId}> are you there?` }));

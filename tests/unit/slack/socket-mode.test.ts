@@ -3,9 +3,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { PlatformConnector } from '../../../src/adapters/connector.js';
 import { createSlackConnector } from '../../../src/adapters/slack/index.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
-import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { type CoreIntake, startCoreIntake } from '../../helpers/core-intake.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import { recordingLogger } from '../../helpers/recording-logger.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { type FakeSocketMode, startFakeSocketMode } from './fake-socket-mode.js';
 import { appMention, blockActions, envelope, team } from './payloads.js';
 
@@ -13,6 +14,7 @@ let core: CoreIntake;
 let socket: FakeSocketMode;
 let fake: FakeSlackApi;
 let connector: PlatformConnector;
+let log: ReturnType<typeof recordingLogger>;
 
 beforeAll(async () => {
   core = await startCoreIntake({ approvers: { slack: ['U0APPROVER'] } });
@@ -23,11 +25,12 @@ beforeEach(async () => {
   await core.reset();
   socket = await startFakeSocketMode();
   fake = await startFakeSlackApi({ socketUrl: () => socket.url });
+  log = recordingLogger();
   connector = createSlackConnector({
     config: { botToken: 'xoxb-test', signingSecret: undefined, appToken: 'xapp-test', apiUrl: fake.url },
     file: fileConfigSchema.parse({}),
     intake: core.intake,
-    logger: silentLogger,
+    logger: log.logger,
     tuning: { apiRetries: 0 },
   });
 });
@@ -84,7 +87,8 @@ describe('Slack over Socket Mode', () => {
     await socket.waitForConnection();
     const restore = await core.refuseInboxWrites();
     socket.send(eventsApi(envelope(appMention({ ts: '1700000000.000200' }))));
-    await delay(300);
+    // Writes come back only once the core refused this one, however long reaching the insert takes.
+    await waitFor(() => log.lines.some((line) => String(line.message).includes('not accepted')), 10_000);
     await restore();
     expect(socket.acks).toEqual([]);
     expect(await core.storedMessages()).toEqual([]);
