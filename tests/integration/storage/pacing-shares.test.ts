@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PacingShares } from '../../../src/app/pacing-shares.js';
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { openTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { waitFor } from '../../helpers/wait-for.js';
+import { waitForAsync } from '../../helpers/wait-for.js';
 
 /**
  * Processes serving one workspace split its platform budgets: each paces to one over the processes alive that
@@ -35,7 +35,12 @@ describe('pacing shares', () => {
       second.shareOf('slack:T1');
       // Another workspace's processes take nothing of this one's.
       third.shareOf('slack:T2');
-      await waitFor(() => second.shareOf('slack:T1') === 0.5 || undefined);
+      // Each naming starts a heartbeat; the second's may read the roster before the first's is written, so read
+      // again (as the next heartbeat would) until both are seen.
+      await waitForAsync(async () => {
+        await second.refresh();
+        return second.shareOf('slack:T1') === 0.5 || undefined;
+      });
       await first.refresh();
       expect(first.shareOf('slack:T1')).toBe(0.5);
       expect(third.shareOf('slack:T2')).toBe(1);
