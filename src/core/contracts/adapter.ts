@@ -153,7 +153,10 @@ export interface ChatAdapter {
    * Optional: downloads a file a person shared (`InboundMessage.files`), in the worker. Reads at most
    * `maxBytes` and throws `FileTooLargeError` past it. Credentials go only to the platform's own hosts.
    */
-  fetchFile?(file: InboundFile, options: { maxBytes: number; signal?: AbortSignal }): Promise<FileBytes>;
+  fetchFile?(
+    file: InboundFile,
+    options: { maxBytes: number; signal?: AbortSignal; workspace: string },
+  ): Promise<FileBytes>;
   /**
    * Optional: sends a file into the conversation, in the thread the reply goes to. Returns the platform id
    * of what it posted (message or file id). Platforms without it get the file's download link as text.
@@ -211,7 +214,8 @@ export interface ButlerIntake {
    * A person's own page (Slack's App Home): pending requests they may decide or asked for, with whether
    * they may decide each, their recent conversations, and what Butler can do. Decides nothing.
    */
-  home(person: Person): Promise<HomeView>;
+  /** `workspace`: only what belongs there (a Slack member id names a person within one workspace). */
+  home(person: Person, workspace?: string): Promise<HomeView>;
   /**
    * Whether a message would be taken, before the files it carries are read and stored: `duplicate` when its
    * dedup key was taken already (an Idempotency-Key sent twice), `rate_limited` when its sender already sent

@@ -97,7 +97,12 @@ export interface ReadRepository {
     },
   ): Promise<Page<ApprovalListItem>>;
   /** The conversations `person` last wrote in (within the inbox's retention), newest first. */
-  recentConversations(person: Pick<Person, 'platform' | 'id'>, limit: number): Promise<RecentConversation[]>;
+  /** In `workspace` only, when given: the same member id in another workspace is another person. */
+  recentConversations(
+    person: Pick<Person, 'platform' | 'id'>,
+    limit: number,
+    workspace?: string,
+  ): Promise<RecentConversation[]>;
   audit(
     filter: PageRequest & {
       tool?: string | undefined;

@@ -90,6 +90,8 @@ export class FileIntake {
   async receive(input: {
     adapter: ChatAdapter;
     conversationKey: string;
+    /** The conversation's workspace: its platform fetches the file with that workspace's credentials. */
+    workspace: string;
     uploader: Person | null;
     files: readonly InboundFile[];
     budget: FileBudget;
@@ -135,6 +137,7 @@ export class FileIntake {
     try {
       fetched = await adapter.fetchFile(file, {
         maxBytes: room,
+        workspace: input.workspace,
         ...(input.signal ? { signal: input.signal } : {}),
       });
     } catch (error) {

@@ -188,8 +188,14 @@ export class ButlerService implements ButlerIntake {
     return this.approvals.permission(approval, user);
   }
 
-  home(person: Person): Promise<HomeView> {
-    return readHome(this.store, this.approvals, this.options.capabilities ?? noCapabilities, person);
+  home(person: Person, workspace?: string): Promise<HomeView> {
+    return readHome(
+      this.store,
+      this.approvals,
+      this.options.capabilities ?? noCapabilities,
+      person,
+      workspace,
+    );
   }
 
   async stop(input: {

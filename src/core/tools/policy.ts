@@ -1,6 +1,23 @@
+import { decodeConversationKey } from '../contracts/conversation-key.js';
 import { type Person, type Platform, platforms } from '../contracts/events.js';
 import { distinctPeople, type Identity, type People } from '../contracts/people.js';
 import type { Risk } from './tool.js';
+
+/**
+ * A Slack id may name its workspace (`T0AAAAAAA/U0BBBBBBB`): it is then an approver only in that workspace's
+ * conversations, as the bare member id (a member id of one workspace says nothing of another's). Ids without a
+ * workspace apply wherever they are listed.
+ */
+function inWorkspace(ids: readonly string[], conversationKey: string | undefined): string[] {
+  // Without a conversation (start-up counts) every id stands as listed: a qualified one matches no bare id.
+  if (conversationKey === undefined || !ids.some((id) => id.includes('/'))) return [...ids];
+  const { workspace } = decodeConversationKey(conversationKey);
+  return ids.flatMap((id) => {
+    const slash = id.indexOf('/');
+    if (slash < 0) return [id];
+    return id.slice(0, slash) === workspace ? [id.slice(slash + 1)] : [];
+  });
+}
 
 /**
  * Who may let a tool call run. low: at once. medium: an approver, or the requester when the turn answered
@@ -73,8 +90,8 @@ export class ApprovalPolicy {
   private listedOn(platform: Platform, conversationKey?: string): string[] {
     const own = conversationKey === undefined ? undefined : this.approversIn(conversationKey);
     const profile = own?.platform === platform ? own.ids : [];
-    if (own?.mode === 'replace') return [...profile];
-    return [...new Set([...(this.approvers[platform] ?? []), ...profile])];
+    const listed = own?.mode === 'replace' ? profile : [...(this.approvers[platform] ?? []), ...profile];
+    return [...new Set(inWorkspace(listed, conversationKey))];
   }
 
   /**

@@ -140,6 +140,7 @@ async function receiveFiles(
   return deps.files.intake.receive({
     adapter: turn.adapter,
     conversationKey: turn.conversation.key,
+    workspace: turn.target.address.workspace,
     uploader: sharedBy ? onPlatform(sharedBy.user, sharedBy.address.platform) : null,
     files,
     budget,

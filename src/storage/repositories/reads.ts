@@ -134,7 +134,7 @@ export function readRepository(db: Database): ReadRepository {
       );
     },
 
-    async recentConversations(person, limit) {
+    async recentConversations(person, limit, workspace) {
       // The person's latest messages (inbound_events_user_idx), one per conversation: a person who wrote
       // this many in one conversation lately has fewer conversations to list than asked.
       const rows = await db
@@ -157,8 +157,10 @@ export function readRepository(db: Database): ReadRepository {
       for (const row of rows) {
         if (recent.size >= limit) break;
         if (recent.has(row.key)) continue;
+        const address = decodeConversationKey(row.key);
+        if (workspace !== undefined && address.workspace !== workspace) continue;
         const firstLine = (row.text ?? '').trim().split('\n')[0]?.trim() ?? '';
-        recent.set(row.key, { address: decodeConversationKey(row.key), lastMessageAt: row.at, firstLine });
+        recent.set(row.key, { address, lastMessageAt: row.at, firstLine });
       }
       return [...recent.values()];
     },

@@ -16,6 +16,33 @@ describe('approval policy', () => {
   const decide = (risk: 'medium' | 'high', user: Person, requesters = [slack('UREQUESTER')]) =>
     policy.mayDecide({ risk, requesters, user }).allowed;
 
+  it('lets an approver who names a workspace decide only in that workspace, as its member id there', () => {
+    const tenants = new ApprovalPolicy({ slack: ['T0AAAAAAA/U0OLGA', 'T0BBBBBBB/U0BEN'] }, nobodyListed);
+    const inTeam = (team: string) =>
+      encodeConversationKey({ platform: 'slack', workspace: team, channel: 'C0GENERAL', thread: '1.2' });
+    const mayDecide = (team: string, user: string) =>
+      tenants.mayDecide({
+        risk: 'high',
+        requesters: [slack('U0ANA')],
+        user: slack(user),
+        conversationKey: inTeam(team),
+      }).allowed;
+    expect(mayDecide('T0AAAAAAA', 'U0OLGA')).toBe(true);
+    // The same member id in the other workspace is someone else.
+    expect(mayDecide('T0BBBBBBB', 'U0OLGA')).toBe(false);
+    expect(mayDecide('T0BBBBBBB', 'U0BEN')).toBe(true);
+    expect(tenants.approversOn('slack', inTeam('T0AAAAAAA'))).toEqual(['U0OLGA']);
+    // A workspace with no approvers of its own has none.
+    expect(tenants.approversOn('slack', inTeam('T0CCCCCCC'))).toEqual([]);
+    expect(
+      tenants.describe('high', {
+        platform: 'slack',
+        requesters: [slack('U0ANA')],
+        conversationKey: inTeam('T0CCCCCCC'),
+      }),
+    ).toBe('nobody: no approver is configured');
+  });
+
   it('needs approval for anything but low risk', () => {
     expect(policy.needsApproval('low')).toBe(false);
     expect(policy.needsApproval('medium')).toBe(true);

@@ -11,7 +11,7 @@ import { FileTooLargeError, type InboundFile, type OutboundFile } from '../../..
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import { FakeFeishuApi } from '../../helpers/fake-feishu-api.js';
 import { feishuClientFor } from '../../helpers/feishu-client.js';
-import { uniqueId } from './feishu-events.js';
+import { testTenantKey as tenantKey, uniqueId } from './feishu-events.js';
 
 /** Fetching the files people send and sending files back, through the real Lark SDK against the fake (issue 24). */
 
@@ -80,7 +80,7 @@ describe('Feishu fetchFile', () => {
       bytes: png,
       contentType: 'image/png',
     });
-    const fetched = await adapter.fetchFile?.(file, { maxBytes: 1024 });
+    const fetched = await adapter.fetchFile?.(file, { maxBytes: 1024, workspace: tenantKey });
     expect(fetched).toEqual({ name: 'image.png', mimeType: 'image/png', bytes: expect.any(Uint8Array) });
     expect(Buffer.from(fetched?.bytes ?? []).equals(png)).toBe(true);
     const [call] = fake.callsTo(
@@ -99,7 +99,7 @@ describe('Feishu fetchFile', () => {
       bytes: csv,
       contentType: 'text/csv; charset=utf-8',
     });
-    const fetched = await adapter.fetchFile?.(file, { maxBytes: 1024 });
+    const fetched = await adapter.fetchFile?.(file, { maxBytes: 1024, workspace: tenantKey });
     expect(fetched?.mimeType).toBe('text/csv');
     expect(Buffer.from(fetched?.bytes ?? []).toString()).toBe(csv);
   });
@@ -111,8 +111,10 @@ describe('Feishu fetchFile', () => {
       bytes: Buffer.alloc(4096, 7),
       contentType: 'application/octet-stream',
     });
-    await expect(adapter.fetchFile?.(file, { maxBytes: 4095 })).rejects.toBeInstanceOf(FileTooLargeError);
-    const exact = await adapter.fetchFile?.(file, { maxBytes: 4096 });
+    await expect(adapter.fetchFile?.(file, { maxBytes: 4095, workspace: tenantKey })).rejects.toBeInstanceOf(
+      FileTooLargeError,
+    );
+    const exact = await adapter.fetchFile?.(file, { maxBytes: 4096, workspace: tenantKey });
     expect(exact?.bytes.byteLength).toBe(4096);
   });
 
@@ -132,9 +134,9 @@ describe('Feishu fetchFile', () => {
       contentType: 'image/png',
     });
     fake.files.scopeMissing = true;
-    const failure = adapter.fetchFile?.(file, { maxBytes: 1024 });
+    const failure = adapter.fetchFile?.(file, { maxBytes: 1024, workspace: tenantKey });
     await expect(failure).rejects.toThrow(/code 99991672\): the Feishu app lacks a permission/);
-    await expect(adapter.fetchFile?.(file, { maxBytes: 1024 })).rejects.toThrow(
+    await expect(adapter.fetchFile?.(file, { maxBytes: 1024, workspace: tenantKey })).rejects.toThrow(
       /One of the following scopes is required: \[im:message.*\]\."\); add one of those scopes under Permissions & Scopes/,
     );
     expect(explainRefusal(99991672, undefined, 'im:resource')).toBe(
@@ -145,12 +147,12 @@ describe('Feishu fetchFile', () => {
 
   it("fails with Feishu's code for a key the message does not carry, or a locator that is not Feishu's", async () => {
     const file = sharedFile('file', 'gone.pdf');
-    await expect(adapter.fetchFile?.(file, { maxBytes: 1024 })).rejects.toThrow(
+    await expect(adapter.fetchFile?.(file, { maxBytes: 1024, workspace: tenantKey })).rejects.toThrow(
       /message resource get failed \(HTTP 400, code 234003\): Feishu says: resource not found/,
     );
-    await expect(adapter.fetchFile?.({ ...file, locator: 'F0SLACK' }, { maxBytes: 1024 })).rejects.toThrow(
-      /Not a Feishu file locator/,
-    );
+    await expect(
+      adapter.fetchFile?.({ ...file, locator: 'F0SLACK' }, { maxBytes: 1024, workspace: tenantKey }),
+    ).rejects.toThrow(/Not a Feishu file locator/);
   });
 
   it('never puts a key that is not a Feishu key into the resource URL, nor a message listing one', async () => {
@@ -158,7 +160,9 @@ describe('Feishu fetchFile', () => {
     const messageId = uniqueId('om_');
     const locator = JSON.stringify({ messageId, fileKey: crafted, type: 'file' });
     const file = { key: `${messageId}/x`, name: 'x.pdf', locator };
-    await expect(adapter.fetchFile?.(file, { maxBytes: 1024 })).rejects.toThrow(/Not a Feishu file locator/);
+    await expect(adapter.fetchFile?.(file, { maxBytes: 1024, workspace: tenantKey })).rejects.toThrow(
+      /Not a Feishu file locator/,
+    );
     expect(
       messageFiles(messageId, 'file', JSON.stringify({ file_key: crafted, file_name: 'x.pdf' })),
     ).toEqual([]);
@@ -179,9 +183,9 @@ describe('Feishu fetchFile', () => {
     const controller = new AbortController();
     const started = Date.now();
     setTimeout(() => controller.abort(), 50);
-    await expect(adapter.fetchFile?.(file, { maxBytes: 1024, signal: controller.signal })).rejects.toThrow(
-      /aborted/,
-    );
+    await expect(
+      adapter.fetchFile?.(file, { maxBytes: 1024, signal: controller.signal, workspace: tenantKey }),
+    ).rejects.toThrow(/aborted/);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

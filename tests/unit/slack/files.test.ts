@@ -67,7 +67,7 @@ function unsized(file: Record<string, unknown>): InboundFile {
   return rest;
 }
 
-const limits = { maxBytes: 1_000_000 };
+const limits = { maxBytes: 1_000_000, workspace: 'T0BUTLER' };
 
 describe('fetchFile', () => {
   it('downloads the bytes from Slack with the bot token, once per call', async () => {
@@ -113,11 +113,11 @@ describe('fetchFile', () => {
     const slack = adapterWith('xoxb-test');
     const declared = fake.files.add({ name: 'a.png', mimetype: 'image/png', bytes: png });
     const chunked = fake.files.add({ name: 'b.png', mimetype: 'image/png', bytes: png, chunked: true });
-    const small = { maxBytes: png.byteLength - 1 };
+    const small = { ...limits, maxBytes: png.byteLength - 1 };
     for (const file of [declared, chunked]) {
       await expect(slack.fetchFile?.(unsized(file), small)).rejects.toBeInstanceOf(FileTooLargeError);
     }
-    const exact = await slack.fetchFile?.(inbound(chunked), { maxBytes: png.byteLength });
+    const exact = await slack.fetchFile?.(inbound(chunked), { ...limits, maxBytes: png.byteLength });
     expect(exact?.bytes.byteLength).toBe(png.byteLength);
   });
 
