@@ -1,6 +1,7 @@
 import type { PlatformConnector } from './adapters/connector.js';
 import type { ConnectorFactory, PlatformHooksOf } from './app/index.js';
 import type { AppConfig } from './config/index.js';
+import { SecretBox } from './core/connections/secret-box.js';
 import type { Logger } from './core/contracts/logger.js';
 
 /**
@@ -12,13 +13,21 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
     const connectors: PlatformConnector[] = [];
     if (config.slack) {
       const { createSlackConnector } = await import('./adapters/slack/index.js');
+      const hooks = hooksOf('slack');
+      const { secretKeys, publicUrl } = config;
+      // The config refuses installs without a secret key and a public URL.
+      const installs =
+        config.slack.install && secretKeys && publicUrl && hooks.installations
+          ? { stored: { repository: hooks.installations, secrets: new SecretBox(secretKeys) }, publicUrl }
+          : undefined;
       connectors.push(
         createSlackConnector({
           config: config.slack,
           file: config.file,
           intake,
           logger: logger.child({ platform: 'slack' }),
-          hooks: hooksOf('slack'),
+          hooks,
+          ...(installs ? { installs } : {}),
         }),
       );
     }

@@ -1,4 +1,5 @@
 import type { ChatAdapter } from '../core/contracts/adapter.js';
+import type { InstallationRepository } from '../core/contracts/installation-records.js';
 import type { RouteHandler } from '../http/server.js';
 import type { CallObserver } from './pacing/index.js';
 
@@ -9,6 +10,8 @@ import type { CallObserver } from './pacing/index.js';
 export interface PlatformConnector {
   readonly adapter: ChatAdapter;
   readonly routes: ReadonlyMap<string, RouteHandler>;
+  /** Pages a person's browser opens (Slack's install page and OAuth redirect): any method, by exact path. */
+  readonly pages?: ReadonlyMap<string, RouteHandler>;
   /** Connects (Socket Mode, WebSocket) or checks credentials (auth.test, bot info). */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -33,4 +36,6 @@ export interface PlatformHooks {
    * (app/pacing-shares.ts); absent: all of it.
    */
   shareOf?: ((budget: string) => number) | undefined;
+  /** Where installations over OAuth are kept (Slack's "Add to Slack"). */
+  installations?: InstallationRepository | undefined;
 }

@@ -43,6 +43,7 @@ export function createServer(
       ...(parts.api?.prefixRoutes ?? []),
       ...createAdminConsole().prefixRoutes,
       ...(connections?.routes ?? []),
+      ...connectors.flatMap((connector) => [...(connector.pages ?? [])]),
     ]),
     metrics: parts.metrics?.render,
     readiness: async () => {
@@ -55,7 +56,8 @@ export function createServer(
       for (const connector of connectors) checks[connector.adapter.platform] = connector.readiness();
       const pooler = poolerNote(database);
       return {
-        ready: Object.values(checks).every((value) => value === 'ok'),
+        // `ok`, or `ok (…)` with a detail (Slack's installation count).
+        ready: Object.values(checks).every((value) => value === 'ok' || value.startsWith('ok (')),
         checks,
         ...(pooler ? { database: pooler } : {}),
         ...(mcp.servers.length > 0 || connections

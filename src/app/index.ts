@@ -208,6 +208,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
         }
       : {}),
     shareOf: (budget) => shares.shareOf(budget),
+    installations: store.installations,
   });
   const connectors = (await options.connectors?.(service, hooksOf)) ?? [];
   const api =

@@ -58,7 +58,10 @@ export function startupBanner(
   );
   if (config.slack) {
     const mode = config.slack.appToken ? 'Socket Mode' : 'HTTP at POST /slack/events';
-    lines.push(line('slack', `on, ${mode}`));
+    // Installs over OAuth: the page an admin opens to add Butler to a workspace.
+    const install =
+      config.slack.install && config.publicUrl ? `, installs at ${config.publicUrl}/slack/install` : '';
+    lines.push(line('slack', `on, ${mode}${install}`));
   } else {
     lines.push(
       line(

@@ -50,6 +50,9 @@ export const envSchema = z.object({
   SLACK_BOT_TOKEN: optionalString,
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: optionalString,
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
   SLACK_API_URL: z.preprocess(blankToUndefined, z.url().default('https://slack.com/api/')),
 
   FEISHU_APP_ID: optionalString,

@@ -22,7 +22,9 @@ import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
 import { approversByPlatform, peopleIssues } from './people.js';
 import { resolveSecretKeys } from './secret-key.js';
-import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig, SlackConfig } from './types.js';
+import { slackFromEnv } from './slack-env.js';
+import { slackTenantIssues } from './slack-tenants.js';
+import type { AppConfig, FeishuConfig, LangfuseConfig, LoadedConfig } from './types.js';
 
 /**
  * The only code that reads `process.env`: parses env and the config file once, checks cross-field
@@ -228,29 +230,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     model,
   );
 
-  let slack: SlackConfig | undefined;
-  if (env.SLACK_BOT_TOKEN) {
-    if (!env.SLACK_SIGNING_SECRET && !env.SLACK_APP_TOKEN) {
-      issues.push({
-        variable: 'SLACK_SIGNING_SECRET',
-        message: 'required for Slack over HTTP (or set SLACK_APP_TOKEN for Socket Mode)',
-      });
-    }
-    if (env.SLACK_APP_TOKEN && !env.SLACK_APP_TOKEN.startsWith('xapp-')) {
-      issues.push({ variable: 'SLACK_APP_TOKEN', message: 'must be an app-level token (xapp-…)' });
-    }
-    slack = {
-      botToken: env.SLACK_BOT_TOKEN,
-      signingSecret: env.SLACK_SIGNING_SECRET,
-      appToken: env.SLACK_APP_TOKEN,
-      apiUrl: env.SLACK_API_URL,
-    };
-  } else if (env.SLACK_SIGNING_SECRET || env.SLACK_APP_TOKEN) {
-    issues.push({
-      variable: 'SLACK_BOT_TOKEN',
-      message: 'required when SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set',
-    });
-  }
+  const slack = slackFromEnv(env, issues);
 
   let feishu: FeishuConfig | undefined;
   const feishuBaseUrl = feishuDomains[env.FEISHU_DOMAIN] ?? env.FEISHU_DOMAIN;
@@ -302,7 +282,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       text: env.BUTLER_SECRET_KEY,
       embedded: !env.DATABASE_URL,
       dataDir: env.BUTLER_DATA_DIR,
-      needed: oauthServers.length > 0,
+      // People's OAuth tokens and installed workspaces' bot tokens are sealed with it.
+      needed: oauthServers.length > 0 || slack?.install !== undefined,
     },
     issues,
     warnings,
@@ -321,6 +302,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     const approvers = approversByPlatform(file);
     issues.push(...approvalPolicyIssues({ approvalPolicy: file.approvalPolicy, approvers }));
     issues.push(...peopleIssues(file.people, apiKeys));
+    issues.push(...slackTenantIssues(file, slack));
     warnings.push(...escalationWarnings(file));
     const compacting = env.BUTLER_CONTEXT_COMPACTION_ENABLED ? compactionModel?.model : undefined;
     // Turns in a channel with its own model are priced by that model's name.

@@ -35,7 +35,7 @@ export function resolveSecretKeys(
     issues.push({
       variable: 'BUTLER_SECRET_KEY',
       message:
-        'required with DATABASE_URL when a server uses OAuth: it encrypts the tokens at rest (`openssl rand -base64 32`)',
+        'required with DATABASE_URL when a server uses OAuth or Slack installs over OAuth: it encrypts the tokens at rest (`openssl rand -base64 32`)',
     });
     return undefined;
   }

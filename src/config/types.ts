@@ -14,10 +14,20 @@ export interface ModelEndpoint {
 }
 
 export interface SlackConfig {
-  botToken: string;
+  /** One workspace's bot token; with `install`, that workspace is served as one more installation. */
+  botToken: string | undefined;
   signingSecret: string | undefined;
   appToken: string | undefined;
   apiUrl: string;
+  /** "Add to Slack" (OAuth v2): any number of workspaces, each with its own bot token, sealed in the database. */
+  install: SlackInstallConfig | undefined;
+}
+
+export interface SlackInstallConfig {
+  clientId: string;
+  clientSecret: string;
+  /** Signs the OAuth `state` (with a cookie binding it to the browser that started the install). */
+  stateSecret: string;
 }
 
 export interface FeishuConfig {

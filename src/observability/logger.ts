@@ -14,6 +14,8 @@ const secretKeys = [
   'secret',
   'appSecret',
   'signingSecret',
+  'clientSecret',
+  'stateSecret',
   'encryptKey',
   'verificationToken',
   'password',

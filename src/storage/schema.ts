@@ -41,6 +41,7 @@ export { busEvents } from './bus-schema.js';
 export { connectionWaits, oauthConnections, oauthFlows, oauthServers } from './connections-schema.js';
 export { feedback } from './feedback-schema.js';
 export { fileContents, files } from './files-schema.js';
+export { installations } from './installations-schema.js';
 export { butlerProcesses } from './roster-schema.js';
 export { scheduleRuns, schedules } from './schedules-schema.js';
 

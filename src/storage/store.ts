@@ -11,6 +11,7 @@ import { feedbackRepository } from './repositories/feedback.js';
 import { fileRepository } from './repositories/files.js';
 import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
+import { installationRepository } from './repositories/installations.js';
 import { memoryRepository } from './repositories/memories.js';
 import { modelSlotRepository } from './repositories/model-slots.js';
 import { readRepository } from './repositories/reads.js';
@@ -46,6 +47,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     reads: guardRepository('reads', readRepository(db)),
     connections: guardRepository('connections', connectionRepository(db)),
     modelSlots: guardRepository('modelSlots', modelSlotRepository(db)),
+    installations: guardRepository('installations', installationRepository(db)),
     async transaction(work) {
       try {
         return await db.transaction((tx) =>

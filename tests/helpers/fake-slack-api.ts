@@ -5,6 +5,7 @@ import { createFakeSlackAgents, type FakeSlackAgents } from './fake-slack-agents
 import { contextActionsViolations } from './fake-slack-context-actions.js';
 import { createFakeSlackFiles, type FakeSlackFiles } from './fake-slack-files.js';
 import { createFakeSlackHome, type FakeSlackHome } from './fake-slack-home.js';
+import { createFakeSlackOAuth, type FakeSlackOAuth } from './fake-slack-oauth.js';
 import { FakeRateTiers } from './fake-slack-rate-tiers.js';
 
 /**
@@ -85,6 +86,8 @@ export interface FakeSlackApi {
   agents: FakeSlackAgents;
   /** App Home tabs published with views.publish (fake-slack-home.ts). */
   home: FakeSlackHome;
+  /** Installs over OAuth (fake-slack-oauth.ts): codes to issue, each workspace's own bot token. */
+  oauth: FakeSlackOAuth;
   botToken: string;
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
@@ -239,6 +242,8 @@ export async function startFakeSlackApi(
   fake.agents = agentRoom.agents;
   const homeRoom = createFakeSlackHome({ violations: blockKitViolations });
   fake.home = homeRoom.home;
+  const oauthRoom = createFakeSlackOAuth();
+  fake.oauth = oauthRoom.oauth;
 
   const newMessage = (channel: string, ts: string, args: Record<string, unknown>): FakeMessage => ({
     channel,
@@ -306,17 +311,19 @@ export async function startFakeSlackApi(
     };
   }
 
-  const methods: Record<string, (args: Record<string, unknown>) => Answer> = {
-    'auth.test': () => ({
-      ok: true,
-      url: 'https://butler-test.slack.com/',
-      team: 'Butler Test',
-      user: 'butler',
-      team_id: identity.teamId,
-      user_id: identity.userId,
-      bot_id: identity.botId,
-      is_enterprise_install: false,
-    }),
+  const methods: Record<string, (args: Record<string, unknown>, token: string | undefined) => Answer> = {
+    'auth.test': (_args, token) =>
+      oauthRoom.authTest(token) ?? {
+        ok: true,
+        url: 'https://butler-test.slack.com/',
+        team: 'Butler Test',
+        user: 'butler',
+        team_id: identity.teamId,
+        user_id: identity.userId,
+        bot_id: identity.botId,
+        is_enterprise_install: false,
+      },
+    'oauth.v2.access': (args) => oauthRoom.access(args, undefined),
     'apps.connections.open': () =>
       options.socketUrl ? { ok: true, url: options.socketUrl() } : fail('invalid_auth'),
     'chat.postMessage': (args) => {
@@ -500,7 +507,7 @@ export async function startFakeSlackApi(
     }
     const implementation = methods[method];
     if (!implementation) return send(200, fail('unknown_method'));
-    send(200, implementation(args));
+    send(200, implementation(args, token));
   }
 
   const server = createServer((request, response) => {

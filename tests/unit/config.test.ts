@@ -121,6 +121,39 @@ describe('configuration', () => {
     ]);
   });
 
+  it('takes installs over OAuth with all three variables, over HTTP, with a public URL; no bot token needed', () => {
+    const install = { SLACK_CLIENT_ID: '1.2', SLACK_CLIENT_SECRET: 'secret', SLACK_STATE_SECRET: 'state' };
+    const served = {
+      ...install,
+      SLACK_SIGNING_SECRET: 'signing',
+      SLACK_BOT_TOKEN: '',
+      BUTLER_PUBLIC_URL: 'https://butler.example.com',
+      BUTLER_DATA_DIR: mkdtempSync(join(tmpdir(), 'butler-config-')),
+    };
+    const { config } = loadConfig(served, tmpdir());
+    expect(config.slack).toMatchObject({
+      botToken: undefined,
+      install: { clientId: '1.2', stateSecret: 'state' },
+    });
+    // Installed workspaces' tokens are sealed: the embedded database gets a key file, as for connections.
+    expect(config.secretKeys).toHaveLength(1);
+    expect(variables(configError({ SLACK_CLIENT_ID: '1.2' })).sort()).toEqual([
+      'BUTLER_PUBLIC_URL',
+      'SLACK_CLIENT_SECRET',
+      'SLACK_SIGNING_SECRET',
+      'SLACK_STATE_SECRET',
+    ]);
+    // Socket Mode serves the one workspace its app-level token belongs to.
+    expect(variables(configError({ ...served, SLACK_APP_TOKEN: 'xapp-1' }))).toEqual(['SLACK_APP_TOKEN']);
+    // A member id names a person in one workspace only: an approver names it, and people cannot yet.
+    const error = configError(served, {
+      approvers: { slack: ['T0AAAAAAA/U0OLGA', 'U0BEN'] },
+      people: [{ name: 'ana', slack: 'U0ANA' }],
+    });
+    expect(variables(error).sort()).toEqual(['config file: approvers.slack', 'config file: people.0.slack']);
+    expect(error.message).toContain('U0BEN names no workspace');
+  });
+
   it('refuses approval-gated tools on a Feishu webhook whose card callbacks would be unsigned', () => {
     const feishu = { FEISHU_APP_ID: 'cli_1', FEISHU_APP_SECRET: 's', FEISHU_VERIFICATION_TOKEN: 'token' };
     const restart = {

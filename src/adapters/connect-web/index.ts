@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ConnectionBook, callbackPath, connectPath } from '../../core/connections/connection-book.js';
 import type { Logger } from '../../core/contracts/logger.js';
+import { escapeHtml, htmlPage, paragraph } from '../../http/html-page.js';
 import type { RouteHandler } from '../../http/server.js';
 
 /**
@@ -14,26 +15,6 @@ import type { RouteHandler } from '../../http/server.js';
  */
 
 const linkToken = /^[A-Za-z0-9_-]{43}$/;
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
-
-function page(response: ServerResponse, status: number, title: string, body: string): void {
-  response.writeHead(status, {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'referrer-policy': 'no-referrer',
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-  });
-  response.end(
-    `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
-      `<title>${escapeHtml(title)}</title><body style="font:16px system-ui;max-width:36em;margin:4em auto;padding:0 1em">` +
-      `<h1 style="font-size:1.3em">${escapeHtml(title)}</h1>${body}</body></html>`,
-  );
-}
-
-const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
 
 /**
  * The cookie that binds a flow to the browser that opened its link: one per flow, so two links opened at once
@@ -71,17 +52,17 @@ export function createConnectWeb(
     const url = new URL(request.url ?? '/', 'http://butler');
     const token = url.pathname.slice(connectPath.length);
     if (!linkToken.test(token))
-      return page(response, 404, 'No such link', paragraph('This is not a Connect link.'));
+      return htmlPage(response, 404, 'No such link', paragraph('This is not a Connect link.'));
     if (request.method === 'GET' || request.method === 'HEAD') {
       const link = await book.peekLink(token);
       if (!link)
-        return page(
+        return htmlPage(
           response,
           410,
           'Link used or expired',
           paragraph('Ask Butler again for a new link to connect.'),
         );
-      return page(
+      return htmlPage(
         response,
         200,
         `Connect ${link.server}`,
@@ -92,11 +73,11 @@ export function createConnectWeb(
       );
     }
     if (request.method !== 'POST')
-      return page(response, 405, 'Not allowed', paragraph('Use the link Butler sent.'));
+      return htmlPage(response, 405, 'Not allowed', paragraph('Use the link Butler sent.'));
     request.resume();
     try {
       const opened = await book.openLink(token);
-      if (!opened.ok) return page(response, 410, 'Link used or expired', paragraph(opened.reason));
+      if (!opened.ok) return htmlPage(response, 410, 'Link used or expired', paragraph(opened.reason));
       const maxAge = Math.max(1, Math.ceil((opened.expiresAt.getTime() - Date.now()) / 1000));
       response.writeHead(303, {
         location: opened.url.href,
@@ -107,7 +88,7 @@ export function createConnectWeb(
       response.end();
     } catch (error) {
       logger.warn({ err: error }, 'starting an authorization failed');
-      page(
+      htmlPage(
         response,
         502,
         'Could not reach the sign-in',
@@ -118,7 +99,7 @@ export function createConnectWeb(
 
   const callback: RouteHandler = async (request: IncomingMessage, response: ServerResponse) => {
     if (request.method !== 'GET')
-      return page(response, 405, 'Not allowed', paragraph('Only the sign-in comes back here.'));
+      return htmlPage(response, 405, 'Not allowed', paragraph('Only the sign-in comes back here.'));
     const query = new URL(request.url ?? '/', 'http://butler').searchParams;
     const value = (name: string) => query.get(name) ?? undefined;
     let flowId: string | undefined;
@@ -138,13 +119,13 @@ export function createConnectWeb(
       // The flow is over either way: its cookie goes.
       if (flowId) response.setHeader('set-cookie', cookie.clear(flowId));
       if (!outcome.ok)
-        return page(
+        return htmlPage(
           response,
           outcome.refusal === 'other_browser' ? 403 : 400,
           'Not connected',
           paragraph(outcome.reason),
         );
-      page(
+      htmlPage(
         response,
         200,
         `Connected ${outcome.server}`,
@@ -153,7 +134,7 @@ export function createConnectWeb(
     } catch (error) {
       if (flowId) response.setHeader('set-cookie', cookie.clear(flowId));
       logger.warn({ err: error }, 'completing an authorization failed');
-      page(
+      htmlPage(
         response,
         502,
         'Not connected',

@@ -17,6 +17,8 @@ export interface AppHomeDependencies {
   logger: Logger;
   /** A decision still being stored by then is acknowledged anyway (Slack shows an error after 3 s). */
   acknowledgeWithinMs: number;
+  /** The installation's workspace: a page shows only what belongs there. */
+  workspace?: () => string | undefined;
 }
 
 type Ack = () => Promise<void>;
@@ -43,7 +45,7 @@ export function createAppHomeHandlers(dependencies: AppHomeDependencies) {
   /** Reads the person's page and publishes it; never throws (a page not shown is logged). */
   async function publish(userId: string, notice?: string): Promise<void> {
     try {
-      const home = await intake.home({ platform: 'slack', id: userId });
+      const home = await intake.home({ platform: 'slack', id: userId }, dependencies.workspace?.());
       await api.publishView({ userId, view: renderHomeView(home, notice) });
       logger.info(
         { platform: 'slack', user: userId, approvals: home.approvals.length },

@@ -1,49 +1,40 @@
 import { App, type Receiver, type ViewErrorsResponseAction } from '@slack/bolt';
 import type { Logger } from '../../core/contracts/logger.js';
-import { type AppHomeHandlers, homeActionIds } from './app-home.js';
+import { homeActionIds } from './app-home.js';
 import { rejectReasonCallbackId } from './approval-blocks.js';
 import { openConsoleActionId } from './approval-parts.js';
 import { feedbackActionId, feedbackCommentCallbackId } from './feedback-blocks.js';
-import type { FeedbackHandlers } from './feedback-handlers.js';
-import type { InboundHandlers } from './inbound.js';
 import { cardActionIds, showArgumentsActionIds } from './interactions.js';
-import type { BotIdentity } from './normalize.js';
 import { slackClientOptions } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
-import type { SuggestedPrompts } from './suggested-prompts.js';
+import type { SlackWorkspace } from './workspace.js';
 
 export interface BoltAppOptions {
   receiver: Receiver;
   socketMode: boolean;
-  botToken: string;
   apiUrl: string;
   logger: Logger;
-  /** From our own auth.test at start: Bolt then needs no auth.test of its own. */
-  identity: () => BotIdentity | undefined;
-  handlers: InboundHandlers;
-  feedback: FeedbackHandlers;
-  suggestedPrompts: SuggestedPrompts;
-  home: AppHomeHandlers;
+  /** The installation a payload is for (its token, identity and listeners); throws for one Butler does not serve. */
+  workspaceOf: (body: unknown) => Promise<SlackWorkspace>;
+  /** `app_uninstalled` or `tokens_revoked` (Bolt runs these without authorize). */
+  uninstalled: (body: unknown, event: unknown) => Promise<void>;
 }
 
 /**
- * The real Bolt App runs the listeners; Butler's receivers feed it. Listener errors propagate out
- * of `processEvent`, so a receiver can refuse to acknowledge an event the core did not store.
+ * The real Bolt App runs the listeners; Butler's receivers feed it. Each payload goes to the listeners of its
+ * own installation. Listener errors propagate out of `processEvent`, so a receiver can refuse to acknowledge an
+ * event the core did not store.
  */
 export function createBoltApp(options: BoltAppOptions): App {
-  const { handlers } = options;
+  const { workspaceOf } = options;
   const app = new App({
     receiver: options.receiver,
     socketMode: options.socketMode,
-    authorize: async () => {
-      const identity = options.identity();
+    // Bolt's client goes unused (each installation has its own Web API client): no token is handed out here.
+    authorize: async (_source, body) => {
+      const identity = (await workspaceOf(body)).identity();
       if (!identity) throw new Error('Slack identity unknown: auth.test has not completed');
-      return {
-        botToken: options.botToken,
-        botId: identity.botId,
-        botUserId: identity.userId,
-        teamId: identity.teamId,
-      };
+      return { botId: identity.botId, botUserId: identity.userId, teamId: identity.teamId };
     },
     // normalize.ts decides what Butler ignores, including its own messages.
     ignoreSelf: false,
@@ -54,33 +45,48 @@ export function createBoltApp(options: BoltAppOptions): App {
   app.error(async (error) => {
     throw error;
   });
-  app.event('app_mention', async ({ body, event }) => handlers.message(body, event));
-  app.event('message', async ({ body, event }) => handlers.message(body, event));
-  app.event('agent_session_stopped', async ({ body, event }) => handlers.sessionStopped(body, event));
-  app.event('assistant_thread_started', async ({ event }) => options.suggestedPrompts.threadStarted(event));
-  app.event('app_context_changed', async ({ event }) => options.suggestedPrompts.contextChanged(event));
+  const on = async (body: unknown) => workspaceOf(body);
+  app.event('app_mention', async ({ body, event }) => (await on(body)).handlers.message(body, event));
+  app.event('message', async ({ body, event }) => (await on(body)).handlers.message(body, event));
+  app.event('agent_session_stopped', async ({ body, event }) =>
+    (await on(body)).handlers.sessionStopped(body, event),
+  );
+  app.event('assistant_thread_started', async ({ body, event }) =>
+    (await on(body)).suggestedPrompts.threadStarted(event),
+  );
+  app.event('app_context_changed', async ({ body, event }) =>
+    (await on(body)).suggestedPrompts.contextChanged(event),
+  );
+  app.event('app_uninstalled', async ({ body, event }) => options.uninstalled(body, event));
+  app.event('tokens_revoked', async ({ body, event }) => options.uninstalled(body, event));
   for (const actionId of cardActionIds) {
-    app.action(actionId, async ({ body, ack }) => handlers.cardClick(body, () => ack()));
+    app.action(actionId, async ({ body, ack }) => (await on(body)).handlers.cardClick(body, () => ack()));
   }
   for (const actionId of showArgumentsActionIds) {
-    app.action(actionId, async ({ body, ack }) => handlers.showArguments(body, () => ack()));
+    app.action(actionId, async ({ body, ack }) => (await on(body)).handlers.showArguments(body, () => ack()));
   }
   app.event('app_home_opened', async ({ body, event }) => {
-    await options.suggestedPrompts.messagesOpened(event);
-    await options.home.homeOpened(body, event);
+    const workspace = await on(body);
+    await workspace.suggestedPrompts.messagesOpened(event);
+    await workspace.home.homeOpened(body, event);
   });
   for (const actionId of homeActionIds) {
-    app.action(actionId, async ({ body, ack }) => options.home.homeClick(body, () => ack()));
+    app.action(actionId, async ({ body, ack }) => (await on(body)).home.homeClick(body, () => ack()));
   }
-  app.action(feedbackActionId, async ({ body, ack }) => options.feedback.feedbackClick(body, () => ack()));
+  app.action(feedbackActionId, async ({ body, ack }) =>
+    (await on(body)).feedback.feedbackClick(body, () => ack()),
+  );
   app.view(feedbackCommentCallbackId, async ({ body, ack }) =>
-    options.feedback.commentSubmission(body, () => ack()),
+    (await on(body)).feedback.commentSubmission(body, () => ack()),
   );
   // A URL button opens its link in the browser; Slack still expects the click acknowledged.
   app.action(openConsoleActionId, async ({ ack }) => ack());
   app.view(rejectReasonCallbackId, async ({ body, ack }) =>
     // Bolt types `ack` as a union over view payloads; a submission's ack takes a response action.
-    handlers.rejectSubmission(body, ack as (response?: ViewErrorsResponseAction) => Promise<void>),
+    (await on(body)).handlers.rejectSubmission(
+      body,
+      ack as (response?: ViewErrorsResponseAction) => Promise<void>,
+    ),
   );
   return app;
 }

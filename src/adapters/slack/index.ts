@@ -5,32 +5,21 @@ import { ButlerError, ConfigError, networkReason } from '../../core/contracts/er
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector, PlatformHooks } from '../connector.js';
-import { createAgentSessions } from './agent-sessions.js';
-import { createAppHomeHandlers } from './app-home.js';
 import { createBoltApp } from './bolt-app.js';
-import { createFeedbackHandlers } from './feedback-handlers.js';
 import { SlackHttpReceiver } from './http-receiver.js';
-import { createInboundHandlers } from './inbound.js';
-import { InstallationGate } from './installation-source.js';
-import type { BotIdentity } from './normalize.js';
-import { createSlackAdapter } from './outbound.js';
-import { createCapabilities, defaultReplyTuning, type ReplyTuning } from './reply-format.js';
-import { createSlackApi, errorFields, SlackApiError } from './slack-api.js';
+import { createInstallRoutes } from './install-routes.js';
+import { InstallationGate, installationKeyOf, installationSourceOf } from './installation-source.js';
+import { SlackInstallations, type StoredInstallations } from './installations.js';
+import { defaultReplyTuning } from './reply-format.js';
+import { routedSlackAdapter } from './routed-adapter.js';
+import { errorFields, SlackApiError } from './slack-api.js';
 import { SlackSocketModeReceiver } from './socket-mode-receiver.js';
-import { createSuggestedPrompts } from './suggested-prompts.js';
+import { uninstalledKey } from './uninstall.js';
+import { createSlackWorkspace, type SlackTuning, type SlackWorkspace } from './workspace.js';
+
+export type { SlackTuning } from './workspace.js';
 
 export const slackEventsPath = '/slack/events';
-
-/** Pacing and retry knobs; the defaults suit Slack's rate limits, tests shorten them. */
-export interface SlackTuning extends ReplyTuning {
-  apiTimeoutMs: number;
-  apiRetries: number;
-  minRetryDelayMs: number;
-  /** How long a click waits for its decision to be stored before it is acknowledged anyway. */
-  acknowledgeWithinMs: number;
-  /** Pace calls to Slack's documented rate tiers; off only against a Slack stand-in (benchmarks of Butler's own work). */
-  rateTiers: boolean;
-}
 
 export interface SlackConnectorOptions {
   config: SlackConfig;
@@ -42,12 +31,10 @@ export interface SlackConnectorOptions {
   tuning?: Partial<SlackTuning>;
   /** Metrics, and this process's share of the workspace's budgets. */
   hooks?: PlatformHooks;
+  /** Installs over OAuth (`config.install`): where installations are kept, sealed, and Butler's public URL. */
+  installs?: { stored: StoredInstallations; publicUrl: string };
 }
 
-/**
- * Slack for Butler: over HTTP (`POST /slack/events`, signed) or, when `config.appToken` is set,
- * over Socket Mode (no routes). `start()` checks the token with auth.test before taking events.
- */
 /** Slack's answers that say the bot token itself is wrong. */
 const tokenErrors = new Set([
   'invalid_auth',
@@ -57,6 +44,12 @@ const tokenErrors = new Set([
   'token_expired',
 ]);
 
+/**
+ * Slack for Butler: over HTTP (`POST /slack/events`, signed) or, with `config.appToken`, over Socket Mode (no
+ * routes). With a bot token it serves that token's workspace (`start()` checks it with auth.test); with
+ * `config.install` it also serves every workspace installed over OAuth (`GET /slack/install`), each with its own
+ * token. Payloads for any other workspace are acknowledged and dropped before Bolt.
+ */
 export function createSlackConnector(options: SlackConnectorOptions): PlatformConnector {
   const { config, intake, logger } = options;
   const now = options.now ?? Date.now;
@@ -72,52 +65,38 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     rateTiers: true,
     ...options.tuning,
   };
-  const hooks = options.hooks ?? {};
-  const { shareOf } = hooks;
-  const api = createSlackApi({
-    token: config.botToken,
-    apiUrl: config.apiUrl,
-    logger,
-    timeoutMs: tuning.apiTimeoutMs,
-    retries: tuning.apiRetries,
-    minRetryDelayMs: tuning.minRetryDelayMs,
-    rateTiers: tuning.rateTiers,
-    onCall: hooks.onApiCall,
-    ...(shareOf ? { share: (workspace: string) => shareOf(`slack:${workspace}`) } : {}),
-  });
-  let identity: BotIdentity | undefined;
-  let status = 'not started';
-  const currentIdentity = () => identity;
-
-  const capabilities = createCapabilities();
-  const sessions = createAgentSessions({ api, capabilities, logger });
-  const adapter = createSlackAdapter({
-    api,
-    logger,
-    capabilities,
-    sessions,
-    tuning,
-    identity: currentIdentity,
-    now,
-    onDelivered: hooks.onReplyDelivered,
-  });
-  const handlers = createInboundHandlers({
+  const context = {
     intake,
-    api,
+    file: options.file,
     logger,
-    identity: currentIdentity,
-    answerBots: options.file.answerBots,
-    acknowledgeWithinMs: tuning.acknowledgeWithinMs,
-    stoppedIdle: (thread) => sessions.stoppedIdle(thread),
-  });
-
-  // One bot token is one installation: payloads for any other workspace (or enterprise) are dropped.
-  const gate = new InstallationGate({
-    serves: (key) => key === identity?.teamId || key === identity?.enterpriseId,
-    logger,
+    apiUrl: config.apiUrl,
     now,
-  });
+    tuning,
+    hooks: options.hooks ?? {},
+  };
+  if (config.install && !options.installs)
+    throw new ConfigError([
+      { variable: 'SLACK_CLIENT_ID', message: 'installs need BUTLER_SECRET_KEY and BUTLER_PUBLIC_URL' },
+    ]);
+  const installations = new SlackInstallations(context, options.installs?.stored);
+  const fixed = config.botToken ? createSlackWorkspace(context, config.botToken) : undefined;
+  let status = 'not started';
+  let installed = 0;
+  const countInstallations = async () => {
+    installed = await installations.count().catch(() => installed);
+  };
+
+  const gate = new InstallationGate({ serves: (key) => installations.serves(key), logger, now });
+  /** The installation a payload is for; the gate let it in, so it is one Butler serves. */
+  async function workspaceOf(body: unknown): Promise<SlackWorkspace> {
+    const key = installationKeyOf(installationSourceOf(body as Record<string, unknown>));
+    const workspace = key === undefined ? undefined : await installations.forKey(key);
+    if (!workspace) throw new SlackApiError('installation', 'not_installed');
+    return workspace;
+  }
+
   const routes = new Map<string, RouteHandler>();
+  const pages = new Map<string, RouteHandler>();
   let socketReceiver: SlackSocketModeReceiver | undefined;
   let receiver: SlackHttpReceiver | SlackSocketModeReceiver;
   if (config.appToken) {
@@ -136,66 +115,77 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     routes.set(slackEventsPath, httpReceiver.route);
     receiver = httpReceiver;
   }
+  if (config.install && options.installs) {
+    const installRoutes = createInstallRoutes({
+      install: config.install,
+      publicUrl: options.installs.publicUrl,
+      apiUrl: config.apiUrl,
+      stored: options.installs.stored,
+      logger,
+      installed: async (key) => {
+        installations.forget(key);
+        await countInstallations();
+      },
+    });
+    for (const [path, page] of installRoutes) pages.set(path, page);
+  }
+
+  async function uninstalled(body: unknown, event: unknown): Promise<void> {
+    const workspace = await workspaceOf(body).catch(() => undefined);
+    const key = uninstalledKey(body, event, workspace?.identity());
+    if (!key) return;
+    installations.forget(key);
+    if (fixed && key === fixed.identity()?.teamId) {
+      logger.error(
+        { platform: 'slack', workspace: key },
+        'Slack says Butler was removed from the workspace of SLACK_BOT_TOKEN',
+      );
+    }
+    const deactivated = await options.installs?.stored.repository.deactivate('slack', key);
+    if (deactivated)
+      logger.warn({ platform: 'slack', workspace: key }, 'Slack workspace uninstalled: its token is deleted');
+    installations.forget(key);
+    await countInstallations();
+  }
+
   const app = createBoltApp({
     receiver,
     socketMode: socketReceiver !== undefined,
-    botToken: config.botToken,
     apiUrl: config.apiUrl,
     logger,
-    identity: currentIdentity,
-    handlers,
-    feedback: createFeedbackHandlers({
-      intake,
-      api,
-      logger,
-      acknowledgeWithinMs: tuning.acknowledgeWithinMs,
-    }),
-    suggestedPrompts: createSuggestedPrompts({ api, logger, prompts: options.file.slack.suggestedPrompts }),
-    home: createAppHomeHandlers({ intake, api, logger, acknowledgeWithinMs: tuning.acknowledgeWithinMs }),
+    workspaceOf,
+    uninstalled,
   });
 
   return {
-    adapter,
+    adapter: routedSlackAdapter((workspace) => installations.forKey(workspace)),
     routes,
+    pages,
     async start() {
-      status = 'checking the bot token';
-      try {
-        identity = await api.authTest();
-      } catch (error) {
-        logger.error({ platform: 'slack', ...errorFields(error) }, 'Slack auth.test failed');
-        // Nothing answered, or Slack answered: only Slack's own refusal of the token is the token's fault.
-        const slackError = error instanceof SlackApiError ? error.slackError : 'request_failed';
-        if (slackError === 'request_failed') {
-          const host = new URL(config.apiUrl).host;
-          status = `${host} unreachable`;
-          throw new ButlerError(
-            'slack_unreachable',
-            `Slack's Web API at ${host} could not be reached (${networkReason(error)}): check the network, a proxy, or SLACK_API_URL`,
-            { cause: error },
-          );
-        }
-        status = `auth.test failed: ${slackError}`;
-        throw new ButlerError(
-          'slack_auth_failed',
-          tokenErrors.has(slackError)
-            ? `Slack refused the bot token (auth.test: ${slackError}): check SLACK_BOT_TOKEN`
-            : `Slack answered auth.test with ${slackError}`,
-          { cause: error },
+      if (fixed) {
+        status = 'checking the bot token';
+        const identity = await fixed.identify().catch((error: unknown) => {
+          status = startFailure(error, config.apiUrl, logger);
+          throw toStartError(error, config.apiUrl);
+        });
+        installations.serveFixed(fixed, identity);
+        logger.info(
+          {
+            platform: 'slack',
+            workspace: identity.teamId,
+            botUserId: identity.userId,
+            socketMode: !!socketReceiver,
+          },
+          'Slack connected',
         );
       }
+      await countInstallations();
       await app.init();
       status = socketReceiver ? 'connecting to Socket Mode' : 'starting';
       await app.start();
       status = 'ok';
-      logger.info(
-        {
-          platform: 'slack',
-          workspace: identity.teamId,
-          botUserId: identity.userId,
-          socketMode: !!socketReceiver,
-        },
-        'Slack connected',
-      );
+      if (config.install)
+        logger.info({ platform: 'slack', installations: installed }, 'Slack installs over OAuth on');
     },
     async stop() {
       status = 'stopped';
@@ -205,7 +195,36 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       if (status !== 'ok') return status;
       if (socketReceiver && socketReceiver.state !== 'connected')
         return `Socket Mode ${socketReceiver.state}`;
-      return 'ok';
+      return config.install ? `ok (${installed} installation${installed === 1 ? '' : 's'})` : 'ok';
     },
   };
+}
+
+/** What /readyz says after a failed auth.test, and the log line. */
+function startFailure(error: unknown, apiUrl: string, logger: Logger): string {
+  logger.error({ platform: 'slack', ...errorFields(error) }, 'Slack auth.test failed');
+  const slackError = error instanceof SlackApiError ? error.slackError : 'request_failed';
+  return slackError === 'request_failed'
+    ? `${new URL(apiUrl).host} unreachable`
+    : `auth.test failed: ${slackError}`;
+}
+
+/** Nothing answered, or Slack answered: only Slack's own refusal of the token is the token's fault. */
+function toStartError(error: unknown, apiUrl: string): ButlerError {
+  const slackError = error instanceof SlackApiError ? error.slackError : 'request_failed';
+  if (slackError === 'request_failed') {
+    const host = new URL(apiUrl).host;
+    return new ButlerError(
+      'slack_unreachable',
+      `Slack's Web API at ${host} could not be reached (${networkReason(error)}): check the network, a proxy, or SLACK_API_URL`,
+      { cause: error },
+    );
+  }
+  return new ButlerError(
+    'slack_auth_failed',
+    tokenErrors.has(slackError)
+      ? `Slack refused the bot token (auth.test: ${slackError}): check SLACK_BOT_TOKEN`
+      : `Slack answered auth.test with ${slackError}`,
+    { cause: error },
+  );
 }

@@ -153,6 +153,8 @@ export interface SlackApiOptions {
   rateTiers?: boolean;
   /** Hears each call's outcome by method (metrics). */
   onCall?: CallObserver | undefined;
+  /** The workspace the token belongs to, when known before auth.test (an installation): its budgets pace it. */
+  workspace?: string | undefined;
   /** This process's part of the workspace's budgets (pacing/pacer.ts), by workspace; all of them by default. */
   share?: ((workspace: string) => number) | undefined;
 }
@@ -192,7 +194,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     rejectRateLimitedCalls: true,
   });
   // One token is one installation: its budgets are the workspace's (auth.test names it before any other call).
-  let workspace = 'workspace';
+  let workspace = options.workspace ?? 'workspace';
   const { share } = options;
   const pacer = new Pacer({
     now: options.now,

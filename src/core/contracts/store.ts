@@ -3,6 +3,7 @@ import type { ConnectionRepository } from './connection-records.js';
 import type { ConversationEventRepository } from './conversation-events.js';
 import type { FeedbackRepository } from './feedback-records.js';
 import type { FileRepository } from './file-records.js';
+import type { InstallationRepository } from './installation-records.js';
 import type { ReadRepository } from './read-models.js';
 import type {
   ApprovalRepository,
@@ -116,6 +117,7 @@ export interface Store {
   reads: ReadRepository;
   connections: ConnectionRepository;
   modelSlots: ModelSlotRepository;
+  installations: InstallationRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { sessionTitle } from '../../../src/adapters/slack/agent-sessions.js';
+import { manifestBotScopes } from '../../../src/adapters/slack/manifest-scopes.js';
 import { contextChangedPlace, threadStartedPlace } from '../../../src/adapters/slack/suggested-prompts.js';
 import { fileConfigSchema } from '../../../src/config/file.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
@@ -22,6 +23,14 @@ describe('the Slack manifest', () => {
     );
     expect(manifest.settings.event_subscriptions.bot_events).toEqual(
       expect.arrayContaining(['agent_session_stopped', 'assistant_thread_started', 'app_context_changed']),
+    );
+  });
+
+  it('asks an install over OAuth for exactly its bot scopes, and hears when it is removed', () => {
+    expect(manifest.oauth_config.scopes.bot).toEqual([...manifestBotScopes]);
+    expect(manifest.oauth_config.scopes.user).toBeUndefined();
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(
+      expect.arrayContaining(['app_uninstalled', 'tokens_revoked']),
     );
   });
 });

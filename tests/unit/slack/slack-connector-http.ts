@@ -22,7 +22,7 @@ export function connectSlack(
   options: ConnectOptions = {},
 ): PlatformConnector {
   return createSlackConnector({
-    config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl },
+    config: { botToken: 'xoxb-test', signingSecret, appToken: undefined, apiUrl, install: undefined },
     file: fileConfigSchema.parse({}),
     intake,
     logger: silentLogger,

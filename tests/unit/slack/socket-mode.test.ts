@@ -27,7 +27,13 @@ beforeEach(async () => {
   fake = await startFakeSlackApi({ socketUrl: () => socket.url });
   log = recordingLogger();
   connector = createSlackConnector({
-    config: { botToken: 'xoxb-test', signingSecret: undefined, appToken: 'xapp-test', apiUrl: fake.url },
+    config: {
+      botToken: 'xoxb-test',
+      signingSecret: undefined,
+      appToken: 'xapp-test',
+      apiUrl: fake.url,
+      install: undefined,
+    },
     file: fileConfigSchema.parse({}),
     intake: core.intake,
     logger: log.logger,

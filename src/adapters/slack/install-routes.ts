@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Installation, type InstallationStore, InstallProvider } from '@slack/oauth';
+import type { SlackInstallConfig } from '../../config/types.js';
+import type { Logger } from '../../core/contracts/logger.js';
+import { escapeHtml, htmlPage, paragraph } from '../../http/html-page.js';
+import type { RouteHandler } from '../../http/server.js';
+import { type StoredInstallations, tokenContext } from './installations.js';
+import { manifestBotScopes } from './manifest-scopes.js';
+import { errorFields } from './slack-api.js';
+import { toSlackSdkLogger } from './slack-logger.js';
+
+export const slackInstallPath = '/slack/install';
+export const slackRedirectPath = '/slack/oauth_redirect';
+
+/** Why an install was not kept, in words for the person who tried it. */
+class InstallRefused extends Error {
+  override name = 'InstallRefused';
+}
+
+export interface InstallRoutesOptions {
+  install: SlackInstallConfig;
+  publicUrl: string;
+  apiUrl: string;
+  stored: StoredInstallations;
+  logger: Logger;
+  /** An installation was stored (or stored again): the connector serves it from now on. */
+  installed: (key: string) => Promise<void>;
+}
+
+/**
+ * "Add to Slack" with Bolt's `InstallProvider` (`@slack/oauth`): `GET /slack/install` answers a page with the
+ * button, whose authorize URL asks for the manifest's bot scopes with a `state` signed by SLACK_STATE_SECRET and
+ * bound to this browser by a cookie; `GET /slack/oauth_redirect` finishes the install only in the browser that
+ * started it, exchanges the code with `oauth.v2.access` (through SLACK_API_URL, 10 s) and stores the bot token
+ * sealed. Org-wide installs and rotating tokens are refused with a page that says why.
+ */
+export function createInstallRoutes(options: InstallRoutesOptions): Map<string, RouteHandler> {
+  const { stored, logger } = options;
+  const installationStore: InstallationStore = {
+    async storeInstallation(installation: Installation) {
+      const bot = installation.bot;
+      if (installation.isEnterpriseInstall || !installation.team)
+        throw new InstallRefused(
+          'Butler is installed one workspace at a time: an org-wide install is not taken.',
+        );
+      if (!bot) throw new InstallRefused('Slack gave no bot token for this install.');
+      if (bot.refreshToken !== undefined)
+        throw new InstallRefused(
+          'This app rotates its tokens, which Butler does not refresh: turn token rotation off in the app settings.',
+        );
+      const key = installation.team.id;
+      await stored.repository.save({
+        platform: 'slack',
+        key,
+        teamId: key,
+        enterpriseId: installation.enterprise?.id,
+        isEnterpriseInstall: false,
+        botUserId: bot.userId,
+        botId: bot.id,
+        scopes: bot.scopes.join(' '),
+        installerId: installation.user.id,
+        token: stored.secrets.seal(bot.token, tokenContext(key)),
+      });
+      logger.info(
+        { platform: 'slack', workspace: key, installer: installation.user.id },
+        'Slack workspace installed',
+      );
+      await options.installed(key);
+    },
+    // Bolt's authorize never reaches the provider: the connector resolves installations itself.
+    async fetchInstallation() {
+      throw new Error('installations are read by the Slack connector');
+    },
+  };
+  const provider = new InstallProvider({
+    clientId: options.install.clientId,
+    clientSecret: options.install.clientSecret,
+    stateSecret: options.install.stateSecret,
+    installationStore,
+    directInstall: false,
+    renderHtmlForInstallPath: (url) =>
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Add Butler to Slack</title>` +
+      `<body style="font:16px system-ui;max-width:36em;margin:4em auto;padding:0 1em"><h1 style="font-size:1.3em">Add Butler to Slack</h1>` +
+      `<p><a href="${escapeHtml(url)}">Add to Slack</a></p></body></html>`,
+    logger: toSlackSdkLogger(logger),
+    clientOptions: { slackApiUrl: options.apiUrl, timeout: 10_000, retryConfig: { retries: 0 } },
+    installUrlOptions: {
+      scopes: [...manifestBotScopes],
+      redirectUri: `${options.publicUrl}${slackRedirectPath}`,
+    },
+  });
+
+  const installPage: RouteHandler = async (request, response) => {
+    if (request.method !== 'GET') return htmlPage(response, 405, 'Not allowed', paragraph('Open this page.'));
+    await provider.handleInstallPath(request, response);
+  };
+
+  const redirect: RouteHandler = async (request, response) => {
+    if (request.method !== 'GET')
+      return htmlPage(response, 405, 'Not allowed', paragraph('Only Slack sends the browser back here.'));
+    await provider.handleCallback(request, response, {
+      success: (_installation, _options, _request: IncomingMessage, page: ServerResponse) =>
+        htmlPage(
+          page,
+          200,
+          'Butler is installed',
+          paragraph('Mention @Butler in a channel, or send it a direct message. You can close this tab.'),
+        ),
+      failure: (error, _options, _request: IncomingMessage, page: ServerResponse) => {
+        const refused = error instanceof InstallRefused;
+        logger.warn({ platform: 'slack', ...errorFields(error) }, 'Slack install not completed');
+        htmlPage(
+          page,
+          refused ? 409 : 400,
+          'Butler was not installed',
+          paragraph(
+            refused
+              ? error.message
+              : 'This install could not be completed (it may have been started in another browser, or expired). Start again from the install page.',
+          ),
+        );
+      },
+    });
+  };
+
+  return new Map([
+    [slackInstallPath, installPage],
+    [slackRedirectPath, redirect],
+  ]);
+}

@@ -1,0 +1,91 @@
+import type { SecretBox } from '../../core/connections/secret-box.js';
+import type { InstallationRepository } from '../../core/contracts/installation-records.js';
+import type { BotIdentity } from './normalize.js';
+import { createSlackWorkspace, type SlackWorkspace, type WorkspaceContext } from './workspace.js';
+
+/** Installations sealed in the database, and the key that opens them. */
+export interface StoredInstallations {
+  repository: InstallationRepository;
+  secrets: SecretBox;
+}
+
+/** What a sealed bot token is bound to: a row's ciphertext copied into another row does not open there. */
+export const tokenContext = (key: string) => `slack installation ${key}`;
+
+/** How long a process trusts what it read of an installation before reading it again (another process may
+ * have seen it uninstalled, or re-installed with a new token). */
+const recheckMs = 60_000;
+
+interface Loaded {
+  workspace: SlackWorkspace;
+  sealed: string;
+  checkedAt: number;
+}
+
+/**
+ * The installations Butler serves, each with parts of its own (workspace.ts): the bot token's workspace (one
+ * token, `SLACK_BOT_TOKEN`) and those installed over OAuth, read from the database when first needed. A key is
+ * a team `T…` (org-wide installs are not taken: install-routes.ts refuses them).
+ */
+export class SlackInstallations {
+  private fixed: { key: string; enterpriseId: string | undefined; workspace: SlackWorkspace } | undefined;
+  private readonly loaded = new Map<string, Loaded>();
+
+  constructor(
+    private readonly context: WorkspaceContext,
+    private readonly stored: StoredInstallations | undefined,
+  ) {}
+
+  /** The bot token's workspace, once auth.test named it. */
+  serveFixed(workspace: SlackWorkspace, identity: BotIdentity): void {
+    this.fixed = { key: identity.teamId, enterpriseId: identity.enterpriseId, workspace };
+  }
+
+  /** The installation for `key`, or undefined when Butler is not (or no longer) installed there. */
+  async forKey(key: string): Promise<SlackWorkspace | undefined> {
+    const { fixed } = this;
+    if (fixed && (key === fixed.key || key === fixed.enterpriseId)) return fixed.workspace;
+    if (!this.stored) return undefined;
+    const now = this.context.now();
+    const known = this.loaded.get(key);
+    if (known && now - known.checkedAt < recheckMs) return known.workspace;
+    const record = await this.stored.repository.get('slack', key);
+    if (!record?.token || record.uninstalledAt) {
+      this.loaded.delete(key);
+      return undefined;
+    }
+    if (known && known.sealed === record.token.value) {
+      known.checkedAt = now;
+      return known.workspace;
+    }
+    const token = this.stored.secrets.open(record.token, tokenContext(key));
+    const workspace = createSlackWorkspace(this.context, token, {
+      userId: record.botUserId,
+      botId: record.botId,
+      teamId: record.teamId ?? key,
+      ...(record.enterpriseId ? { enterpriseId: record.enterpriseId } : {}),
+    });
+    this.loaded.set(key, { workspace, sealed: record.token.value, checkedAt: now });
+    return workspace;
+  }
+
+  async serves(key: string): Promise<boolean> {
+    return (await this.forKey(key)) !== undefined;
+  }
+
+  /** Uninstalled or revoked: forgotten here at once (other processes within a minute). */
+  forget(key: string): void {
+    this.loaded.delete(key);
+  }
+
+  /** How many workspaces Butler serves now, for /readyz. */
+  async count(): Promise<number> {
+    const stored = this.stored ? await this.stored.repository.list('slack') : [];
+    const active = stored
+      .filter((record) => record.token && !record.uninstalledAt)
+      .map((record) => record.key);
+    const keys = new Set(active);
+    if (this.fixed) keys.add(this.fixed.key);
+    return keys.size;
+  }
+}

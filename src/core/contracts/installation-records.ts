@@ -1,0 +1,47 @@
+import type { Platform } from './events.js';
+
+/** A sealed secret as stored: the ciphertext and the id of the key that sealed it (secret-box.ts). */
+export interface SealedSecret {
+  keyId: string;
+  value: string;
+}
+
+/**
+ * A workspace Butler was installed in over OAuth: who Butler is there, what the install granted, and its bot
+ * token, sealed (never readable without BUTLER_SECRET_KEY). `token` is undefined once uninstalled.
+ */
+export interface InstallationRecord {
+  platform: Platform;
+  /** As the platform keys an installation (Slack: `T…`, or `E…` for an org-wide install). */
+  key: string;
+  teamId: string | undefined;
+  enterpriseId: string | undefined;
+  isEnterpriseInstall: boolean;
+  botUserId: string;
+  botId: string;
+  scopes: string;
+  installerId: string | undefined;
+  token: SealedSecret | undefined;
+  installedAt: Date;
+  uninstalledAt: Date | undefined;
+  lastError: string | undefined;
+}
+
+export type NewInstallation = Omit<
+  InstallationRecord,
+  'installedAt' | 'uninstalledAt' | 'lastError' | 'token'
+> & {
+  token: SealedSecret;
+};
+
+export interface InstallationRepository {
+  /** Stores an install, or a re-install over an earlier one: active again, the new token, no last error. */
+  save(installation: NewInstallation): Promise<void>;
+  get(platform: Platform, key: string): Promise<InstallationRecord | undefined>;
+  /** Every installation of `platform`, uninstalled ones included, oldest first. */
+  list(platform: Platform): Promise<InstallationRecord[]>;
+  /** Uninstalled or revoked: the token is deleted. False when it was not active. */
+  deactivate(platform: Platform, key: string): Promise<boolean>;
+  /** The platform refused the token: kept until the next install. */
+  noteError(platform: Platform, key: string, error: string): Promise<void>;
+}

@@ -1,0 +1,101 @@
+/**
+ * Slack's OAuth v2 for the fake Slack (fake-slack-api.ts): `oauth.v2.access` turns a code the test issued (as
+ * Slack would after a person approved the install) into that workspace's own bot token, once, for the right
+ * client and redirect URI; `auth.test` then answers for each issued token as the workspace it belongs to.
+ * Docs: docs.slack.dev/reference/methods/oauth.v2.access and auth.test.
+ */
+
+type Answer = Record<string, unknown>;
+
+export interface FakeWorkspaceInstall {
+  teamId: string;
+  teamName?: string;
+  botUserId: string;
+  botId: string;
+  /** The person who approved the install. */
+  installerId: string;
+  enterpriseId?: string;
+  /** An org-wide install (Enterprise Grid): `team` is null. */
+  isEnterpriseInstall?: boolean;
+  /** Token rotation on: a refresh token and expiry come with the bot token. */
+  rotating?: boolean;
+}
+
+export interface FakeSlackOAuth {
+  clientId: string;
+  clientSecret: string;
+  /** The redirect URI the app is configured with; a code is exchanged only with it. */
+  redirectUri: string;
+  /** A code Slack would send the browser back with, for `install`; each code works once. */
+  issueCode(install: FakeWorkspaceInstall): string;
+  /** The bot token issued to `teamId`'s last install. */
+  tokenOf(teamId: string): string | undefined;
+}
+
+export function createFakeSlackOAuth() {
+  const codes = new Map<string, FakeWorkspaceInstall>();
+  const tokens = new Map<string, FakeWorkspaceInstall>();
+  let issued = 0;
+  const oauth: FakeSlackOAuth = {
+    clientId: '1111.2222',
+    clientSecret: 'fake-client-secret',
+    redirectUri: 'https://butler.example.com/slack/oauth_redirect',
+    issueCode(install) {
+      issued += 1;
+      const code = `code-${issued}`;
+      codes.set(code, install);
+      return code;
+    },
+    tokenOf: (teamId) => [...tokens].filter(([, install]) => install.teamId === teamId).at(-1)?.[0],
+  };
+
+  function access(args: Record<string, unknown>, basic: string | undefined): Answer {
+    const [clientId, clientSecret] = basic
+      ? Buffer.from(basic, 'base64').toString('utf8').split(':')
+      : [args.client_id, args.client_secret];
+    if (clientId !== oauth.clientId || clientSecret !== oauth.clientSecret)
+      return { ok: false, error: 'invalid_client_id' };
+    const install = typeof args.code === 'string' ? codes.get(args.code) : undefined;
+    if (!install) return { ok: false, error: 'invalid_code' };
+    codes.delete(args.code as string);
+    if (args.redirect_uri !== oauth.redirectUri) return { ok: false, error: 'bad_redirect_uri' };
+    issued += 1;
+    const token = `xoxb-${install.teamId}-${issued}`;
+    tokens.set(token, install);
+    return {
+      ok: true,
+      access_token: token,
+      token_type: 'bot',
+      scope: 'app_mentions:read,chat:write',
+      bot_user_id: install.botUserId,
+      app_id: 'A0BUTLER',
+      team: install.isEnterpriseInstall
+        ? null
+        : { id: install.teamId, name: install.teamName ?? install.teamId },
+      enterprise: install.enterpriseId ? { id: install.enterpriseId, name: 'Org' } : null,
+      is_enterprise_install: install.isEnterpriseInstall ?? false,
+      authed_user: { id: install.installerId },
+      ...(install.rotating ? { refresh_token: `xoxe-${issued}`, expires_in: 43_200 } : {}),
+    };
+  }
+
+  return {
+    oauth,
+    /** `auth.test` for a token this room issued, or undefined for another. */
+    authTest(token: string | undefined): Answer | undefined {
+      const install = token ? tokens.get(token) : undefined;
+      if (!install) return undefined;
+      return {
+        ok: true,
+        url: `https://${install.teamId.toLowerCase()}.slack.com/`,
+        team: install.teamName ?? install.teamId,
+        user: 'butler',
+        team_id: install.teamId,
+        user_id: install.botUserId,
+        bot_id: install.botId,
+        is_enterprise_install: install.isEnterpriseInstall ?? false,
+      };
+    },
+    access,
+  };
+}

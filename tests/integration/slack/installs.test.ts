@@ -1,0 +1,271 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TestButler } from '../../helpers/butler-app.js';
+import { dumpDatabase } from '../../helpers/database-dump.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
+import type { FakeWorkspaceInstall } from '../../helpers/fake-slack-oauth.js';
+import { serviceTools } from '../../helpers/platform-butler.js';
+import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import {
+  appMention,
+  asForm,
+  asJson,
+  blockActions,
+  envelope,
+  postToSlack,
+} from '../../unit/slack/payloads.js';
+import { freshTs, startSlackButler } from './slack-butler.js';
+
+// Butler installed over OAuth ("Add to Slack") in two workspaces, with no SLACK_BOT_TOKEN: each workspace's
+// events are answered with that workspace's own token, the same channel and user ids in both stay two
+// conversations, and a workspace that removes Butler is no longer served until it installs it again.
+
+const teamA: FakeWorkspaceInstall = {
+  teamId: 'T0AAAAAAA',
+  botUserId: 'U0BOTA',
+  botId: 'B0BOTA',
+  installerId: 'U0ADMINA',
+};
+const teamB: FakeWorkspaceInstall = {
+  teamId: 'T0BBBBBBB',
+  botUserId: 'U0BOTB',
+  botId: 'B0BOTB',
+  installerId: 'U0ADMINB',
+};
+
+let fake: FakeSlackApi;
+let model: FakeModelServer;
+let tools: ToolServer;
+let app: TestButler;
+let slackUrl: string;
+
+beforeAll(async () => {
+  fake = await startFakeSlackApi();
+  model = await startFakeModelServer();
+  tools = await startToolServer();
+  app = await startSlackButler(fake, model, tools, {
+    env: {
+      SLACK_BOT_TOKEN: '',
+      SLACK_CLIENT_ID: fake.oauth.clientId,
+      SLACK_CLIENT_SECRET: fake.oauth.clientSecret,
+      SLACK_STATE_SECRET: 'state-secret-for-tests',
+      BUTLER_PUBLIC_URL: 'https://butler.example.com',
+      BUTLER_SECRET_KEY: randomBytes(32).toString('base64'),
+    },
+    // Olga approves in workspace A only: her member id in B is somebody else's, and B has no approver.
+    config: { approvers: { slack: [`${teamA.teamId}/U0OLGA`] }, tools: serviceTools(tools) },
+  });
+  slackUrl = `${app.url}/slack/events`;
+});
+afterAll(async () => {
+  await app?.close();
+  await model.close();
+  await tools.close();
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+  model.reset();
+  tools.requests.length = 0;
+});
+
+/** Opens the install page as a browser would: the authorize URL it links to, and the state cookie it set. */
+async function openInstallPage() {
+  const page = await fetch(`${app.url}/slack/install`);
+  expect(page.status).toBe(200);
+  const link = (await page.text()).match(/<a href="([^"]+)"/)?.[1] ?? '';
+  const href = link.replace(/&#(\d+);/g, (_entity, code: string) => String.fromCharCode(Number(code)));
+  const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  return { authorize: new URL(href), cookie };
+}
+
+/** Slack sends the browser back with a code for `team`; `cookie` is what that browser carries. */
+async function comeBack(team: FakeWorkspaceInstall, state: string, cookie: string) {
+  const code = fake.oauth.issueCode(team);
+  const query = new URLSearchParams({ code, state });
+  return fetch(`${app.url}/slack/oauth_redirect?${query}`, { headers: cookie ? { cookie } : {} });
+}
+
+async function install(team: FakeWorkspaceInstall) {
+  const { authorize, cookie } = await openInstallPage();
+  return comeBack(team, authorize.searchParams.get('state') ?? '', cookie);
+}
+
+/** `user` mentions Butler in `channel` of `team`, as that workspace's Events API delivers it. */
+function mention(team: FakeWorkspaceInstall, text: string, ts = freshTs()) {
+  const event = { ...appMention({ ts, text: `<@${team.botUserId}> ${text}` }), team: team.teamId };
+  const authorization = { enterprise_id: null, team_id: team.teamId, user_id: team.botUserId, is_bot: true };
+  const body = envelope(event, {
+    team_id: team.teamId,
+    context_team_id: team.teamId,
+    authorizations: [authorization],
+  });
+  return postToSlack(slackUrl, asJson(body));
+}
+
+const tokensUsed = () => new Set(fake.calls.map((call) => call.token));
+
+describe('Slack installs over OAuth', () => {
+  it('links "Add to Slack" to the manifest scopes, with a state bound to the browser', async () => {
+    const { authorize, cookie } = await openInstallPage();
+    expect(`${authorize.origin}${authorize.pathname}`).toBe('https://slack.com/oauth/v2/authorize');
+    expect(authorize.searchParams.get('client_id')).toBe(fake.oauth.clientId);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(fake.oauth.redirectUri);
+    expect(authorize.searchParams.get('scope')?.split(',')).toEqual(
+      expect.arrayContaining(['chat:write', 'users:read']),
+    );
+    expect(cookie).toMatch(/^slack-app-oauth-state=.+/);
+    // Ready with no installation yet, and saying how many there are.
+    const readiness = await fetch(`${app.url}/readyz`);
+    expect(readiness.status).toBe(200);
+    const ready = (await readiness.json()) as { checks: Record<string, string> };
+    expect(ready.checks.slack).toMatch(/^ok \(\d+ installations?\)$/);
+  });
+
+  it('completes an install only in the browser that started it', async () => {
+    const { authorize } = await openInstallPage();
+    const other = await openInstallPage();
+    // The state of one browser's page, brought back by a browser holding another page's cookie, or none.
+    for (const cookie of [other.cookie, '']) {
+      const response = await comeBack(teamA, authorize.searchParams.get('state') ?? '', cookie);
+      expect(response.status).toBe(400);
+      expect(await response.text()).toContain('Butler was not installed');
+    }
+    expect(fake.callsTo('oauth.v2.access')).toHaveLength(0);
+    expect(fake.oauth.tokenOf(teamA.teamId)).toBeUndefined();
+  });
+
+  it('answers two workspaces, each with its own token, the same channel and person kept apart', async () => {
+    for (const team of [teamA, teamB]) {
+      const response = await install(team);
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('Butler is installed');
+    }
+    const tokenA = fake.oauth.tokenOf(teamA.teamId);
+    const tokenB = fake.oauth.tokenOf(teamB.teamId);
+    const ready = (await (await fetch(`${app.url}/readyz`)).json()) as { checks: Record<string, string> };
+    expect(ready.checks.slack).toBe('ok (2 installations)');
+
+    fake.reset();
+    model.enqueue({ text: 'Deploys are frozen in A.' });
+    expect((await mention(teamA, 'the secret plan of team A is to freeze deploys')).status).toBe(200);
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+    expect(tokensUsed()).toEqual(new Set([tokenA]));
+
+    fake.reset();
+    model.enqueue({ text: 'Hello B.' });
+    // The same channel id (C0GENERAL) and person (U0ALICE), in the other workspace.
+    expect((await mention(teamB, 'what did I say before?')).status).toBe(200);
+    await app.settle();
+    expect(model.requests).toHaveLength(2);
+    expect(tokensUsed()).toEqual(new Set([tokenB]));
+    expect(JSON.stringify(model.requests[1]?.messages)).not.toContain('secret plan');
+
+    // No bot token is readable in the database.
+    const dump = await dumpDatabase(app);
+    for (const token of [tokenA, tokenB]) expect(dump).not.toContain(token);
+  });
+
+  it('stops answering a workspace that removed Butler, and answers it again once it is installed again', async () => {
+    for (const team of [teamA, teamB]) if (!fake.oauth.tokenOf(team.teamId)) await install(team);
+    const uninstalled = envelope(
+      { type: 'app_uninstalled', event_ts: freshTs() },
+      { team_id: teamB.teamId, context_team_id: teamB.teamId, authorizations: undefined },
+    );
+    expect((await postToSlack(slackUrl, asJson(uninstalled))).status).toBe(200);
+    const ready = (await (await fetch(`${app.url}/readyz`)).json()) as { checks: Record<string, string> };
+    expect(ready.checks.slack).toBe('ok (1 installation)');
+
+    fake.reset();
+    expect((await mention(teamB, 'are you there?')).status).toBe(200);
+    await app.settle();
+    expect(model.requests).toHaveLength(0);
+    expect(fake.calls).toHaveLength(0);
+
+    model.enqueue({ text: 'Still here for A.' });
+    await mention(teamA, 'are you there?');
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+
+    expect((await install(teamB)).status).toBe(200);
+    fake.reset();
+    model.enqueue({ text: 'Back in B.' });
+    await mention(teamB, 'are you back?');
+    await app.settle();
+    expect(model.requests).toHaveLength(2);
+    expect(tokensUsed()).toEqual(new Set([fake.oauth.tokenOf(teamB.teamId)]));
+  });
+
+  it("decides a card only by its own workspace's approvers, whatever member id a click carries", async () => {
+    for (const team of [teamA, teamB]) if (!fake.oauth.tokenOf(team.teamId)) await install(team);
+    /** A restart asked in `team`: its card's ts, thread and approval id. */
+    async function askRestart(team: FakeWorkspaceInstall) {
+      model.enqueue({
+        toolCalls: [{ id: `call_${team.teamId}`, name: 'restart_service', arguments: '{"service":"api"}' }],
+      });
+      const threadTs = freshTs();
+      await mention(team, 'restart api', threadTs);
+      await app.settle();
+      const card = fake
+        .callsTo('chat.postMessage')
+        .filter((call) => call.token === fake.oauth.tokenOf(team.teamId))
+        .find((call) => JSON.stringify(call.args.blocks ?? '').includes('butler_approve'));
+      const approvalId = JSON.stringify(card?.args.blocks).match(/"value":"([0-9a-f-]{36})"/)?.[1] ?? '';
+      const cardTs =
+        [...fake.messages.values()].find((message) => message.blocks === card?.args.blocks)?.ts ?? '';
+      return { threadTs, cardTs, approvalId, shown: JSON.stringify(card?.args.blocks) };
+    }
+    const click = (team: FakeWorkspaceInstall, asked: Awaited<ReturnType<typeof askRestart>>) => {
+      const body = blockActions({
+        approvalId: asked.approvalId,
+        actionId: 'butler_approve',
+        messageTs: asked.cardTs,
+        threadTs: asked.threadTs,
+        user: { id: 'U0OLGA', name: 'olga' },
+      });
+      const fromTeam = {
+        ...body,
+        team: { id: team.teamId, domain: 'x' },
+        user: { ...body.user, team_id: team.teamId },
+      };
+      return postToSlack(slackUrl, asForm(fromTeam));
+    };
+
+    const inB = await askRestart(teamB);
+    expect(inB.shown).toContain('no approver is configured');
+    expect((await click(teamB, inB)).status).toBe(200);
+    await fake.waitFor(() => fake.callsTo('chat.postEphemeral')[0]);
+    await app.settle();
+    expect(tools.requests).toHaveLength(0);
+    expect(fake.callsTo('chat.postEphemeral')[0]?.token).toBe(fake.oauth.tokenOf(teamB.teamId));
+
+    const inA = await askRestart(teamA);
+    // Olga's member id in B opens Butler's Home there: nothing of A's shows, neither A's card nor A's threads.
+    const opened = envelope(
+      { type: 'app_home_opened', user: 'U0OLGA', channel: 'D0HOME', tab: 'home', event_ts: freshTs() },
+      { team_id: teamB.teamId, context_team_id: teamB.teamId, authorizations: undefined },
+    );
+    await postToSlack(slackUrl, asJson(opened));
+    const page = await fake.waitFor(() => fake.home.current('U0OLGA'));
+    expect(fake.callsTo('views.publish').at(-1)?.token).toBe(fake.oauth.tokenOf(teamB.teamId));
+    expect(JSON.stringify(page.view)).not.toContain(inA.approvalId);
+    expect(JSON.stringify(page.view)).not.toContain('secret plan');
+    model.enqueue({ text: 'Restarted.' });
+    expect((await click(teamA, inA)).status).toBe(200);
+    await fake.waitFor(() => tools.requests.length === 1 || undefined);
+    await app.settle();
+    expect(tools.requests).toHaveLength(1);
+  });
+
+  it('refuses an org-wide install and a rotating token with a page that says why', async () => {
+    const org = { ...teamA, teamId: 'T0ORG0000', enterpriseId: 'E0ORG', isEnterpriseInstall: true };
+    const orgWide = await install(org);
+    expect(orgWide.status).toBe(409);
+    expect(await orgWide.text()).toContain('one workspace at a time');
+    const rotating = await install({ ...teamA, teamId: 'T0ROTATE0', rotating: true });
+    expect(rotating.status).toBe(409);
+    expect(await rotating.text()).toContain('token rotation');
+  });
+});
