@@ -13,6 +13,7 @@ import { SlackInstallations, type StoredInstallations } from './installations.js
 import { defaultReplyTuning } from './reply-format.js';
 import { routedSlackAdapter } from './routed-adapter.js';
 import { errorFields, SlackApiError } from './slack-api.js';
+import { tokenRefusals } from './slack-api-error.js';
 import { SlackSocketModeReceiver } from './socket-mode-receiver.js';
 import { uninstalledKey } from './uninstall.js';
 import { createSlackWorkspace, type SlackTuning, type SlackWorkspace } from './workspace.js';
@@ -34,15 +35,6 @@ export interface SlackConnectorOptions {
   /** Installs over OAuth (`config.install`): where installations are kept, sealed, and Butler's public URL. */
   installs?: { stored: StoredInstallations; publicUrl: string };
 }
-
-/** Slack's answers that say the bot token itself is wrong. */
-const tokenErrors = new Set([
-  'invalid_auth',
-  'not_authed',
-  'account_inactive',
-  'token_revoked',
-  'token_expired',
-]);
 
 /**
  * Slack for Butler: over HTTP (`POST /slack/events`, signed) or, with `config.appToken`, over Socket Mode (no
@@ -78,12 +70,16 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     throw new ConfigError([
       { variable: 'SLACK_CLIENT_ID', message: 'installs need BUTLER_SECRET_KEY and BUTLER_PUBLIC_URL' },
     ]);
-  const installations = new SlackInstallations(context, options.installs?.stored);
+  const installations = new SlackInstallations(
+    context,
+    options.installs?.stored,
+    () => void countInstallations(),
+  );
   const fixed = config.botToken ? createSlackWorkspace(context, config.botToken) : undefined;
   let status = 'not started';
-  let installed = 0;
+  let health = { served: 0, refused: 0 };
   const countInstallations = async () => {
-    installed = await installations.count().catch(() => installed);
+    health = await installations.health().catch(() => health);
   };
 
   const gate = new InstallationGate({ serves: (key) => installations.serves(key), logger, now });
@@ -185,7 +181,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       await app.start();
       status = 'ok';
       if (config.install)
-        logger.info({ platform: 'slack', installations: installed }, 'Slack installs over OAuth on');
+        logger.info({ platform: 'slack', installations: health.served }, 'Slack installs over OAuth on');
     },
     async stop() {
       status = 'stopped';
@@ -195,7 +191,10 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       if (status !== 'ok') return status;
       if (socketReceiver && socketReceiver.state !== 'connected')
         return `Socket Mode ${socketReceiver.state}`;
-      return config.install ? `ok (${installed} installation${installed === 1 ? '' : 's'})` : 'ok';
+      if (!config.install) return 'ok';
+      const { served, refused } = health;
+      const refusing = refused > 0 ? `, ${refused} refusing its token: install again` : '';
+      return `ok (${served} installation${served === 1 ? '' : 's'}${refusing})`;
     },
   };
 }
@@ -222,7 +221,7 @@ function toStartError(error: unknown, apiUrl: string): ButlerError {
   }
   return new ButlerError(
     'slack_auth_failed',
-    tokenErrors.has(slackError)
+    tokenRefusals.has(slackError)
       ? `Slack refused the bot token (auth.test: ${slackError}): check SLACK_BOT_TOKEN`
       : `Slack answered auth.test with ${slackError}`,
     { cause: error },

@@ -34,6 +34,8 @@ export class SlackInstallations {
   constructor(
     private readonly context: WorkspaceContext,
     private readonly stored: StoredInstallations | undefined,
+    /** An installation's health changed (its token refused): /readyz reads it again. */
+    private readonly changed: () => void = () => {},
   ) {}
 
   /** The bot token's workspace, once auth.test named it. */
@@ -50,7 +52,9 @@ export class SlackInstallations {
     const known = this.loaded.get(key);
     if (known && now - known.checkedAt < recheckMs) return known.workspace;
     const record = await this.stored.repository.get('slack', key);
-    if (!record?.token || record.uninstalledAt) {
+    // A token Slack refused stays refused (its workspace was deleted or its app removed): not served until the
+    // workspace installs Butler again, rather than every turn failing the same way.
+    if (!record?.token || record.uninstalledAt || record.lastError) {
       this.loaded.delete(key);
       return undefined;
     }
@@ -59,12 +63,15 @@ export class SlackInstallations {
       return known.workspace;
     }
     const token = this.stored.secrets.open(record.token, tokenContext(key));
-    const workspace = createSlackWorkspace(this.context, token, {
+    const identity = {
       userId: record.botUserId,
       botId: record.botId,
       teamId: record.teamId ?? key,
       ...(record.enterpriseId ? { enterpriseId: record.enterpriseId } : {}),
-    });
+    };
+    const workspace = createSlackWorkspace(this.context, token, identity, (slackError) =>
+      this.refused(key, slackError),
+    );
     this.loaded.set(key, { workspace, sealed: record.token.value, checkedAt: now });
     return workspace;
   }
@@ -78,14 +85,25 @@ export class SlackInstallations {
     this.loaded.delete(key);
   }
 
-  /** How many workspaces Butler serves now, for /readyz. */
-  async count(): Promise<number> {
+  /** How many workspaces Butler serves now, and how many installed ones have a token Slack refused (/readyz). */
+  async health(): Promise<{ served: number; refused: number }> {
     const stored = this.stored ? await this.stored.repository.list('slack') : [];
-    const active = stored
-      .filter((record) => record.token && !record.uninstalledAt)
-      .map((record) => record.key);
-    const keys = new Set(active);
+    const installed = stored.filter((record) => record.token && !record.uninstalledAt);
+    const keys = new Set(installed.filter((record) => !record.lastError).map((record) => record.key));
     if (this.fixed) keys.add(this.fixed.key);
-    return keys.size;
+    return { served: keys.size, refused: installed.filter((record) => record.lastError).length };
+  }
+
+  /** Slack refused the installation's token: marked so (for /readyz, and every process) and no longer served. */
+  private refused(key: string, slackError: string): void {
+    this.loaded.delete(key);
+    const { logger } = this.context;
+    logger.warn({ platform: 'slack', workspace: key, slackError }, 'Slack refused an installation’s token');
+    this.stored?.repository.noteError('slack', key, slackError).then(this.changed, (error: unknown) => {
+      logger.warn(
+        { platform: 'slack', workspace: key, err: error },
+        'could not mark the installation refused',
+      );
+    });
   }
 }

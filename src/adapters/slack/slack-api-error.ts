@@ -13,6 +13,15 @@ export class SlackApiError extends ButlerError {
   }
 }
 
+/** Slack's answers that say the bot token itself is wrong: revoked, expired, or its workspace gone. */
+export const tokenRefusals: ReadonlySet<string> = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+]);
+
 export function toSlackApiError(method: string, error: unknown): SlackApiError {
   if (error instanceof SlackApiError) return error;
   const record = isRecord(error) ? error : {};

@@ -16,7 +16,7 @@ import { listedMessages, type SlackThreadMessage, stringField } from './listed-m
 import type { BotIdentity } from './normalize.js';
 import { isRecord } from './parse.js';
 import { type SharedSlackMethod, slackLane } from './rate-tiers.js';
-import { SlackApiError, toSlackApiError } from './slack-api-error.js';
+import { SlackApiError, tokenRefusals, toSlackApiError } from './slack-api-error.js';
 import { toSlackSdkLogger } from './slack-logger.js';
 
 export type { SlackThreadMessage } from './listed-messages.js';
@@ -153,6 +153,8 @@ export interface SlackApiOptions {
   rateTiers?: boolean;
   /** Hears each call's outcome by method (metrics). */
   onCall?: CallObserver | undefined;
+  /** Slack refused the token itself (`invalid_auth`, `account_inactive`…): the installation is unhealthy. */
+  onTokenRefused?: ((slackError: string) => void) | undefined;
   /** The workspace the token belongs to, when known before auth.test (an installation): its budgets pace it. */
   workspace?: string | undefined;
   /** This process's part of the workspace's budgets (pacing/pacer.ts), by workspace; all of them by default. */
@@ -208,8 +210,14 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
   const laneOf = (method: string, args: Record<string, unknown>) => slackLane(workspace, method, args, tiers);
 
   const send = async (method: string, args: Record<string, unknown>) => {
-    const result: unknown = await client.apiCall(method, args);
-    return isRecord(result) ? result : {};
+    try {
+      const result: unknown = await client.apiCall(method, args);
+      return isRecord(result) ? result : {};
+    } catch (error) {
+      const { slackError } = toSlackApiError(method, error);
+      if (tokenRefusals.has(slackError)) options.onTokenRefused?.(slackError);
+      throw error;
+    }
   };
 
   async function call(

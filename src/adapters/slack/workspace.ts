@@ -55,6 +55,7 @@ export function createSlackWorkspace(
   context: WorkspaceContext,
   token: string,
   known?: BotIdentity,
+  onTokenRefused?: (slackError: string) => void,
 ): SlackWorkspace {
   const { intake, logger, tuning, hooks } = context;
   const { shareOf } = hooks;
@@ -67,6 +68,7 @@ export function createSlackWorkspace(
     minRetryDelayMs: tuning.minRetryDelayMs,
     rateTiers: tuning.rateTiers,
     onCall: hooks.onApiCall,
+    onTokenRefused,
     ...(known ? { workspace: known.teamId } : {}),
     ...(shareOf ? { share: (workspace: string) => shareOf(`slack:${workspace}`) } : {}),
   });

@@ -7,6 +7,7 @@ import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-a
 import type { FakeWorkspaceInstall } from '../../helpers/fake-slack-oauth.js';
 import { serviceTools } from '../../helpers/platform-butler.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
+import { waitForAsync } from '../../helpers/wait-for.js';
 import {
   appMention,
   asForm,
@@ -257,6 +258,38 @@ describe('Slack installs over OAuth', () => {
     await fake.waitFor(() => tools.requests.length === 1 || undefined);
     await app.settle();
     expect(tools.requests).toHaveLength(1);
+  });
+
+  it('marks a workspace whose token Slack refuses, serves it no more, and serves it again once it installs again', async () => {
+    const teamC: FakeWorkspaceInstall = {
+      teamId: 'T0CCCCCCC',
+      botUserId: 'U0BOTC',
+      botId: 'B0BOTC',
+      installerId: 'U0ADMINC',
+    };
+    await install(teamC);
+    // The workspace was deleted on Slack's side: every call with its token answers account_inactive.
+    fake.failNext('chat.startStream', { error: 'account_inactive' });
+    fake.failNext('chat.postMessage', { error: 'account_inactive' }, 3);
+    model.enqueue({ text: 'Nobody will read this.' });
+    await mention(teamC, 'hello?');
+    await app.settle();
+    const readiness = async () =>
+      ((await (await fetch(`${app.url}/readyz`)).json()) as { checks: Record<string, string> }).checks.slack;
+    await waitForAsync(async () => (await readiness())?.includes('1 refusing its token') || undefined);
+
+    fake.reset();
+    await mention(teamC, 'anyone?');
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+    expect(fake.calls).toHaveLength(0);
+
+    await install(teamC);
+    expect(await readiness()).not.toContain('refusing');
+    model.enqueue({ text: 'Back.' });
+    await mention(teamC, 'back?');
+    await app.settle();
+    expect(model.requests).toHaveLength(2);
   });
 
   it('refuses an org-wide install and a rotating token with a page that says why', async () => {
