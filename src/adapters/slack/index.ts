@@ -120,6 +120,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       logger,
       installed: async (key) => {
         installations.forget(key);
+        await intake.workspaceInstalled('slack', key);
         await countInstallations();
       },
     });
@@ -130,7 +131,6 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     const workspace = await workspaceOf(body).catch(() => undefined);
     const key = uninstalledKey(body, event, workspace?.identity());
     if (!key) return;
-    installations.forget(key);
     if (fixed && key === fixed.identity()?.teamId) {
       logger.error(
         { platform: 'slack', workspace: key },
@@ -138,6 +138,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       );
     }
     const deactivated = await options.installs?.stored.repository.deactivate('slack', key);
+    await intake.workspaceRemoved('slack', key);
     if (deactivated)
       logger.warn({ platform: 'slack', workspace: key }, 'Slack workspace uninstalled: its token is deleted');
     installations.forget(key);

@@ -249,4 +249,10 @@ export interface ButlerIntake {
   recordFeedback(input: FeedbackInput): Promise<FeedbackResult>;
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
+  /**
+   * Butler was removed from `workspace` (Slack's app_uninstalled): its scheduled tasks pause, they do not fail or
+   * vanish. `installed` resumes what this paused (Butler added there again).
+   */
+  workspaceRemoved(platform: Platform, workspace: string): Promise<void>;
+  workspaceInstalled(platform: Platform, workspace: string): Promise<void>;
 }

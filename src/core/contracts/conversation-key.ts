@@ -15,6 +15,11 @@ export function encodeConversationKey(address: ConversationAddress): string {
   return [address.platform, address.workspace, address.channel, address.thread].map(encodePart).join(':');
 }
 
+/** What the keys of every conversation of a workspace start with. */
+export function workspaceKeyPrefix(platform: Platform, workspace: string): string {
+  return `${[platform, workspace].map(encodePart).join(':')}:`;
+}
+
 /** What the keys of every thread of the address's channel start with. */
 export function channelKeyPrefix(address: ConversationAddress): string {
   return `${[address.platform, address.workspace, address.channel].map(encodePart).join(':')}:`;

@@ -107,6 +107,13 @@ export interface ScheduleRepository {
     change: { status: ScheduleStatus; note: string | null; nextRunAt: Date | null },
     from: readonly ScheduleStatus[],
   ): Promise<ScheduleRecord | undefined>;
+  /**
+   * Pauses the active tasks of every conversation whose key starts with `keyPrefix` (a workspace Butler was
+   * removed from), noting `note`; returns how many.
+   */
+  pauseWhere(keyPrefix: string, note: string): Promise<number>;
+  /** Resumes the tasks `pauseWhere` paused with `note` under `keyPrefix` (Butler installed there again). */
+  resumeWhere(keyPrefix: string, note: string): Promise<number>;
   /** Recent runs of a task, newest first. */
   runs(scheduleId: string, limit: number): Promise<ScheduleRun[]>;
   /** Config entries: creates or updates by name; returns the record. */

@@ -1,7 +1,7 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
 import type { ButlerIntake } from '../contracts/adapter.js';
 import type { ApprovalDetails, ApprovalDetailsRequest, DecisionResult } from '../contracts/approval-card.js';
-import { encodeConversationKey } from '../contracts/conversation-key.js';
+import { encodeConversationKey, workspaceKeyPrefix } from '../contracts/conversation-key.js';
 import { NotAllowedError } from '../contracts/errors.js';
 import type {
   AcceptResult,
@@ -25,6 +25,9 @@ import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
 import type { Admission } from './admission.js';
 import { noCapabilities, readHome } from './home.js';
+
+/** Why a workspace's tasks are paused while Butler is not installed there (and what resuming looks for). */
+const removedNote = 'paused: Butler was removed from this workspace';
 
 /** Slack shows at most 40,000 characters of a message (platforms.md §7); a longer one is cut there too. */
 export const defaultMaxMessageChars = 40_000;
@@ -186,6 +189,26 @@ export class ButlerService implements ButlerIntake {
     ...[approval, user]: Parameters<ButlerIntake['mayDecide']>
   ): ReturnType<ButlerIntake['mayDecide']> {
     return this.approvals.permission(approval, user);
+  }
+
+  async workspaceRemoved(platform: Platform, workspace: string): Promise<void> {
+    const paused = await this.store.schedules.pauseWhere(
+      workspaceKeyPrefix(platform, workspace),
+      removedNote,
+    );
+    this.logger.info(
+      { platform, workspace, paused },
+      'Butler removed from a workspace: its scheduled tasks pause',
+    );
+  }
+
+  async workspaceInstalled(platform: Platform, workspace: string): Promise<void> {
+    const resumed = await this.store.schedules.resumeWhere(
+      workspaceKeyPrefix(platform, workspace),
+      removedNote,
+    );
+    if (resumed > 0)
+      this.logger.info({ platform, workspace, resumed }, 'Butler installed again: scheduled tasks resume');
   }
 
   home(person: Person, workspace?: string): Promise<HomeView> {

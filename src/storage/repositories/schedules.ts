@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lte, notInArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, like, lte, notInArray, sql } from 'drizzle-orm';
 import type { Identity } from '../../core/contracts/people.js';
 import type {
   ScheduleRecord,
@@ -25,6 +25,10 @@ const byCreators = (creators: readonly Identity[]) =>
     ],
     sql` or `,
   )})`;
+
+/** `column` starts with `prefix`, the prefix's own `%` and `_` taken literally. */
+const startsWith = (column: typeof schedules.conversationKey, prefix: string) =>
+  like(column, `${prefix.replace(/[\\%_]/g, (character) => `\\${character}`)}%`);
 
 export function scheduleRepository(db: Database): ScheduleRepository {
   return {
@@ -185,6 +189,31 @@ export function scheduleRepository(db: Database): ScheduleRepository {
         .where(and(eq(schedules.id, id), inArray(schedules.status, [...from])))
         .returning();
       return row;
+    },
+
+    async pauseWhere(keyPrefix, note) {
+      const paused = await db
+        .update(schedules)
+        .set({ status: 'paused', statusNote: note, updatedAt: sql`now()` })
+        .where(and(startsWith(schedules.conversationKey, keyPrefix), eq(schedules.status, 'active')))
+        .returning({ id: schedules.id });
+      return paused.length;
+    },
+
+    async resumeWhere(keyPrefix, note) {
+      // A run missed while paused is late by then: the next look skips it past the grace window, as after an outage.
+      const resumed = await db
+        .update(schedules)
+        .set({ status: 'active', statusNote: null, failures: 0, updatedAt: sql`now()` })
+        .where(
+          and(
+            startsWith(schedules.conversationKey, keyPrefix),
+            eq(schedules.status, 'paused'),
+            eq(schedules.statusNote, note),
+          ),
+        )
+        .returning({ id: schedules.id });
+      return resumed.length;
     },
 
     async runs(scheduleId, limit) {

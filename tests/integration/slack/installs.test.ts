@@ -171,6 +171,23 @@ describe('Slack installs over OAuth', () => {
 
   it('stops answering a workspace that removed Butler, and answers it again once it is installed again', async () => {
     for (const team of [teamA, teamB]) if (!fake.oauth.tokenOf(team.teamId)) await install(team);
+    // A daily task in B: it pauses with B, and resumes when B installs Butler again.
+    const address = {
+      platform: 'slack' as const,
+      workspace: teamB.teamId,
+      channel: 'C0GENERAL',
+      thread: 'main',
+    };
+    const task = await app.butler.schedules.create({
+      creator: { platform: 'slack', id: 'U0ALICE', name: 'Alice', timezone: 'UTC' },
+      address,
+      prompt: 'post the on-call rota',
+      cron: '0 9 * * *',
+      isDirect: false,
+      source: 'chat',
+    });
+    const taskId = task.schedule.id;
+    const statusOf = async () => (await app.butler.store.schedules.get(taskId))?.status;
     const uninstalled = envelope(
       { type: 'app_uninstalled', event_ts: freshTs() },
       { team_id: teamB.teamId, context_team_id: teamB.teamId, authorizations: undefined },
@@ -178,6 +195,7 @@ describe('Slack installs over OAuth', () => {
     expect((await postToSlack(slackUrl, asJson(uninstalled))).status).toBe(200);
     const ready = (await (await fetch(`${app.url}/readyz`)).json()) as { checks: Record<string, string> };
     expect(ready.checks.slack).toBe('ok (1 installation)');
+    expect(await statusOf()).toBe('paused');
 
     fake.reset();
     expect((await mention(teamB, 'are you there?')).status).toBe(200);
@@ -191,6 +209,7 @@ describe('Slack installs over OAuth', () => {
     expect(model.requests).toHaveLength(1);
 
     expect((await install(teamB)).status).toBe(200);
+    expect(await statusOf()).toBe('active');
     fake.reset();
     model.enqueue({ text: 'Back in B.' });
     await mention(teamB, 'are you back?');

@@ -26,6 +26,8 @@ class RecordingIntake implements ButlerIntake {
   async isKnownConversation() {
     return false;
   }
+  async workspaceRemoved() {}
+  async workspaceInstalled() {}
 
   async stop(): Promise<'idle'> {
     return 'idle';
