@@ -23,7 +23,12 @@ export const installations = pgTable(
     /** The person who installed it. */
     installerId: text('installer_id'),
     sealedToken: text('sealed_token'),
+    /** With token rotation: the refresh token (sealed with the same key) and when the bot token expires. */
+    sealedRefreshToken: text('sealed_refresh_token'),
     keyId: text('key_id'),
+    tokenExpiresAt: timestamp('token_expires_at', { withTimezone: true }),
+    /** A refresh in progress somewhere holds this lease: one refresh per installation across processes. */
+    refreshingUntil: timestamp('refreshing_until', { withTimezone: true }),
     installedAt: timestamp('installed_at', { withTimezone: true }).notNull().defaultNow(),
     /** Set when the app was uninstalled or its token revoked: the token is gone, its events are ignored. */
     uninstalledAt: timestamp('uninstalled_at', { withTimezone: true }),

@@ -17,8 +17,8 @@ export interface FakeWorkspaceInstall {
   enterpriseId?: string;
   /** An org-wide install (Enterprise Grid): `team` is null. */
   isEnterpriseInstall?: boolean;
-  /** Token rotation on: a refresh token and expiry come with the bot token. */
-  rotating?: boolean;
+  /** Token rotation on: a refresh token comes with the bot token, which expires after `expiresIn` seconds. */
+  rotating?: { expiresIn: number };
 }
 
 export interface FakeSlackOAuth {
@@ -28,8 +28,10 @@ export interface FakeSlackOAuth {
   redirectUri: string;
   /** A code Slack would send the browser back with, for `install`; each code works once. */
   issueCode(install: FakeWorkspaceInstall): string;
-  /** The bot token issued to `teamId`'s last install. */
+  /** The bot token issued to `teamId` last (by an install or a refresh). */
   tokenOf(teamId: string): string | undefined;
+  /** Refresh tokens exchanged (`grant_type=refresh_token`), in order. */
+  refreshes: string[];
 }
 
 export function createFakeSlackOAuth() {
@@ -47,7 +49,33 @@ export function createFakeSlackOAuth() {
       return code;
     },
     tokenOf: (teamId) => [...tokens].filter(([, install]) => install.teamId === teamId).at(-1)?.[0],
+    refreshes: [],
   };
+  /** Refresh tokens not used yet: each works once. */
+  const refreshTokens = new Map<string, FakeWorkspaceInstall>();
+
+  /** A rotated pair for `install`: the new bot token lives 12 hours, as Slack's do. */
+  function rotate(install: FakeWorkspaceInstall): Answer {
+    issued += 1;
+    const token = `xoxe.xoxb-${install.teamId}-${issued}`;
+    const refreshToken = `xoxe-1-${install.teamId}-${issued}`;
+    tokens.set(token, install);
+    refreshTokens.set(refreshToken, install);
+    return {
+      ok: true,
+      access_token: token,
+      refresh_token: refreshToken,
+      expires_in: 43_200,
+      token_type: 'bot',
+    };
+  }
+
+  /** An install's refresh token, and when its first bot token expires. */
+  function rotatingTokens(install: FakeWorkspaceInstall, expiresIn: number): Answer {
+    const refreshToken = `xoxe-1-${install.teamId}-install-${issued}`;
+    refreshTokens.set(refreshToken, install);
+    return { refresh_token: refreshToken, expires_in: expiresIn };
+  }
 
   function access(args: Record<string, unknown>, basic: string | undefined): Answer {
     const [clientId, clientSecret] = basic
@@ -55,6 +83,14 @@ export function createFakeSlackOAuth() {
       : [args.client_id, args.client_secret];
     if (clientId !== oauth.clientId || clientSecret !== oauth.clientSecret)
       return { ok: false, error: 'invalid_client_id' };
+    if (args.grant_type === 'refresh_token') {
+      const refreshToken = String(args.refresh_token);
+      oauth.refreshes.push(refreshToken);
+      const owner = refreshTokens.get(refreshToken);
+      if (!owner) return { ok: false, error: 'invalid_refresh_token' };
+      refreshTokens.delete(refreshToken);
+      return rotate(owner);
+    }
     const install = typeof args.code === 'string' ? codes.get(args.code) : undefined;
     if (!install) return { ok: false, error: 'invalid_code' };
     codes.delete(args.code as string);
@@ -75,7 +111,7 @@ export function createFakeSlackOAuth() {
       enterprise: install.enterpriseId ? { id: install.enterpriseId, name: 'Org' } : null,
       is_enterprise_install: install.isEnterpriseInstall ?? false,
       authed_user: { id: install.installerId },
-      ...(install.rotating ? { refresh_token: `xoxe-${issued}`, expires_in: 43_200 } : {}),
+      ...(install.rotating ? rotatingTokens(install, install.rotating.expiresIn) : {}),
     };
   }
 

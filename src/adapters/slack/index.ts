@@ -9,12 +9,14 @@ import { createBoltApp } from './bolt-app.js';
 import { SlackHttpReceiver } from './http-receiver.js';
 import { createInstallRoutes } from './install-routes.js';
 import { InstallationGate, installationKeyOf, installationSourceOf } from './installation-source.js';
-import { SlackInstallations, type StoredInstallations } from './installations.js';
+import { SlackInstallations } from './installations.js';
 import { defaultReplyTuning } from './reply-format.js';
 import { routedSlackAdapter } from './routed-adapter.js';
+import { rotationStore, type StoredInstallations } from './sealed-installations.js';
 import { errorFields, SlackApiError } from './slack-api.js';
 import { tokenRefusals } from './slack-api-error.js';
 import { SlackSocketModeReceiver } from './socket-mode-receiver.js';
+import { TokenRotation } from './token-rotation.js';
 import { uninstalledKey } from './uninstall.js';
 import { createSlackWorkspace, type SlackTuning, type SlackWorkspace } from './workspace.js';
 
@@ -70,11 +72,18 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     throw new ConfigError([
       { variable: 'SLACK_CLIENT_ID', message: 'installs need BUTLER_SECRET_KEY and BUTLER_PUBLIC_URL' },
     ]);
-  const installations = new SlackInstallations(
-    context,
-    options.installs?.stored,
-    () => void countInstallations(),
-  );
+  const stored = options.installs?.stored;
+  const rotation =
+    config.install && stored
+      ? new TokenRotation({
+          install: config.install,
+          apiUrl: config.apiUrl,
+          store: rotationStore(stored),
+          logger,
+          now,
+        })
+      : undefined;
+  const installations = new SlackInstallations(context, stored, () => void countInstallations(), rotation);
   const fixed = config.botToken ? createSlackWorkspace(context, config.botToken) : undefined;
   let status = 'not started';
   let health = { served: 0, refused: 0 };

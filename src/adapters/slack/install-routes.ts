@@ -4,8 +4,8 @@ import type { SlackInstallConfig } from '../../config/types.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { escapeHtml, htmlPage, paragraph } from '../../http/html-page.js';
 import type { RouteHandler } from '../../http/server.js';
-import { type StoredInstallations, tokenContext } from './installations.js';
 import { manifestBotScopes } from './manifest-scopes.js';
+import { refreshContext, type StoredInstallations, tokenContext } from './sealed-installations.js';
 import { errorFields } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
 
@@ -32,7 +32,8 @@ export interface InstallRoutesOptions {
  * button, whose authorize URL asks for the manifest's bot scopes with a `state` signed by SLACK_STATE_SECRET and
  * bound to this browser by a cookie; `GET /slack/oauth_redirect` finishes the install only in the browser that
  * started it, exchanges the code with `oauth.v2.access` (through SLACK_API_URL, 10 s) and stores the bot token
- * sealed. Org-wide installs and rotating tokens are refused with a page that says why.
+ * sealed (with its refresh token when the app rotates tokens). Org-wide installs are refused with a page that
+ * says why.
  */
 export function createInstallRoutes(options: InstallRoutesOptions): Map<string, RouteHandler> {
   const { stored, logger } = options;
@@ -44,11 +45,15 @@ export function createInstallRoutes(options: InstallRoutesOptions): Map<string, 
           'Butler is installed one workspace at a time: an org-wide install is not taken.',
         );
       if (!bot) throw new InstallRefused('Slack gave no bot token for this install.');
-      if (bot.refreshToken !== undefined)
-        throw new InstallRefused(
-          'This app rotates its tokens, which Butler does not refresh: turn token rotation off in the app settings.',
-        );
       const key = installation.team.id;
+      // Token rotation on: the bot token expires (`expiresAt`, seconds) and the refresh token renews it.
+      const rotating =
+        bot.refreshToken !== undefined && bot.expiresAt !== undefined
+          ? {
+              refreshToken: stored.secrets.seal(bot.refreshToken, refreshContext(key)),
+              tokenExpiresAt: new Date(bot.expiresAt * 1000),
+            }
+          : { refreshToken: undefined, tokenExpiresAt: undefined };
       await stored.repository.save({
         platform: 'slack',
         key,
@@ -60,6 +65,7 @@ export function createInstallRoutes(options: InstallRoutesOptions): Map<string, 
         scopes: bot.scopes.join(' '),
         installerId: installation.user.id,
         token: stored.secrets.seal(bot.token, tokenContext(key)),
+        ...rotating,
       });
       logger.info(
         { platform: 'slack', workspace: key, installer: installation.user.id },

@@ -1,16 +1,9 @@
-import type { SecretBox } from '../../core/connections/secret-box.js';
-import type { InstallationRepository } from '../../core/contracts/installation-records.js';
+import type { InstallationRecord } from '../../core/contracts/installation-records.js';
 import type { BotIdentity } from './normalize.js';
+import { type StoredInstallations, tokenContext } from './sealed-installations.js';
+import { SlackApiError } from './slack-api-error.js';
+import type { TokenRotation } from './token-rotation.js';
 import { createSlackWorkspace, type SlackWorkspace, type WorkspaceContext } from './workspace.js';
-
-/** Installations sealed in the database, and the key that opens them. */
-export interface StoredInstallations {
-  repository: InstallationRepository;
-  secrets: SecretBox;
-}
-
-/** What a sealed bot token is bound to: a row's ciphertext copied into another row does not open there. */
-export const tokenContext = (key: string) => `slack installation ${key}`;
 
 /** How long a process trusts what it read of an installation before reading it again (another process may
  * have seen it uninstalled, or re-installed with a new token). */
@@ -20,7 +13,12 @@ interface Loaded {
   workspace: SlackWorkspace;
   sealed: string;
   checkedAt: number;
+  record: InstallationRecord;
 }
+
+/** Slack's answers that say it could not refresh now, but may later: anything else refuses the installation. */
+const transient = (slackError: string) =>
+  slackError === 'request_failed' || slackError === 'ratelimited' || slackError.startsWith('http_');
 
 /**
  * The installations Butler serves, each with parts of its own (workspace.ts): the bot token's workspace (one
@@ -36,6 +34,8 @@ export class SlackInstallations {
     private readonly stored: StoredInstallations | undefined,
     /** An installation's health changed (its token refused): /readyz reads it again. */
     private readonly changed: () => void = () => {},
+    /** Installations whose app rotates tokens are refreshed ahead of expiry (token-rotation.ts). */
+    private readonly rotation?: TokenRotation,
   ) {}
 
   /** The bot token's workspace, once auth.test named it. */
@@ -50,8 +50,10 @@ export class SlackInstallations {
     if (!this.stored) return undefined;
     const now = this.context.now();
     const known = this.loaded.get(key);
-    if (known && now - known.checkedAt < recheckMs) return known.workspace;
-    const record = await this.stored.repository.get('slack', key);
+    const due = (record: InstallationRecord) => this.rotation?.due(record) ?? false;
+    if (known && now - known.checkedAt < recheckMs && !due(known.record)) return known.workspace;
+    const read = await this.stored.repository.get('slack', key);
+    const record = read && due(read) ? await this.refreshed(read) : read;
     // A token Slack refused stays refused (its workspace was deleted or its app removed): not served until the
     // workspace installs Butler again, rather than every turn failing the same way.
     if (!record?.token || record.uninstalledAt || record.lastError) {
@@ -60,6 +62,7 @@ export class SlackInstallations {
     }
     if (known && known.sealed === record.token.value) {
       known.checkedAt = now;
+      known.record = record;
       return known.workspace;
     }
     const token = this.stored.secrets.open(record.token, tokenContext(key));
@@ -72,8 +75,19 @@ export class SlackInstallations {
     const workspace = createSlackWorkspace(this.context, token, identity, (slackError) =>
       this.refused(key, slackError),
     );
-    this.loaded.set(key, { workspace, sealed: record.token.value, checkedAt: now });
+    this.loaded.set(key, { workspace, sealed: record.token.value, checkedAt: now, record });
     return workspace;
+  }
+
+  /** A rotating installation with a fresh token; undefined once Slack refused the refresh token. */
+  private async refreshed(record: InstallationRecord): Promise<InstallationRecord | undefined> {
+    try {
+      return await this.rotation?.fresh(record);
+    } catch (error) {
+      if (!(error instanceof SlackApiError) || transient(error.slackError)) throw error;
+      this.refused(record.key, error.slackError);
+      return undefined;
+    }
   }
 
   async serves(key: string): Promise<boolean> {

@@ -22,6 +22,9 @@ export interface InstallationRecord {
   scopes: string;
   installerId: string | undefined;
   token: SealedSecret | undefined;
+  /** With token rotation: the refresh token, sealed, and when the bot token expires. */
+  refreshToken: SealedSecret | undefined;
+  tokenExpiresAt: Date | undefined;
   installedAt: Date;
   uninstalledAt: Date | undefined;
   lastError: string | undefined;
@@ -34,6 +37,13 @@ export type NewInstallation = Omit<
   token: SealedSecret;
 };
 
+/** A rotated bot token: the new token and refresh token, sealed with one key, and the new expiry. */
+export interface RotatedTokens {
+  token: SealedSecret;
+  refreshToken: SealedSecret;
+  tokenExpiresAt: Date;
+}
+
 export interface InstallationRepository {
   /** Stores an install, or a re-install over an earlier one: active again, the new token, no last error. */
   save(installation: NewInstallation): Promise<void>;
@@ -44,4 +54,11 @@ export interface InstallationRepository {
   deactivate(platform: Platform, key: string): Promise<boolean>;
   /** The platform refused the token: kept until the next install. */
   noteError(platform: Platform, key: string, error: string): Promise<void>;
+  /**
+   * Takes the installation's refresh lease for `leaseMs` when nobody holds it: the record (to refresh) for the
+   * one caller that got it, undefined for the others, which wait for its outcome.
+   */
+  claimRefresh(platform: Platform, key: string, leaseMs: number): Promise<InstallationRecord | undefined>;
+  /** Stores the rotated tokens and gives the lease back. */
+  saveRotated(platform: Platform, key: string, rotated: RotatedTokens): Promise<void>;
 }

@@ -1,13 +1,18 @@
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Platform } from '../../core/contracts/events.js';
 import type {
   InstallationRecord,
   InstallationRepository,
+  SealedSecret,
 } from '../../core/contracts/installation-records.js';
 import type { Database } from '../database.js';
 import { installations } from '../schema.js';
 
 type Row = typeof installations.$inferSelect;
+
+/** A sealed column and the key id beside it, or undefined where either is missing. */
+const sealed = (value: string | null, keyId: string | null): SealedSecret | undefined =>
+  value && keyId ? { keyId, value } : undefined;
 
 function toRecord(row: Row): InstallationRecord {
   return {
@@ -20,13 +25,16 @@ function toRecord(row: Row): InstallationRecord {
     botId: row.botId,
     scopes: row.scopes,
     installerId: row.installerId ?? undefined,
-    token: row.sealedToken && row.keyId ? { keyId: row.keyId, value: row.sealedToken } : undefined,
+    token: sealed(row.sealedToken, row.keyId),
+    refreshToken: sealed(row.sealedRefreshToken, row.keyId),
+    tokenExpiresAt: row.tokenExpiresAt ?? undefined,
     installedAt: row.installedAt,
     uninstalledAt: row.uninstalledAt ?? undefined,
     lastError: row.lastError ?? undefined,
   };
 }
 
+/** Installations over OAuth as rows of `installations`; tokens arrive sealed and leave sealed. */
 export function installationRepository(db: Database): InstallationRepository {
   const byKey = (platform: Platform, key: string) =>
     and(eq(installations.platform, platform), eq(installations.key, key));
@@ -43,7 +51,10 @@ export function installationRepository(db: Database): InstallationRepository {
         scopes: installation.scopes,
         installerId: installation.installerId ?? null,
         sealedToken: installation.token.value,
+        sealedRefreshToken: installation.refreshToken?.value ?? null,
         keyId: installation.token.keyId,
+        tokenExpiresAt: installation.tokenExpiresAt ?? null,
+        refreshingUntil: null,
         uninstalledAt: null,
         lastError: null,
         installedAt: new Date(),
@@ -73,7 +84,15 @@ export function installationRepository(db: Database): InstallationRepository {
     async deactivate(platform, key) {
       const changed = await db
         .update(installations)
-        .set({ sealedToken: null, keyId: null, uninstalledAt: new Date(), updatedAt: new Date() })
+        .set({
+          sealedToken: null,
+          sealedRefreshToken: null,
+          keyId: null,
+          tokenExpiresAt: null,
+          refreshingUntil: null,
+          uninstalledAt: new Date(),
+          updatedAt: new Date(),
+        })
         .where(and(byKey(platform, key), isNull(installations.uninstalledAt)))
         .returning({ key: installations.key });
       return changed.length > 0;
@@ -83,6 +102,35 @@ export function installationRepository(db: Database): InstallationRepository {
       await db
         .update(installations)
         .set({ lastError: error, updatedAt: new Date() })
+        .where(byKey(platform, key));
+    },
+
+    async claimRefresh(platform, key, leaseMs) {
+      const [row] = await db
+        .update(installations)
+        .set({ refreshingUntil: sql`now() + ${leaseMs} * interval '1 millisecond'` })
+        .where(
+          and(
+            byKey(platform, key),
+            isNull(installations.uninstalledAt),
+            or(isNull(installations.refreshingUntil), lt(installations.refreshingUntil, sql`now()`)),
+          ),
+        )
+        .returning();
+      return row && toRecord(row);
+    },
+
+    async saveRotated(platform, key, rotated) {
+      await db
+        .update(installations)
+        .set({
+          sealedToken: rotated.token.value,
+          sealedRefreshToken: rotated.refreshToken.value,
+          keyId: rotated.token.keyId,
+          tokenExpiresAt: rotated.tokenExpiresAt,
+          refreshingUntil: null,
+          updatedAt: new Date(),
+        })
         .where(byKey(platform, key));
     },
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TestButler } from '../../helpers/butler-app.js';
+import { testDatabaseUrl } from '../../helpers/database.js';
 import { dumpDatabase } from '../../helpers/database-dump.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
@@ -41,22 +42,30 @@ let tools: ToolServer;
 let app: TestButler;
 let slackUrl: string;
 
-beforeAll(async () => {
-  fake = await startFakeSlackApi();
-  model = await startFakeModelServer();
-  tools = await startToolServer();
-  app = await startSlackButler(fake, model, tools, {
+const secretKey = randomBytes(32).toString('base64');
+
+/** A Butler that installs over OAuth, on `databaseUrl` when given (a second process of the same Butler). */
+function startInstallingButler(databaseUrl?: string) {
+  return startSlackButler(fake, model, tools, {
     env: {
       SLACK_BOT_TOKEN: '',
       SLACK_CLIENT_ID: fake.oauth.clientId,
       SLACK_CLIENT_SECRET: fake.oauth.clientSecret,
       SLACK_STATE_SECRET: 'state-secret-for-tests',
       BUTLER_PUBLIC_URL: 'https://butler.example.com',
-      BUTLER_SECRET_KEY: randomBytes(32).toString('base64'),
+      BUTLER_SECRET_KEY: secretKey,
     },
     // Olga approves in workspace A only: her member id in B is somebody else's, and B has no approver.
     config: { approvers: { slack: [`${teamA.teamId}/U0OLGA`] }, tools: serviceTools(tools) },
+    ...(databaseUrl ? { databaseUrl } : {}),
   });
+}
+
+beforeAll(async () => {
+  fake = await startFakeSlackApi();
+  model = await startFakeModelServer();
+  tools = await startToolServer();
+  app = await startInstallingButler();
   slackUrl = `${app.url}/slack/events`;
 });
 afterAll(async () => {
@@ -95,6 +104,10 @@ async function install(team: FakeWorkspaceInstall) {
 
 /** `user` mentions Butler in `channel` of `team`, as that workspace's Events API delivers it. */
 function mention(team: FakeWorkspaceInstall, text: string, ts = freshTs()) {
+  return mentionAt(slackUrl, team, text, ts);
+}
+
+function mentionAt(url: string, team: FakeWorkspaceInstall, text: string, ts = freshTs()) {
   const event = { ...appMention({ ts, text: `<@${team.botUserId}> ${text}` }), team: team.teamId };
   const authorization = { enterprise_id: null, team_id: team.teamId, user_id: team.botUserId, is_bot: true };
   const body = envelope(event, {
@@ -102,7 +115,7 @@ function mention(team: FakeWorkspaceInstall, text: string, ts = freshTs()) {
     context_team_id: team.teamId,
     authorizations: [authorization],
   });
-  return postToSlack(slackUrl, asJson(body));
+  return postToSlack(url, asJson(body));
 }
 
 const tokensUsed = () => new Set(fake.calls.map((call) => call.token));
@@ -311,13 +324,49 @@ describe('Slack installs over OAuth', () => {
     expect(model.requests).toHaveLength(2);
   });
 
-  it('refuses an org-wide install and a rotating token with a page that says why', async () => {
+  it('refuses an org-wide install with a page that says why', async () => {
     const org = { ...teamA, teamId: 'T0ORG0000', enterpriseId: 'E0ORG', isEnterpriseInstall: true };
     const orgWide = await install(org);
     expect(orgWide.status).toBe(409);
     expect(await orgWide.text()).toContain('one workspace at a time');
-    const rotating = await install({ ...teamA, teamId: 'T0ROTATE0', rotating: true });
-    expect(rotating.status).toBe(409);
-    expect(await rotating.text()).toContain('token rotation');
+  });
+
+  it('rotates a token ahead of its expiry, once, and answers with the new one', async () => {
+    // Token rotation on: this install's first bot token expires in a minute, inside the ten minutes ahead.
+    const teamR: FakeWorkspaceInstall = { ...teamA, teamId: 'T0ROTATE0', rotating: { expiresIn: 60 } };
+    expect((await install(teamR)).status).toBe(200);
+    const first = fake.oauth.tokenOf(teamR.teamId);
+    for (const text of ['hello', 'again']) {
+      model.enqueue({ text: 'Hi.' });
+      await mention(teamR, text);
+      await app.settle();
+    }
+    expect(fake.oauth.refreshes).toHaveLength(1);
+    const rotated = fake.oauth.tokenOf(teamR.teamId);
+    expect(rotated).not.toBe(first);
+    expect(fake.calls.filter((call) => call.token === first && call.method !== 'auth.test')).toEqual([]);
+    expect(tokensUsed()).toContain(rotated);
+    expect(await dumpDatabase(app)).not.toMatch(/xoxe/);
+  });
+});
+
+describe.runIf(testDatabaseUrl)('Slack installs over OAuth, two processes on one database', () => {
+  it('rotates a token once however many processes need it at the same moment', async () => {
+    const second = await startInstallingButler(app.databaseUrl);
+    try {
+      const teamS: FakeWorkspaceInstall = { ...teamB, teamId: 'T0SHARED0', rotating: { expiresIn: 60 } };
+      expect((await install(teamS)).status).toBe(200);
+      const before = fake.oauth.refreshes.length;
+      model.setFallback({ text: 'Hi.' });
+      // Both processes take a mention of the workspace at once: each needs a fresh token.
+      await Promise.all(
+        [app, second].map((target) => mentionAt(`${target.url}/slack/events`, teamS, 'hello')),
+      );
+      await Promise.all([app.settle(), second.settle()]);
+      expect(fake.oauth.refreshes.length - before).toBe(1);
+      expect(model.requests.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await second.close();
+    }
   });
 });
