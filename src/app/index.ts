@@ -1,6 +1,7 @@
 import { consoleLink } from '../adapters/admin-console/index.js';
 import { createApi } from '../adapters/api/index.js';
 import type { PlatformConnector, PlatformHooks } from '../adapters/connector.js';
+import { manifestBotScopes } from '../adapters/slack/manifest-scopes.js';
 import type { AppConfig } from '../config/index.js';
 import { ApprovalService } from '../core/approvals/approval-service.js';
 import { createApprovalTools } from '../core/approvals/approval-tools.js';
@@ -225,6 +226,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
           profileOf: (address) => firstCovering(config.channels, address)?.name,
           ...(budgets ? { budgets: () => budgets.standing() } : {}),
           ...(connections ? { connections: connections.book } : {}),
+          installations: { expectedScopes: manifestBotScopes },
         })
       : undefined;
   for (const adapter of [

@@ -18,6 +18,7 @@ import { conversationRoutes } from './conversation-routes.js';
 import type { WatchTiming } from './conversation-watch.js';
 import { feedbackRoutes } from './feedback-routes.js';
 import { fileRoutes } from './file-routes.js';
+import { installationRoutes } from './installation-routes.js';
 import { withLiveLinks } from './live-links.js';
 import type { UploadLimits } from './message-body.js';
 import { openApiDocument } from './openapi.js';
@@ -51,6 +52,8 @@ export interface ApiOptions {
   budgets?: () => Promise<readonly LimitState[]>;
   /** People's connections to OAuth servers (`/connections`); absent when no server wants OAuth. */
   connections?: ConnectionBook;
+  /** Slack installs over OAuth (`/installations`, empty without them): the bot scopes an install should grant. */
+  installations: { expectedScopes: readonly string[] };
 }
 
 /**
@@ -93,6 +96,7 @@ export function createApi(options: ApiOptions) {
       ...feedbackRoutes({ intake: options.intake, store }),
       ...scheduleRoutes({ ...options.schedules, store }),
       ...connectionRoutes(connections),
+      ...installationRoutes(store, options.installations.expectedScopes),
       ...adminRoutes({
         intake: options.intake,
         store,

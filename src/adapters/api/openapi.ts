@@ -241,6 +241,10 @@ export function openApiDocument(serverUrl: string) {
       '/audit': read('listAudit', 'Audit log of tool calls, newest first', auditQuery),
       '/usage': read('getUsage', 'Token usage and cost, rolled up', usageQuery),
       '/budgets': read('listBudgets', 'Each configured budget limit: used and allowed in its current period'),
+      '/installations': read(
+        'listInstallations',
+        'Slack workspaces installed over OAuth (with SLACK_CLIENT_ID): installer, scopes granted and missing, state; never a token',
+      ),
       '/events': {
         get: {
           operationId: 'followEvents',

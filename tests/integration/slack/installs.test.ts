@@ -43,6 +43,7 @@ let app: TestButler;
 let slackUrl: string;
 
 const secretKey = randomBytes(32).toString('base64');
+const adminKey = `butler-admin-${randomBytes(12).toString('hex')}`;
 
 /** A Butler that installs over OAuth, on `databaseUrl` when given (a second process of the same Butler). */
 function startInstallingButler(databaseUrl?: string) {
@@ -56,7 +57,11 @@ function startInstallingButler(databaseUrl?: string) {
       BUTLER_SECRET_KEY: secretKey,
     },
     // Olga approves in workspace A only: her member id in B is somebody else's, and B has no approver.
-    config: { approvers: { slack: [`${teamA.teamId}/U0OLGA`] }, tools: serviceTools(tools) },
+    config: {
+      approvers: { slack: [`${teamA.teamId}/U0OLGA`] },
+      tools: serviceTools(tools),
+      api: { keys: [{ name: 'admin', key: adminKey, scopes: ['read'] }] },
+    },
     ...(databaseUrl ? { databaseUrl } : {}),
   });
 }
@@ -322,6 +327,23 @@ describe('Slack installs over OAuth', () => {
     await mention(teamC, 'back?');
     await app.settle();
     expect(model.requests).toHaveLength(2);
+  });
+
+  it('lists the installations for admins: installer, scopes granted and missing, state, and never a token', async () => {
+    for (const team of [teamA, teamB]) if (!fake.oauth.tokenOf(team.teamId)) await install(team);
+    const response = await fetch(`${app.url}/api/v1/installations`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).not.toMatch(/xox/);
+    const { items } = JSON.parse(text) as { items: Array<Record<string, unknown>> };
+    expect(items.find((item) => item.workspace === teamA.teamId)).toMatchObject({
+      installer: teamA.installerId,
+      state: 'active',
+      scopes: ['app_mentions:read', 'chat:write'],
+      missingScopes: expect.arrayContaining(['users:read', 'files:read']),
+    });
   });
 
   it('refuses an org-wide install with a page that says why', async () => {

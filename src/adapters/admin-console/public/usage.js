@@ -5,6 +5,7 @@
 import { createBudgetList } from './budgets.js';
 import { byId, formatCost, formatNumber, h, say, sayFailure } from './dom.js';
 import { createFeedbackList } from './feedback.js';
+import { createInstallationList } from './installations.js';
 
 const svgNamespace = 'http://www.w3.org/2000/svg';
 const segments = [
@@ -187,11 +188,13 @@ export function createUsagePanel(context) {
   let reloadTimer;
   const feedback = createFeedbackList(context);
   const budgets = createBudgetList(context);
+  const installations = createInstallationList(context);
 
   async function load() {
     const mine = ++generation;
     void feedback.load();
     void budgets.load();
+    void installations.load();
     const groupBy = group.value;
     const sinceDays = Number(range.value) || 0;
     const params = new URLSearchParams({ groupBy });

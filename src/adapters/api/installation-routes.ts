@@ -1,0 +1,38 @@
+import type { InstallationRecord } from '../../core/contracts/installation-records.js';
+import type { Store } from '../../core/contracts/store.js';
+import { sendJson } from './http-json.js';
+import type { Route } from './routes.js';
+
+/** What admins see of Slack installations over OAuth: who, what was granted, in what state. Never a token. */
+export function installationView(record: InstallationRecord, expectedScopes: readonly string[]) {
+  const granted = record.scopes.split(/[ ,]+/).filter(Boolean);
+  return {
+    platform: record.platform,
+    workspace: record.key,
+    enterprise: record.enterpriseId ?? null,
+    installer: record.installerId ?? null,
+    state: record.uninstalledAt ? 'uninstalled' : record.lastError ? 'refusing its token' : 'active',
+    lastError: record.lastError ?? null,
+    scopes: granted,
+    // What the manifest asks for that this install did not grant (an older install, before a scope was added).
+    missingScopes: expectedScopes.filter((scope) => !granted.includes(scope)),
+    rotatingToken: record.refreshToken !== undefined,
+    installedAt: record.installedAt,
+    uninstalledAt: record.uninstalledAt ?? null,
+  };
+}
+
+/** `GET /installations` (scope `read`): the Slack workspaces installed over OAuth, oldest first. */
+export function installationRoutes(store: Store, expectedScopes: readonly string[]): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/installations$/,
+      scope: 'read',
+      async handle({ response }) {
+        const records = await store.installations.list('slack');
+        sendJson(response, 200, { items: records.map((record) => installationView(record, expectedScopes)) });
+      },
+    },
+  ];
+}
