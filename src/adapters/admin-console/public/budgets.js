@@ -1,7 +1,8 @@
 // Budgets: each configured limit with what its workspace, channel or person has used of it in the current period
 // (docs/policy.md, "Budgets"), shown above the usage chart. The section stays hidden when no budget is set.
 
-import { byId, formatCost, formatNumber, h, say, sayFailure } from './dom.js';
+import { formatCost, formatNumber, h } from './dom.js';
+import { listSection } from './list-section.js';
 
 const limits = {
   tokensPerDay: { unit: 'tokens', period: 'today' },
@@ -14,11 +15,6 @@ const amount = (item, value) =>
   limits[item.limit]?.unit === 'tokens' ? `${formatNumber(Math.round(value))} tokens` : formatCost(value);
 
 export function createBudgetList(context) {
-  const section = byId('budgets');
-  const rows = byId('budget-rows');
-  const statusLine = byId('budgets-status-line');
-  let generation = 0;
-
   function row(item) {
     const share = Math.floor(item.fraction * 100);
     const state =
@@ -34,21 +30,11 @@ export function createBudgetList(context) {
     );
   }
 
-  return {
-    async load() {
-      // Live events reload often: only the latest answer is shown.
-      const mine = ++generation;
-      try {
-        const { items = [] } = await context.api.json('/budgets');
-        if (mine !== generation) return;
-        section.hidden = items.length === 0;
-        say(statusLine, '');
-        rows.replaceChildren(...items.map(row));
-      } catch (error) {
-        if (mine !== generation) return;
-        section.hidden = false;
-        sayFailure(statusLine, error, context);
-      }
-    },
-  };
+  return listSection(context, {
+    path: '/budgets',
+    section: 'budgets',
+    rows: 'budget-rows',
+    statusLine: 'budgets-status-line',
+    row,
+  });
 }

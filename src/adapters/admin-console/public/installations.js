@@ -1,14 +1,10 @@
 // Slack installations over OAuth ("Add to Slack", docs/slack.md "Many workspaces"): each workspace, who installed
 // it, its state and the manifest scopes it did not grant. Shown above the usage chart; hidden while there is none.
 
-import { byId, formatDate, h, say, sayFailure } from './dom.js';
+import { formatDate, h } from './dom.js';
+import { listSection } from './list-section.js';
 
 export function createInstallationList(context) {
-  const section = byId('installations');
-  const rows = byId('installation-rows');
-  const statusLine = byId('installations-status-line');
-  let generation = 0;
-
   function row(item) {
     const missing =
       item.missingScopes.length > 0 ? `missing ${item.missingScopes.join(', ')}` : 'all granted';
@@ -23,21 +19,11 @@ export function createInstallationList(context) {
     );
   }
 
-  return {
-    async load() {
-      // Live events reload often: only the latest answer is shown.
-      const mine = ++generation;
-      try {
-        const { items = [] } = await context.api.json('/installations');
-        if (mine !== generation) return;
-        section.hidden = items.length === 0;
-        say(statusLine, '');
-        rows.replaceChildren(...items.map(row));
-      } catch (error) {
-        if (mine !== generation) return;
-        section.hidden = false;
-        sayFailure(statusLine, error, context);
-      }
-    },
-  };
+  return listSection(context, {
+    path: '/installations',
+    section: 'installations',
+    rows: 'installation-rows',
+    statusLine: 'installations-status-line',
+    row,
+  });
 }
