@@ -9,7 +9,7 @@ export const qualifiedSlackId = /^[TE][A-Z0-9]+\/[UW][A-Z0-9]+$/;
  * With installs over OAuth Butler serves several workspaces, and a member id names a person only within one:
  * the same `U…` in another workspace is someone else. So every Slack id that decides or spends must name its
  * workspace there (`T…/U…`); where Butler cannot yet tell workspaces apart (people, allowlisted users, escalation,
- * user and channel budgets) Slack ids are refused. One issue per id, naming it.
+ * per-person connections, user and channel budgets) Slack ids are refused. One issue per id, naming it.
  */
 export function slackTenantIssues(file: FileConfig, slack: SlackConfig | undefined): ConfigIssue[] {
   if (!slack?.install) return [];
@@ -38,6 +38,15 @@ export function slackTenantIssues(file: FileConfig, slack: SlackConfig | undefin
     notYet('config file: access.slack.users', 'a Slack user allowlist');
   if (file.approvalPolicy.escalateTo.slack !== undefined)
     notYet('config file: approvalPolicy.escalateTo.slack', 'escalation to Slack members');
+  // A person's connection is keyed by who they are: a Slack member id alone would let the same id in another
+  // workspace act with their account.
+  for (const [index, server] of file.mcpServers.entries())
+    if (server.oauth?.identity === 'person')
+      issues.push({
+        variable: `config file: mcpServers.${index}.oauth.identity`,
+        message:
+          'per-person connections cannot tell Slack workspaces apart yet: with installs over OAuth use `shared`',
+      });
   for (const [index, budget] of file.budgets.entries())
     if (budget.platform === 'slack' && budget.scope !== 'workspace')
       notYet(`config file: budgets.${index}`, `a Slack ${budget.scope} budget`);

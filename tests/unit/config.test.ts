@@ -149,8 +149,15 @@ describe('configuration', () => {
     const error = configError(served, {
       approvers: { slack: ['T0AAAAAAA/U0OLGA', 'U0BEN'] },
       people: [{ name: 'ana', slack: 'U0ANA' }],
+      mcpServers: [
+        { name: 'tickets', url: 'https://tickets.example.com/mcp', oauth: { identity: 'person' } },
+      ],
     });
-    expect(variables(error).sort()).toEqual(['config file: approvers.slack', 'config file: people.0.slack']);
+    expect(variables(error).sort()).toEqual([
+      'config file: approvers.slack',
+      'config file: mcpServers.0.oauth.identity',
+      'config file: people.0.slack',
+    ]);
     expect(error.message).toContain('U0BEN names no workspace');
   });
 

@@ -3,7 +3,19 @@ import type { Memory, MemoryOwner, MemoryRepository } from '../../core/contracts
 import type { Database } from '../database.js';
 import { memories } from '../schema.js';
 
-const ownedBy = (owner: MemoryOwner) => inArray(memories.ownerKey, [...owner.keys]);
+/**
+ * The owner's memories. A Slack member id names a person within one workspace: asked on Slack, a memory saved
+ * under a bare Slack identity is theirs only where it was told (the same id in another workspace is someone
+ * else). A person `people:` lists is one person across platforms, and with installs over OAuth no Slack id may
+ * be listed there, so their memories never cross workspaces either.
+ */
+const ownedBy = (owner: MemoryOwner) =>
+  and(
+    inArray(memories.ownerKey, [...owner.keys]),
+    owner.platform === 'slack'
+      ? sql`not (${memories.ownerKey} like 'slack:%' and ${memories.workspace} <> ${owner.workspace})`
+      : undefined,
+  );
 
 /** `%` and `_` in a user's words are literal, not wildcards. */
 const escapeLike = (word: string) => word.replace(/[\\%_]/g, (character) => `\\${character}`);

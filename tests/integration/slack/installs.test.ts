@@ -346,6 +346,36 @@ describe('Slack installs over OAuth', () => {
     });
   });
 
+  it("keeps a person's memories in the workspace they told them in", async () => {
+    for (const team of [teamA, teamB]) if (!fake.oauth.tokenOf(team.teamId)) await install(team);
+    const remember = JSON.stringify({ content: 'Alice takes her coffee black' });
+    model.enqueue(
+      { toolCalls: [{ id: 'call_remember', name: 'remember', arguments: remember }] },
+      { text: 'Noted.' },
+    );
+    await mention(teamA, 'remember that I take my coffee black');
+    await app.settle();
+    // U0ALICE of workspace B is someone else: Butler recalls nothing of A's Alice for them.
+    model.enqueue(
+      { toolCalls: [{ id: 'call_recall', name: 'recall', arguments: JSON.stringify({ query: 'coffee' }) }] },
+      { text: 'Nothing.' },
+    );
+    await mention(teamB, 'how do I take my coffee?');
+    await app.settle();
+    const recalled = model.requests.at(-1)?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(JSON.stringify(recalled)).not.toContain('black');
+    // In A, Alice's memory is hers.
+    model.enqueue(
+      {
+        toolCalls: [{ id: 'call_recall_a', name: 'recall', arguments: JSON.stringify({ query: 'coffee' }) }],
+      },
+      { text: 'Black.' },
+    );
+    await mention(teamA, 'how do I take my coffee?');
+    await app.settle();
+    expect(JSON.stringify(model.requests.at(-1)?.messages)).toContain('Alice takes her coffee black');
+  });
+
   it('refuses an org-wide install with a page that says why', async () => {
     const org = { ...teamA, teamId: 'T0ORG0000', enterpriseId: 'E0ORG', isEnterpriseInstall: true };
     const orgWide = await install(org);
