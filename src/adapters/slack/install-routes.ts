@@ -32,20 +32,18 @@ export interface InstallRoutesOptions {
  * button, whose authorize URL asks for the manifest's bot scopes with a `state` signed by SLACK_STATE_SECRET and
  * bound to this browser by a cookie; `GET /slack/oauth_redirect` finishes the install only in the browser that
  * started it, exchanges the code with `oauth.v2.access` (through SLACK_API_URL, 10 s) and stores the bot token
- * sealed (with its refresh token when the app rotates tokens). Org-wide installs are refused with a page that
- * says why.
+ * sealed (with its refresh token when the app rotates tokens). An org-wide install (Enterprise Grid) serves
+ * every workspace of its organization.
  */
 export function createInstallRoutes(options: InstallRoutesOptions): Map<string, RouteHandler> {
   const { stored, logger } = options;
   const installationStore: InstallationStore = {
     async storeInstallation(installation: Installation) {
       const bot = installation.bot;
-      if (installation.isEnterpriseInstall || !installation.team)
-        throw new InstallRefused(
-          'Butler is installed one workspace at a time: an org-wide install is not taken.',
-        );
       if (!bot) throw new InstallRefused('Slack gave no bot token for this install.');
-      const key = installation.team.id;
+      // An org-wide install (Enterprise Grid) is keyed by its enterprise, any other by its workspace.
+      const key = installation.isEnterpriseInstall ? installation.enterprise?.id : installation.team?.id;
+      if (!key) throw new InstallRefused('Slack named no workspace or organization for this install.');
       // Token rotation on: the bot token expires (`expiresAt`, seconds) and the refresh token renews it.
       const rotating =
         bot.refreshToken !== undefined && bot.expiresAt !== undefined
@@ -57,9 +55,9 @@ export function createInstallRoutes(options: InstallRoutesOptions): Map<string, 
       await stored.repository.save({
         platform: 'slack',
         key,
-        teamId: key,
+        teamId: installation.team?.id,
         enterpriseId: installation.enterprise?.id,
-        isEnterpriseInstall: false,
+        isEnterpriseInstall: installation.isEnterpriseInstall ?? false,
         botUserId: bot.userId,
         botId: bot.id,
         scopes: bot.scopes.join(' '),

@@ -23,7 +23,7 @@ const transient = (slackError: string) =>
 /**
  * The installations Butler serves, each with parts of its own (workspace.ts): the bot token's workspace (one
  * token, `SLACK_BOT_TOKEN`) and those installed over OAuth, read from the database when first needed. A key is
- * a team `T…` (org-wide installs are not taken: install-routes.ts refuses them).
+ * a team `T…`, or the enterprise `E…` of an org-wide install (Enterprise Grid).
  */
 export class SlackInstallations {
   private fixed: { key: string; enterpriseId: string | undefined; workspace: SlackWorkspace } | undefined;

@@ -2,6 +2,7 @@ import { mainThread } from '../../core/contracts/conversation-key.js';
 import type { InboundMessage } from '../../core/contracts/events.js';
 import { messageContent, writtenText } from './attachments.js';
 import { mentionsUser } from './inbound-text.js';
+import { installationSourceOf } from './installation-source.js';
 import { isRecord } from './parse.js';
 import { sharedFiles } from './shared-files.js';
 
@@ -48,13 +49,18 @@ export function timestampToIso(ts: string): string {
 /** Slackbot's own user id: its posts in Butler's DM are system notices ("… archived #deploys"), not questions. */
 export const slackbotUserId = 'USLACKBOT';
 
-/** The workspace is the team the app is installed in (envelope), stable even for Slack Connect senders. */
+/**
+ * The workspace is the team the app is installed in (envelope), stable even for Slack Connect senders. An org-wide
+ * install (Enterprise Grid) serves the whole org with one token: its conversations belong to the enterprise
+ * (`E…`; channel ids are unique across an org), so that every reply finds that installation.
+ */
 export function workspaceOf(
   body: Record<string, unknown>,
   event: Record<string, unknown>,
 ): string | undefined {
-  const authorization = Array.isArray(body.authorizations) ? body.authorizations.find(isRecord) : undefined;
-  return text(body, 'team_id') ?? (authorization && text(authorization, 'team_id')) ?? text(event, 'team');
+  const source = installationSourceOf(body);
+  if (source.isEnterpriseInstall && source.enterpriseId) return source.enterpriseId;
+  return source.teamId ?? text(event, 'team');
 }
 
 /**

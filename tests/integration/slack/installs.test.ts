@@ -376,11 +376,39 @@ describe('Slack installs over OAuth', () => {
     expect(JSON.stringify(model.requests.at(-1)?.messages)).toContain('Alice takes her coffee black');
   });
 
-  it('refuses an org-wide install with a page that says why', async () => {
-    const org = { ...teamA, teamId: 'T0ORG0000', enterpriseId: 'E0ORG', isEnterpriseInstall: true };
-    const orgWide = await install(org);
-    expect(orgWide.status).toBe(409);
-    expect(await orgWide.text()).toContain('one workspace at a time');
+  it('serves an org-wide install (Enterprise Grid) in every workspace of the org, with the org token', async () => {
+    const org: FakeWorkspaceInstall = {
+      teamId: 'T0ORGSUB1',
+      enterpriseId: 'E0ORG0000',
+      isEnterpriseInstall: true,
+      botUserId: 'U0BOTORG',
+      botId: 'B0BOTORG',
+      installerId: 'U0ORGADMIN',
+    };
+    expect((await install(org)).status).toBe(200);
+    const orgToken = fake.oauth.tokenOf(org.teamId);
+    fake.reset();
+    model.enqueue({ text: 'Hello from the org.' });
+    // An event of one workspace of the org, as Slack delivers it to an org-wide app.
+    const event = { ...appMention({ ts: freshTs(), text: `<@${org.botUserId}> hi` }), team: 'T0ORGSUB2' };
+    const authorization = {
+      enterprise_id: 'E0ORG0000',
+      team_id: null,
+      user_id: org.botUserId,
+      is_bot: true,
+      is_enterprise_install: true,
+    };
+    const body = envelope(event, {
+      team_id: 'T0ORGSUB2',
+      enterprise_id: 'E0ORG0000',
+      context_team_id: 'T0ORGSUB2',
+      context_enterprise_id: 'E0ORG0000',
+      authorizations: [authorization],
+    });
+    expect((await postToSlack(slackUrl, asJson(body))).status).toBe(200);
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+    expect(tokensUsed()).toEqual(new Set([orgToken]));
   });
 
   it('rotates a token ahead of its expiry, once, and answers with the new one', async () => {
