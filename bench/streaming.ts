@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { FakeFeishuApi } from '../tests/helpers/fake-feishu-api.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../tests/helpers/fake-slack-api.js';
+import { team } from '../tests/unit/slack/payloads.js';
 import { type Aim, type Benchmark, type BenchmarkContext, profilingFlags } from './lib/benchmark.js';
 import { type ButlerProcess, startButlerProcess } from './lib/butler-process.js';
 import { withBenchDatabase } from './lib/database.js';
@@ -93,7 +94,8 @@ async function slackPath(harness: Harness, streaming: boolean): Promise<PathResu
   const channel = streaming ? 'C0STREAM' : 'C0FALLBACK';
   const sent = await sendSequentially(harness, '/slack/events', (index) => {
     const { request, ts } = slackMention({ channel, user: slackUserId(index) });
-    return { request, dedupKey: `${channel}:${ts}`, anchor: ts };
+    // A Slack message is deduplicated by its workspace, channel and ts.
+    return { request, dedupKey: `${team}:${channel}:${ts}`, anchor: ts };
   });
   return {
     platform: 'Slack',
