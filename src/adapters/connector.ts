@@ -10,7 +10,7 @@ import type { CallObserver } from './pacing/index.js';
 export interface PlatformConnector {
   readonly adapter: ChatAdapter;
   readonly routes: ReadonlyMap<string, RouteHandler>;
-  /** Pages a person's browser opens (Slack's install page and OAuth redirect): any method, by exact path. */
+  /** Pages a person's browser opens (Slack's install page and OAuth redirect): any method, under their path. */
   readonly pages?: ReadonlyMap<string, RouteHandler>;
   /** Connects (Socket Mode, WebSocket) or checks credentials (auth.test, bot info). */
   start(): Promise<void>;

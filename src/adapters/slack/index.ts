@@ -87,11 +87,19 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
   const fixed = config.botToken ? createSlackWorkspace(context, config.botToken) : undefined;
   let status = 'not started';
   let health = { served: 0, refused: 0 };
+  let countedAt = 0;
   const countInstallations = async () => {
+    countedAt = now();
     health = await installations.health().catch(() => health);
   };
+  /** Other processes install and uninstall too: /readyz counts again when its figures are older than this. */
+  const recountAfterMs = 10_000;
 
-  const gate = new InstallationGate({ serves: (key) => installations.serves(key), logger, now });
+  const gate = new InstallationGate({
+    serves: (key, uninstall) => installations.serves(key, { uninstall }),
+    logger,
+    now,
+  });
   /** The installation a payload is for; the gate let it in, so it is one Butler serves. */
   async function workspaceOf(body: unknown): Promise<SlackWorkspace> {
     const key = installationKeyOf(installationSourceOf(body as Record<string, unknown>));
@@ -137,8 +145,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
   }
 
   async function uninstalled(body: unknown, event: unknown): Promise<void> {
-    const workspace = await workspaceOf(body).catch(() => undefined);
-    const key = uninstalledKey(body, event, workspace?.identity());
+    const key = await uninstalledKey(body, event, (installed) => installations.botUserOf(installed));
     if (!key) return;
     if (fixed && key === fixed.identity()?.teamId) {
       logger.error(
@@ -174,7 +181,9 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
           status = startFailure(error, config.apiUrl, logger);
           throw toStartError(error, config.apiUrl);
         });
-        installations.serveFixed(fixed, identity);
+        installations.serveFixed(fixed, identity, identity.orgWide === true);
+        // A workspace whose tasks paused when Butler was removed has it back.
+        await intake.workspaceInstalled('slack', identity.teamId);
         logger.info(
           {
             platform: 'slack',
@@ -202,6 +211,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       if (socketReceiver && socketReceiver.state !== 'connected')
         return `Socket Mode ${socketReceiver.state}`;
       if (!config.install) return 'ok';
+      if (now() - countedAt > recountAfterMs) void countInstallations();
       const { served, refused } = health;
       const refusing = refused > 0 ? `, ${refused} refusing its token: install again` : '';
       return `ok (${served} installation${served === 1 ? '' : 's'}${refusing})`;

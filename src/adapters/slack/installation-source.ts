@@ -24,10 +24,12 @@ function text(record: unknown, key: string): string | undefined {
  */
 export function installationSourceOf(body: Record<string, unknown>): InstallationSource {
   if (body.type === 'event_callback') {
+    // The authorization names the installation that receives the event (in a Slack Connect channel `team_id` may
+    // be another organization's); Slack sends `app_uninstalled` and `tokens_revoked` without one.
     const authorization = Array.isArray(body.authorizations) ? body.authorizations.find(isRecord) : undefined;
     return {
-      teamId: text(body, 'team_id') ?? text(authorization, 'team_id'),
-      enterpriseId: text(body, 'enterprise_id') ?? text(authorization, 'enterprise_id'),
+      teamId: text(authorization, 'team_id') ?? text(body, 'team_id'),
+      enterpriseId: text(authorization, 'enterprise_id') ?? text(body, 'enterprise_id'),
       isEnterpriseInstall:
         body.is_enterprise_install === true || authorization?.is_enterprise_install === true,
     };
@@ -53,6 +55,12 @@ export function installationKeyOf(source: InstallationSource): string | undefine
 
 const unknownLogEveryMs = 60 * 60_000;
 
+/** `app_uninstalled` and `tokens_revoked`: the events that end an installation. */
+function endsInstallation(body: Record<string, unknown>): boolean {
+  const type = isRecord(body.event) ? body.event.type : undefined;
+  return body.type === 'event_callback' && (type === 'app_uninstalled' || type === 'tokens_revoked');
+}
+
 /**
  * The gate in front of Bolt: a payload for a workspace Butler is not installed in is acknowledged (a refusal
  * would make Slack retry, then disable the app's events) and dropped before any listener, model or Web API
@@ -63,8 +71,11 @@ export class InstallationGate {
 
   constructor(
     private readonly options: {
-      /** Whether Butler serves the installation `key`. */
-      serves: (key: string) => boolean | Promise<boolean>;
+      /**
+       * Whether Butler serves the installation `key`; `uninstall` for the events that end one, which are let in
+       * for any installation Butler knows, so that removing the app always ends it.
+       */
+      serves: (key: string, uninstall: boolean) => boolean | Promise<boolean>;
       logger: Logger;
       now: () => number;
     },
@@ -73,7 +84,7 @@ export class InstallationGate {
   async admits(body: Record<string, unknown>): Promise<boolean> {
     const source = installationSourceOf(body);
     const key = installationKeyOf(source);
-    if (key !== undefined && (await this.options.serves(key))) return true;
+    if (key !== undefined && (await this.options.serves(key, endsInstallation(body)))) return true;
     this.noteUnknown(key ?? 'none', source);
     return false;
   }

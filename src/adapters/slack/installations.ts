@@ -16,18 +16,19 @@ interface Loaded {
   record: InstallationRecord;
 }
 
-/** Slack's answers that say it could not refresh now, but may later: anything else refuses the installation. */
-const transient = (slackError: string) =>
-  slackError === 'request_failed' || slackError === 'ratelimited' || slackError.startsWith('http_');
+/** The refresh token itself was refused: only a new install gives the workspace a token again. */
+const refreshRefused = new Set(['invalid_refresh_token', 'invalid_grant', 'token_revoked']);
 
 /**
  * The installations Butler serves, each with parts of its own (workspace.ts): the bot token's workspace (one
  * token, `SLACK_BOT_TOKEN`) and those installed over OAuth, read from the database when first needed. A key is
- * a team `T…`, or the enterprise `E…` of an org-wide install (Enterprise Grid).
+ * a team `T…`, or the enterprise `E…` of an org-wide install (Enterprise Grid). One process keeps one set of
+ * parts per installation (one pacer per workspace), built once however many payloads ask at the same time.
  */
 export class SlackInstallations {
-  private fixed: { key: string; enterpriseId: string | undefined; workspace: SlackWorkspace } | undefined;
+  private fixed: { key: string; orgWide: boolean; workspace: SlackWorkspace } | undefined;
   private readonly loaded = new Map<string, Loaded>();
+  private readonly loading = new Map<string, Promise<SlackWorkspace | undefined>>();
 
   constructor(
     private readonly context: WorkspaceContext,
@@ -38,60 +39,49 @@ export class SlackInstallations {
     private readonly rotation?: TokenRotation,
   ) {}
 
-  /** The bot token's workspace, once auth.test named it. */
-  serveFixed(workspace: SlackWorkspace, identity: BotIdentity): void {
-    this.fixed = { key: identity.teamId, enterpriseId: identity.enterpriseId, workspace };
+  /** The bot token's workspace, once auth.test named it (an org-wide token is keyed by its enterprise). */
+  serveFixed(workspace: SlackWorkspace, identity: BotIdentity, orgWide: boolean): void {
+    const key = orgWide && identity.enterpriseId ? identity.enterpriseId : identity.teamId;
+    this.fixed = { key, orgWide, workspace };
   }
 
-  /** The installation for `key`, or undefined when Butler is not (or no longer) installed there. */
+  /**
+   * The installation for `key`, its token fresh, or undefined when Butler is not (or no longer) installed there.
+   * With the bot token alone every conversation is that token's, as it always was.
+   */
   async forKey(key: string): Promise<SlackWorkspace | undefined> {
     const { fixed } = this;
-    if (fixed && (key === fixed.key || key === fixed.enterpriseId)) return fixed.workspace;
+    if (fixed && (key === fixed.key || !this.stored)) return fixed.workspace;
     if (!this.stored) return undefined;
-    const now = this.context.now();
     const known = this.loaded.get(key);
-    const due = (record: InstallationRecord) => this.rotation?.due(record) ?? false;
-    if (known && now - known.checkedAt < recheckMs && !due(known.record)) return known.workspace;
-    const read = await this.stored.repository.get('slack', key);
-    const record = read && due(read) ? await this.refreshed(read) : read;
-    // A token Slack refused stays refused (its workspace was deleted or its app removed): not served until the
-    // workspace installs Butler again, rather than every turn failing the same way.
-    if (!record?.token || record.uninstalledAt || record.lastError) {
-      this.loaded.delete(key);
-      return undefined;
-    }
-    if (known && known.sealed === record.token.value) {
-      known.checkedAt = now;
-      known.record = record;
-      return known.workspace;
-    }
-    const token = this.stored.secrets.open(record.token, tokenContext(key));
-    const identity = {
-      userId: record.botUserId,
-      botId: record.botId,
-      teamId: record.teamId ?? key,
-      ...(record.enterpriseId ? { enterpriseId: record.enterpriseId } : {}),
-    };
-    const workspace = createSlackWorkspace(this.context, token, identity, (slackError) =>
-      this.refused(key, slackError),
-    );
-    this.loaded.set(key, { workspace, sealed: record.token.value, checkedAt: now, record });
-    return workspace;
+    const due = known && this.rotation?.due(known.record);
+    if (known && this.context.now() - known.checkedAt < recheckMs && !due) return known.workspace;
+    const pending = this.loading.get(key);
+    if (pending) return pending;
+    const load = this.load(key).finally(() => this.loading.delete(key));
+    this.loading.set(key, load);
+    return load;
   }
 
-  /** A rotating installation with a fresh token; undefined once Slack refused the refresh token. */
-  private async refreshed(record: InstallationRecord): Promise<InstallationRecord | undefined> {
-    try {
-      return await this.rotation?.fresh(record);
-    } catch (error) {
-      if (!(error instanceof SlackApiError) || transient(error.slackError)) throw error;
-      this.refused(record.key, error.slackError);
-      return undefined;
-    }
+  /**
+   * Whether Butler serves `key`, for the gate in front of Bolt: what the database says, with no token opened or
+   * refreshed (that waits for a listener, after the acknowledgement). `uninstall` events are let through for any
+   * installation Butler knows, whatever its health, so that removing the app always ends it.
+   */
+  async serves(key: string, options: { uninstall: boolean }): Promise<boolean> {
+    if (this.fixed?.key === key) return true;
+    if (!this.stored) return false;
+    if (this.loaded.has(key) && !options.uninstall) return true;
+    const record = await this.stored.repository.get('slack', key);
+    if (!record) return false;
+    if (options.uninstall) return record.token !== undefined && !record.uninstalledAt;
+    return record.token !== undefined && !record.uninstalledAt && !record.lastError;
   }
 
-  async serves(key: string): Promise<boolean> {
-    return (await this.forKey(key)) !== undefined;
+  /** Who Butler is in installation `key`, from what was stored (no token needed): for `tokens_revoked`. */
+  async botUserOf(key: string): Promise<string | undefined> {
+    if (this.fixed?.key === key) return this.fixed.workspace.identity()?.userId;
+    return (await this.stored?.repository.get('slack', key))?.botUserId;
   }
 
   /** Uninstalled or revoked: forgotten here at once (other processes within a minute). */
@@ -108,16 +98,69 @@ export class SlackInstallations {
     return { served: keys.size, refused: installed.filter((record) => record.lastError).length };
   }
 
-  /** Slack refused the installation's token: marked so (for /readyz, and every process) and no longer served. */
-  private refused(key: string, slackError: string): void {
+  private async load(key: string): Promise<SlackWorkspace | undefined> {
+    const stored = this.stored;
+    if (!stored) return undefined;
+    const read = await stored.repository.get('slack', key);
+    const record = read && this.rotation?.due(read) ? await this.refreshed(read) : read;
+    // A token Slack refused stays refused (its workspace was deleted or its app removed): not served until the
+    // workspace installs Butler again, rather than every turn failing the same way.
+    if (!record?.token || record.uninstalledAt || record.lastError) {
+      this.loaded.delete(key);
+      return undefined;
+    }
+    const now = this.context.now();
+    const known = this.loaded.get(key);
+    if (known && known.sealed === record.token.value) {
+      known.checkedAt = now;
+      known.record = record;
+      return known.workspace;
+    }
+    const sealed = record.token.value;
+    const token = stored.secrets.open(record.token, tokenContext(key));
+    const identity = {
+      userId: record.botUserId,
+      botId: record.botId,
+      teamId: record.teamId ?? key,
+      ...(record.enterpriseId ? { enterpriseId: record.enterpriseId } : {}),
+    };
+    const workspace = createSlackWorkspace(this.context, token, identity, (slackError) =>
+      this.refused(key, slackError, sealed),
+    );
+    this.loaded.set(key, { workspace, sealed, checkedAt: now, record });
+    return workspace;
+  }
+
+  /**
+   * A rotating installation with a fresh token. Only Slack's refusal of the refresh token itself ends the
+   * installation (undefined); anything else (a timeout, another process still refreshing) is thrown, to be tried
+   * again with the next payload.
+   */
+  private async refreshed(record: InstallationRecord): Promise<InstallationRecord | undefined> {
+    try {
+      return await this.rotation?.fresh(record);
+    } catch (error) {
+      if (!(error instanceof SlackApiError) || !refreshRefused.has(error.slackError)) throw error;
+      if (record.token) this.refused(record.key, error.slackError, record.token.value);
+      return undefined;
+    }
+  }
+
+  /**
+   * Slack refused the installation's token `sealed`: marked so (for /readyz, and every process) and no longer
+   * served. A mark for a token the installation no longer has (reinstalled meanwhile) is not made.
+   */
+  private refused(key: string, slackError: string, sealed: string): void {
     this.loaded.delete(key);
     const { logger } = this.context;
     logger.warn({ platform: 'slack', workspace: key, slackError }, 'Slack refused an installation’s token');
-    this.stored?.repository.noteError('slack', key, slackError).then(this.changed, (error: unknown) => {
-      logger.warn(
-        { platform: 'slack', workspace: key, err: error },
-        'could not mark the installation refused',
-      );
-    });
+    this.stored?.repository
+      .noteError('slack', key, slackError, sealed)
+      .then(this.changed, (error: unknown) => {
+        logger.warn(
+          { platform: 'slack', workspace: key, err: error },
+          'could not mark the installation refused',
+        );
+      });
   }
 }

@@ -13,6 +13,8 @@ export interface BotIdentity {
   teamId: string;
   /** An Enterprise Grid org's id, when the workspace is in one (or the token is an org-wide install's). */
   enterpriseId?: string | undefined;
+  /** The token is an org-wide install's (auth.test `is_enterprise_install`): it serves the whole org. */
+  orgWide?: boolean | undefined;
 }
 
 export interface NormalizeOptions {

@@ -264,6 +264,7 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
         teamId,
         botId: stringField(result, 'bot_id') ?? '',
         ...(enterpriseId ? { enterpriseId } : {}),
+        ...(result.is_enterprise_install === true ? { orgWide: true } : {}),
       };
     },
     postMessage: async ({ channel, threadTs, text, blocks, priority }) => {

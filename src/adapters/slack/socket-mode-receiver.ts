@@ -61,7 +61,13 @@ export class SlackSocketModeReceiver extends SocketModeReceiver {
     if (!app || !isRecord(envelope) || !isRecord(envelope.body) || typeof envelope.ack !== 'function') return;
     const ack = envelope.ack as (response?: unknown) => Promise<void>;
     const body = envelope.body;
-    if (!(await this.gate.admits(body))) {
+    // Unacknowledged (Slack redelivers) when the gate cannot tell, as when the database is down.
+    const admitted = await this.gate.admits(body).catch((error: unknown) => {
+      this.butlerLogger.error({ platform: 'slack', ...errorFields(error) }, 'Slack envelope not checked');
+      return undefined;
+    });
+    if (admitted === undefined) return;
+    if (!admitted) {
       await ack().catch(() => {});
       return;
     }

@@ -21,6 +21,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export interface RotationStore {
   get(key: string): Promise<InstallationRecord | undefined>;
   claim(key: string, leaseMs: number): Promise<InstallationRecord | undefined>;
+  release(key: string): Promise<void>;
   save(key: string, tokens: { token: string; refreshToken: string; expiresAt: Date }): Promise<void>;
   openRefreshToken(record: InstallationRecord): string;
 }
@@ -64,8 +65,18 @@ export class TokenRotation {
     const { store } = this.options;
     const claimed = await store.claim(record.key, leaseMs);
     if (claimed) {
-      if (!this.due(claimed)) return claimed;
-      await this.refresh(claimed);
+      // Refreshed by another process between the read and the claim: nothing to do.
+      if (!this.due(claimed)) {
+        await store.release(record.key);
+        return claimed;
+      }
+      try {
+        await this.refresh(claimed);
+      } catch (error) {
+        // The next payload tries again at once instead of waiting out the lease.
+        await store.release(record.key).catch(() => {});
+        throw error;
+      }
     } else {
       for (const started = this.options.now(); this.options.now() - started < waitMs; ) {
         await sleep(pollMs);

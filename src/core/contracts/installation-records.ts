@@ -52,13 +52,15 @@ export interface InstallationRepository {
   list(platform: Platform): Promise<InstallationRecord[]>;
   /** Uninstalled or revoked: the token is deleted. False when it was not active. */
   deactivate(platform: Platform, key: string): Promise<boolean>;
-  /** The platform refused the token: kept until the next install. */
-  noteError(platform: Platform, key: string, error: string): Promise<void>;
+  /** The platform refused the token `sealed`: kept until the next install; nothing when the token changed since. */
+  noteError(platform: Platform, key: string, error: string, sealed: string): Promise<void>;
   /**
    * Takes the installation's refresh lease for `leaseMs` when nobody holds it: the record (to refresh) for the
    * one caller that got it, undefined for the others, which wait for its outcome.
    */
   claimRefresh(platform: Platform, key: string, leaseMs: number): Promise<InstallationRecord | undefined>;
-  /** Stores the rotated tokens and gives the lease back. */
+  /** Stores the rotated tokens and gives the lease back (nothing for an installation removed meanwhile). */
   saveRotated(platform: Platform, key: string, rotated: RotatedTokens): Promise<void>;
+  /** Gives the refresh lease back after a failed refresh, so that the next payload tries again at once. */
+  releaseRefresh(platform: Platform, key: string): Promise<void>;
 }

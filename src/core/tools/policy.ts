@@ -91,7 +91,7 @@ export class ApprovalPolicy {
     const own = conversationKey === undefined ? undefined : this.approversIn(conversationKey);
     const profile = own?.platform === platform ? own.ids : [];
     const listed = own?.mode === 'replace' ? profile : [...(this.approvers[platform] ?? []), ...profile];
-    return [...new Set(inWorkspace(listed, conversationKey))];
+    return [...new Set(platform === 'slack' ? inWorkspace(listed, conversationKey) : listed)];
   }
 
   /**

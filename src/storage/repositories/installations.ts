@@ -98,11 +98,11 @@ export function installationRepository(db: Database): InstallationRepository {
       return changed.length > 0;
     },
 
-    async noteError(platform, key, error) {
+    async noteError(platform, key, error, sealedToken) {
       await db
         .update(installations)
         .set({ lastError: error, updatedAt: new Date() })
-        .where(byKey(platform, key));
+        .where(and(byKey(platform, key), eq(installations.sealedToken, sealedToken)));
     },
 
     async claimRefresh(platform, key, leaseMs) {
@@ -131,7 +131,11 @@ export function installationRepository(db: Database): InstallationRepository {
           refreshingUntil: null,
           updatedAt: new Date(),
         })
-        .where(byKey(platform, key));
+        .where(and(byKey(platform, key), isNull(installations.uninstalledAt)));
+    },
+
+    async releaseRefresh(platform, key) {
+      await db.update(installations).set({ refreshingUntil: null }).where(byKey(platform, key));
     },
   };
 }

@@ -430,6 +430,47 @@ describe('Slack installs over OAuth', () => {
   });
 });
 
+describe('Slack installs over OAuth, when things fail', () => {
+  it('ends an installation whose token Slack already refused, once it is removed', async () => {
+    const teamD: FakeWorkspaceInstall = { ...teamA, teamId: 'T0DDDDDDD', botUserId: 'U0BOTD' };
+    await install(teamD);
+    fake.failNext('chat.startStream', { error: 'account_inactive' });
+    fake.failNext('chat.postMessage', { error: 'account_inactive' }, 3);
+    model.enqueue({ text: 'Nobody will read this.' });
+    await mention(teamD, 'hello?');
+    await app.settle();
+    const stateOf = async () => {
+      const response = await fetch(`${app.url}/api/v1/installations`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      const { items } = (await response.json()) as { items: Array<{ workspace: string; state: string }> };
+      return items.find((item) => item.workspace === teamD.teamId)?.state;
+    };
+    await waitForAsync(async () => (await stateOf()) === 'refusing its token' || undefined);
+    // Removing the app still reaches Butler: the token is deleted and the workspace's tasks pause.
+    const revoked = envelope(
+      { type: 'tokens_revoked', tokens: { oauth: [], bot: [teamD.botUserId] }, event_ts: freshTs() },
+      { team_id: teamD.teamId, context_team_id: teamD.teamId, authorizations: undefined },
+    );
+    expect((await postToSlack(slackUrl, asJson(revoked))).status).toBe(200);
+    expect(await stateOf()).toBe('uninstalled');
+  });
+
+  it('tries a failed token refresh again with the next delivery, without marking the workspace', async () => {
+    const teamF: FakeWorkspaceInstall = { ...teamA, teamId: 'T0FFFFFFF', rotating: { expiresIn: 60 } };
+    await install(teamF);
+    fake.failNext('oauth.v2.access', { status: 500 });
+    const ts = freshTs();
+    // Slack hears a 500 (not acknowledged) and delivers the event again.
+    expect((await mention(teamF, 'hello', ts)).status).toBe(500);
+    model.enqueue({ text: 'Hi.' });
+    expect((await mention(teamF, 'hello', ts)).status).toBe(200);
+    await app.settle();
+    expect(model.requests).toHaveLength(1);
+    expect(tokensUsed()).toContain(fake.oauth.tokenOf(teamF.teamId));
+  });
+});
+
 describe.runIf(testDatabaseUrl)('Slack installs over OAuth, two processes on one database', () => {
   it('rotates a token once however many processes need it at the same moment', async () => {
     const second = await startInstallingButler(app.databaseUrl);
