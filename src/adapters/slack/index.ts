@@ -134,6 +134,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
       publicUrl: options.installs.publicUrl,
       apiUrl: config.apiUrl,
       stored: options.installs.stored,
+      allowed: options.file.access.slack?.workspaces,
       logger,
       installed: async (key) => {
         installations.forget(key);

@@ -23,6 +23,8 @@ export interface InstallRoutesOptions {
   apiUrl: string;
   stored: StoredInstallations;
   logger: Logger;
+  /** `access.slack.workspaces`, when set: only these workspaces (or enterprises) may install Butler. */
+  allowed: readonly string[] | undefined;
   /** An installation was stored (or stored again): the connector serves it from now on. */
   installed: (key: string) => Promise<void>;
 }
@@ -44,6 +46,10 @@ export function createInstallRoutes(options: InstallRoutesOptions): Map<string, 
       // An org-wide install (Enterprise Grid) is keyed by its enterprise, any other by its workspace.
       const key = installation.isEnterpriseInstall ? installation.enterprise?.id : installation.team?.id;
       if (!key) throw new InstallRefused('Slack named no workspace or organization for this install.');
+      if (options.allowed && !options.allowed.includes(key))
+        throw new InstallRefused(
+          `Butler is not offered to this workspace (${key}): its operator lists the workspaces that may install it.`,
+        );
       // Token rotation on: the bot token expires (`expiresAt`, seconds) and the refresh token renews it.
       const rotating =
         bot.refreshToken !== undefined && bot.expiresAt !== undefined

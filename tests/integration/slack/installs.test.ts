@@ -46,7 +46,7 @@ const secretKey = randomBytes(32).toString('base64');
 const adminKey = `butler-admin-${randomBytes(12).toString('hex')}`;
 
 /** A Butler that installs over OAuth, on `databaseUrl` when given (a second process of the same Butler). */
-function startInstallingButler(databaseUrl?: string) {
+function startInstallingButler(databaseUrl?: string, extra: Record<string, unknown> = {}) {
   return startSlackButler(fake, model, tools, {
     env: {
       SLACK_BOT_TOKEN: '',
@@ -61,6 +61,7 @@ function startInstallingButler(databaseUrl?: string) {
       approvers: { slack: [`${teamA.teamId}/U0OLGA`] },
       tools: serviceTools(tools),
       api: { keys: [{ name: 'admin', key: adminKey, scopes: ['read'] }] },
+      ...extra,
     },
     ...(databaseUrl ? { databaseUrl } : {}),
   });
@@ -86,8 +87,8 @@ beforeEach(() => {
 });
 
 /** Opens the install page as a browser would: the authorize URL it links to, and the state cookie it set. */
-async function openInstallPage() {
-  const page = await fetch(`${app.url}/slack/install`);
+async function openInstallPage(base = app.url) {
+  const page = await fetch(`${base}/slack/install`);
   expect(page.status).toBe(200);
   const link = (await page.text()).match(/<a href="([^"]+)"/)?.[1] ?? '';
   const href = link.replace(/&#(\d+);/g, (_entity, code: string) => String.fromCharCode(Number(code)));
@@ -96,15 +97,15 @@ async function openInstallPage() {
 }
 
 /** Slack sends the browser back with a code for `team`; `cookie` is what that browser carries. */
-async function comeBack(team: FakeWorkspaceInstall, state: string, cookie: string) {
+async function comeBack(team: FakeWorkspaceInstall, state: string, cookie: string, base = app.url) {
   const code = fake.oauth.issueCode(team);
   const query = new URLSearchParams({ code, state });
-  return fetch(`${app.url}/slack/oauth_redirect?${query}`, { headers: cookie ? { cookie } : {} });
+  return fetch(`${base}/slack/oauth_redirect?${query}`, { headers: cookie ? { cookie } : {} });
 }
 
-async function install(team: FakeWorkspaceInstall) {
-  const { authorize, cookie } = await openInstallPage();
-  return comeBack(team, authorize.searchParams.get('state') ?? '', cookie);
+async function install(team: FakeWorkspaceInstall, base = app.url) {
+  const { authorize, cookie } = await openInstallPage(base);
+  return comeBack(team, authorize.searchParams.get('state') ?? '', cookie, base);
 }
 
 /** `user` mentions Butler in `channel` of `team`, as that workspace's Events API delivers it. */
@@ -431,6 +432,20 @@ describe('Slack installs over OAuth', () => {
 });
 
 describe('Slack installs over OAuth, when things fail', () => {
+  it('takes installs only from the workspaces access.slack.workspaces lists, when it is set', async () => {
+    const listed = await startInstallingButler(undefined, {
+      access: { slack: { workspaces: [teamA.teamId] } },
+    });
+    try {
+      const stranger = await install({ ...teamB, teamId: 'T0STRANGE' }, listed.url);
+      expect(stranger.status).toBe(409);
+      expect(await stranger.text()).toContain('not offered to this workspace');
+      expect((await install(teamA, listed.url)).status).toBe(200);
+    } finally {
+      await listed.close();
+    }
+  });
+
   it('ends an installation whose token Slack already refused, once it is removed', async () => {
     const teamD: FakeWorkspaceInstall = { ...teamA, teamId: 'T0DDDDDDD', botUserId: 'U0BOTD' };
     await install(teamD);
