@@ -1,5 +1,5 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
-import { decodeConversationKey } from '../contracts/conversation-key.js';
+import { workspaceKeyPrefix } from '../contracts/conversation-key.js';
 import type { Person } from '../contracts/events.js';
 import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { Store } from '../contracts/store.js';
@@ -24,15 +24,20 @@ export async function readHome(
   person: Person,
   workspace?: string,
 ): Promise<HomeView> {
+  const inWorkspace =
+    workspace === undefined ? {} : { conversationKeyPrefix: workspaceKeyPrefix(person.platform, workspace) };
   const [pending, conversations] = await Promise.all([
-    store.reads.approvals({ status: 'pending', platform: person.platform, limit: pendingRead }),
+    store.reads.approvals({
+      status: 'pending',
+      platform: person.platform,
+      limit: pendingRead,
+      ...inWorkspace,
+    }),
     store.reads.recentConversations(person, recentConversations, workspace),
   ]);
   const now = new Date();
-  const elsewhere = (conversationKey: string) =>
-    workspace !== undefined && decodeConversationKey(conversationKey).workspace !== workspace;
   const shown = pending.items.flatMap((approval) => {
-    if (approval.expiresAt <= now || elsewhere(approval.conversationKey)) return [];
+    if (approval.expiresAt <= now) return [];
     const mayDecide = approvals.permission(approval, person).allowed;
     return mayDecide || approvals.askedBy(approval, person) ? [{ ...approval, mayDecide }] : [];
   });

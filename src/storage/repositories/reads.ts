@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, lt, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { decodeConversationKey } from '../../core/contracts/conversation-key.js';
+import { decodeConversationKey, workspaceKeyPrefix } from '../../core/contracts/conversation-key.js';
 import {
   type ConversationListItem,
   decodeCursor,
@@ -149,6 +149,9 @@ export function readRepository(db: Database): ReadRepository {
             eq(inboundEvents.platform, person.platform),
             eq(inboundEvents.userId, person.id),
             eq(inboundEvents.kind, 'message'),
+            workspace === undefined
+              ? undefined
+              : sql`starts_with(${inboundEvents.conversationKey}, ${workspaceKeyPrefix(person.platform, workspace)})`,
           ),
         )
         .orderBy(desc(inboundEvents.createdAt), desc(inboundEvents.id))
@@ -158,7 +161,6 @@ export function readRepository(db: Database): ReadRepository {
         if (recent.size >= limit) break;
         if (recent.has(row.key)) continue;
         const address = decodeConversationKey(row.key);
-        if (workspace !== undefined && address.workspace !== workspace) continue;
         const firstLine = (row.text ?? '').trim().split('\n')[0]?.trim() ?? '';
         recent.set(row.key, { address, lastMessageAt: row.at, firstLine });
       }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, like, lte, notInArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lte, notInArray, sql } from 'drizzle-orm';
 import type { Identity } from '../../core/contracts/people.js';
 import type {
   ScheduleRecord,
@@ -26,9 +26,9 @@ const byCreators = (creators: readonly Identity[]) =>
     sql` or `,
   )})`;
 
-/** `column` starts with `prefix`, the prefix's own `%` and `_` taken literally. */
+/** `column` starts with `prefix`, taken literally. */
 const startsWith = (column: typeof schedules.conversationKey, prefix: string) =>
-  like(column, `${prefix.replace(/[\\%_]/g, (character) => `\\${character}`)}%`);
+  sql`starts_with(${column}, ${prefix})`;
 
 export function scheduleRepository(db: Database): ScheduleRepository {
   return {
