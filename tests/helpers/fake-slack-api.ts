@@ -324,6 +324,7 @@ export async function startFakeSlackApi(
         is_enterprise_install: false,
       },
     'oauth.v2.access': (args) => oauthRoom.access(args, undefined),
+    'auth.revoke': (_args, token) => oauthRoom.revoke(token),
     'apps.connections.open': () =>
       options.socketUrl ? { ok: true, url: options.socketUrl() } : fail('invalid_auth'),
     'chat.postMessage': (args) => {

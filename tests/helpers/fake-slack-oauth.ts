@@ -32,6 +32,8 @@ export interface FakeSlackOAuth {
   tokenOf(teamId: string): string | undefined;
   /** Refresh tokens exchanged (`grant_type=refresh_token`), in order. */
   refreshes: string[];
+  /** Tokens given back with `auth.revoke`. */
+  revoked: string[];
 }
 
 export function createFakeSlackOAuth() {
@@ -50,6 +52,7 @@ export function createFakeSlackOAuth() {
     },
     tokenOf: (teamId) => [...tokens].filter(([, install]) => install.teamId === teamId).at(-1)?.[0],
     refreshes: [],
+    revoked: [],
   };
   /** Refresh tokens not used yet: each works once. */
   const refreshTokens = new Map<string, FakeWorkspaceInstall>();
@@ -117,6 +120,12 @@ export function createFakeSlackOAuth() {
 
   return {
     oauth,
+    /** `auth.revoke`: the calling token stops working. */
+    revoke(token: string | undefined): Answer {
+      if (!token || !tokens.delete(token)) return { ok: false, error: 'invalid_auth' };
+      oauth.revoked.push(token);
+      return { ok: true, revoked: true };
+    },
     /** `auth.test` for a token this room issued, or undefined for another. */
     authTest(token: string | undefined): Answer | undefined {
       const install = token ? tokens.get(token) : undefined;

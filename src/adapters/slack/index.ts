@@ -10,6 +10,7 @@ import { SlackHttpReceiver } from './http-receiver.js';
 import { createInstallRoutes } from './install-routes.js';
 import { InstallationGate, installationKeyOf, installationSourceOf } from './installation-source.js';
 import { SlackInstallations } from './installations.js';
+import { installationKeyOfIdentity } from './normalize.js';
 import { defaultReplyTuning } from './reply-format.js';
 import { routedSlackAdapter } from './routed-adapter.js';
 import { rotationStore, type StoredInstallations } from './sealed-installations.js';
@@ -148,7 +149,8 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
   async function uninstalled(body: unknown, event: unknown): Promise<void> {
     const key = await uninstalledKey(body, event, (installed) => installations.botUserOf(installed));
     if (!key) return;
-    if (fixed && key === fixed.identity()?.teamId) {
+    const fixedIdentity = fixed?.identity();
+    if (fixedIdentity && key === installationKeyOfIdentity(fixedIdentity)) {
       logger.error(
         { platform: 'slack', workspace: key },
         'Slack says Butler was removed from the workspace of SLACK_BOT_TOKEN',
@@ -182,9 +184,9 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
           status = startFailure(error, config.apiUrl, logger);
           throw toStartError(error, config.apiUrl);
         });
-        installations.serveFixed(fixed, identity, identity.orgWide === true);
+        installations.serveFixed(fixed, identity);
         // A workspace whose tasks paused when Butler was removed has it back.
-        await intake.workspaceInstalled('slack', identity.teamId);
+        await intake.workspaceInstalled('slack', installationKeyOfIdentity(identity));
         logger.info(
           {
             platform: 'slack',

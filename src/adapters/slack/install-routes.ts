@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Installation, type InstallationStore, InstallProvider } from '@slack/oauth';
+import { WebClient } from '@slack/web-api';
 import type { SlackInstallConfig } from '../../config/types.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { escapeHtml, htmlPage, paragraph } from '../../http/html-page.js';
@@ -39,6 +40,17 @@ export interface InstallRoutesOptions {
  */
 export function createInstallRoutes(options: InstallRoutesOptions): Map<string, RouteHandler> {
   const { stored, logger } = options;
+  /** `auth.revoke` with a token Butler will not keep; a failure is logged (the token then just goes unused). */
+  async function revoke(token: string): Promise<void> {
+    const client = new WebClient(token, {
+      slackApiUrl: options.apiUrl,
+      timeout: 10_000,
+      retryConfig: { retries: 0 },
+    });
+    await client.auth.revoke().catch((error: unknown) => {
+      logger.warn({ platform: 'slack', ...errorFields(error) }, 'could not revoke a refused install’s token');
+    });
+  }
   const installationStore: InstallationStore = {
     async storeInstallation(installation: Installation) {
       const bot = installation.bot;
@@ -46,10 +58,14 @@ export function createInstallRoutes(options: InstallRoutesOptions): Map<string, 
       // An org-wide install (Enterprise Grid) is keyed by its enterprise, any other by its workspace.
       const key = installation.isEnterpriseInstall ? installation.enterprise?.id : installation.team?.id;
       if (!key) throw new InstallRefused('Slack named no workspace or organization for this install.');
-      if (options.allowed && !options.allowed.includes(key))
+      // An empty list allows everyone, as for messages (access.slack.workspaces).
+      if (options.allowed?.length && !options.allowed.includes(key)) {
+        // The code was exchanged already: give the token back, so that Slack does not show Butler installed there.
+        await revoke(bot.token);
         throw new InstallRefused(
           `Butler is not offered to this workspace (${key}): its operator lists the workspaces that may install it.`,
         );
+      }
       // Token rotation on: the bot token expires (`expiresAt`, seconds) and the refresh token renews it.
       const rotating =
         bot.refreshToken !== undefined && bot.expiresAt !== undefined

@@ -84,7 +84,10 @@ export class InstallationGate {
   async admits(body: Record<string, unknown>): Promise<boolean> {
     const source = installationSourceOf(body);
     const key = installationKeyOf(source);
-    if (key !== undefined && (await this.options.serves(key, endsInstallation(body)))) return true;
+    const ending = endsInstallation(body);
+    if (key !== undefined && (await this.options.serves(key, ending))) return true;
+    // Slack sends the events that end an installation without `authorizations`: an org-wide one is its enterprise's.
+    if (ending && source.enterpriseId && (await this.options.serves(source.enterpriseId, true))) return true;
     this.noteUnknown(key ?? 'none', source);
     return false;
   }

@@ -1,5 +1,5 @@
 import type { InstallationRecord } from '../../core/contracts/installation-records.js';
-import type { BotIdentity } from './normalize.js';
+import { type BotIdentity, installationKeyOfIdentity } from './normalize.js';
 import { type StoredInstallations, tokenContext } from './sealed-installations.js';
 import { SlackApiError } from './slack-api-error.js';
 import type { TokenRotation } from './token-rotation.js';
@@ -26,9 +26,13 @@ const refreshRefused = new Set(['invalid_refresh_token', 'invalid_grant', 'token
  * parts per installation (one pacer per workspace), built once however many payloads ask at the same time.
  */
 export class SlackInstallations {
-  private fixed: { key: string; orgWide: boolean; workspace: SlackWorkspace } | undefined;
+  private fixed: { key: string; workspace: SlackWorkspace } | undefined;
   private readonly loaded = new Map<string, Loaded>();
   private readonly loading = new Map<string, Promise<SlackWorkspace | undefined>>();
+  /** Installations whose token is being refreshed in the background, while their current one still works. */
+  private readonly refreshing = new Set<string>();
+  /** Bumped by `forget`: a load that began before it does not put the old installation back. */
+  private generation = 0;
 
   constructor(
     private readonly context: WorkspaceContext,
@@ -40,9 +44,8 @@ export class SlackInstallations {
   ) {}
 
   /** The bot token's workspace, once auth.test named it (an org-wide token is keyed by its enterprise). */
-  serveFixed(workspace: SlackWorkspace, identity: BotIdentity, orgWide: boolean): void {
-    const key = orgWide && identity.enterpriseId ? identity.enterpriseId : identity.teamId;
-    this.fixed = { key, orgWide, workspace };
+  serveFixed(workspace: SlackWorkspace, identity: BotIdentity): void {
+    this.fixed = { key: installationKeyOfIdentity(identity), workspace };
   }
 
   /**
@@ -54,8 +57,11 @@ export class SlackInstallations {
     if (fixed && (key === fixed.key || !this.stored)) return fixed.workspace;
     if (!this.stored) return undefined;
     const known = this.loaded.get(key);
-    const due = known && this.rotation?.due(known.record);
-    if (known && this.context.now() - known.checkedAt < recheckMs && !due) return known.workspace;
+    const expired = known && this.rotation?.expired(known.record);
+    if (known && this.context.now() - known.checkedAt < recheckMs && !expired) {
+      if (this.rotation?.due(known.record)) this.refreshLater(known.record);
+      return known.workspace;
+    }
     const pending = this.loading.get(key);
     if (pending) return pending;
     const load = this.load(key).finally(() => this.loading.delete(key));
@@ -86,6 +92,7 @@ export class SlackInstallations {
 
   /** Uninstalled or revoked: forgotten here at once (other processes within a minute). */
   forget(key: string): void {
+    this.generation += 1;
     this.loaded.delete(key);
   }
 
@@ -101,14 +108,21 @@ export class SlackInstallations {
   private async load(key: string): Promise<SlackWorkspace | undefined> {
     const stored = this.stored;
     if (!stored) return undefined;
-    const read = await stored.repository.get('slack', key);
-    const record = read && this.rotation?.due(read) ? await this.refreshed(read) : read;
+    const generation = this.generation;
     // A token Slack refused stays refused (its workspace was deleted or its app removed): not served until the
     // workspace installs Butler again, rather than every turn failing the same way.
-    if (!record?.token || record.uninstalledAt || record.lastError) {
+    const usable = (record: InstallationRecord | undefined) =>
+      record?.token && !record.uninstalledAt && !record.lastError ? record : undefined;
+    let record = usable(await stored.repository.get('slack', key));
+    // A rotating token is refreshed ahead of its expiry in the background; only an expired one is waited for.
+    if (record && this.rotation?.expired(record)) record = usable(await this.refreshed(record));
+    else if (record && this.rotation?.due(record)) this.refreshLater(record);
+    if (!record?.token) {
       this.loaded.delete(key);
       return undefined;
     }
+    // Installed or removed again while this was read: read what holds now.
+    if (generation !== this.generation) return this.load(key);
     const now = this.context.now();
     const known = this.loaded.get(key);
     if (known && known.sealed === record.token.value) {
@@ -131,6 +145,24 @@ export class SlackInstallations {
     return workspace;
   }
 
+  /** Refreshes `record`'s token beside the traffic that still uses the current one; the next read takes the new. */
+  private refreshLater(record: InstallationRecord): void {
+    const { key } = record;
+    if (this.refreshing.has(key)) return;
+    this.refreshing.add(key);
+    this.refreshed(record)
+      .then((fresh) => {
+        if (fresh?.token?.value !== this.loaded.get(key)?.sealed) this.loaded.delete(key);
+      })
+      .catch((error: unknown) => {
+        this.context.logger.warn(
+          { platform: 'slack', workspace: key, err: error },
+          'Slack token refresh failed; tried again',
+        );
+      })
+      .finally(() => this.refreshing.delete(key));
+  }
+
   /**
    * A rotating installation with a fresh token. Only Slack's refusal of the refresh token itself ends the
    * installation (undefined); anything else (a timeout, another process still refreshing) is thrown, to be tried
@@ -151,7 +183,7 @@ export class SlackInstallations {
    * served. A mark for a token the installation no longer has (reinstalled meanwhile) is not made.
    */
   private refused(key: string, slackError: string, sealed: string): void {
-    this.loaded.delete(key);
+    if (this.loaded.get(key)?.sealed === sealed) this.loaded.delete(key);
     const { logger } = this.context;
     logger.warn({ platform: 'slack', workspace: key, slackError }, 'Slack refused an installation’s token');
     this.stored?.repository

@@ -48,6 +48,10 @@ export function timestampToIso(ts: string): string {
     : new Date(0).toISOString();
 }
 
+/** The installation a token belongs to: its enterprise for an org-wide token, else its workspace. */
+export const installationKeyOfIdentity = (identity: BotIdentity): string =>
+  identity.orgWide && identity.enterpriseId ? identity.enterpriseId : identity.teamId;
+
 /** Slackbot's own user id: its posts in Butler's DM are system notices ("… archived #deploys"), not questions. */
 export const slackbotUserId = 'USLACKBOT';
 

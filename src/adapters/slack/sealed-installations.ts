@@ -18,7 +18,7 @@ export function rotationStore({ repository, secrets }: StoredInstallations): Rot
   return {
     get: (key) => repository.get('slack', key),
     claim: (key, leaseMs) => repository.claimRefresh('slack', key, leaseMs),
-    release: (key) => repository.releaseRefresh('slack', key),
+    release: (key, claimedUntil, afterMs) => repository.releaseRefresh('slack', key, claimedUntil, afterMs),
     save: (key, tokens) =>
       repository.saveRotated('slack', key, {
         token: secrets.seal(tokens.token, tokenContext(key)),

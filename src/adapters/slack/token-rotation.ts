@@ -11,8 +11,10 @@ import { toSlackSdkLogger } from './slack-logger.js';
 export const refreshAheadMs = 10 * 60_000;
 /** One process refreshes an installation at a time; a lease it does not give back lapses after this. */
 const leaseMs = 30_000;
-/** How long another process's refresh is waited for, reading the row again every so often. */
+/** How long another process's refresh is waited for (an expired token only), reading the row again meanwhile. */
 const waitMs = 15_000;
+/** After a failed refresh the lease is held this long: tried again soon, not by every payload of every process. */
+const backoffMs = 5_000;
 const pollMs = 250;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
@@ -21,7 +23,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export interface RotationStore {
   get(key: string): Promise<InstallationRecord | undefined>;
   claim(key: string, leaseMs: number): Promise<InstallationRecord | undefined>;
-  release(key: string): Promise<void>;
+  release(key: string, claimedUntil: Date, afterMs: number): Promise<void>;
   save(key: string, tokens: { token: string; refreshToken: string; expiresAt: Date }): Promise<void>;
   openRefreshToken(record: InstallationRecord): string;
 }
@@ -59,34 +61,42 @@ export class TokenRotation {
     return expiresAt !== undefined && expiresAt - this.options.now() <= refreshAheadMs;
   }
 
-  /** The installation with a token that is not due, refreshed here or by another process; throws when neither. */
+  /** Whether the bot token has expired: only then must a caller wait for a new one. */
+  expired(record: InstallationRecord): boolean {
+    const expiresAt = record.tokenExpiresAt?.getTime();
+    return expiresAt !== undefined && expiresAt <= this.options.now();
+  }
+
+  /**
+   * The installation with a token that is not due: refreshed here when this process takes the lease, else by the
+   * process that holds it (waited for). A removed or refused installation comes back as it is, for the caller to
+   * see. Throws when the refresh failed, or took too long elsewhere.
+   */
   async fresh(record: InstallationRecord): Promise<InstallationRecord> {
     if (!this.due(record)) return record;
-    const { store } = this.options;
-    const claimed = await store.claim(record.key, leaseMs);
-    if (claimed) {
-      // Refreshed by another process between the read and the claim: nothing to do.
-      if (!this.due(claimed)) {
-        await store.release(record.key);
-        return claimed;
+    const { store, now } = this.options;
+    const ended = (again: InstallationRecord) =>
+      again.uninstalledAt !== undefined || again.lastError !== undefined;
+    for (const started = now(); ; await sleep(pollMs)) {
+      const claimed = await store.claim(record.key, leaseMs);
+      if (claimed?.refreshingUntil) {
+        const until = claimed.refreshingUntil;
+        if (ended(claimed) || !this.due(claimed)) {
+          await store.release(record.key, until, 0).catch(() => {});
+          return claimed;
+        }
+        try {
+          await this.refresh(claimed);
+        } catch (error) {
+          await store.release(record.key, until, backoffMs).catch(() => {});
+          throw error;
+        }
+        return (await store.get(record.key)) ?? claimed;
       }
-      try {
-        await this.refresh(claimed);
-      } catch (error) {
-        // The next payload tries again at once instead of waiting out the lease.
-        await store.release(record.key).catch(() => {});
-        throw error;
-      }
-    } else {
-      for (const started = this.options.now(); this.options.now() - started < waitMs; ) {
-        await sleep(pollMs);
-        const again = await store.get(record.key);
-        if (again && !this.due(again)) return again;
-      }
+      const again = await store.get(record.key);
+      if (!again || ended(again) || !this.due(again)) return again ?? record;
+      if (now() - started > waitMs) throw new SlackApiError('oauth.v2.access', 'token_not_refreshed');
     }
-    const refreshed = await store.get(record.key);
-    if (!refreshed || this.due(refreshed)) throw new SlackApiError('oauth.v2.access', 'token_not_refreshed');
-    return refreshed;
   }
 
   private async refresh(record: InstallationRecord): Promise<void> {

@@ -13,12 +13,17 @@ export async function uninstalledKey(
   botUserOf: (key: string) => Promise<string | undefined>,
 ): Promise<string | undefined> {
   if (!isRecord(body) || !isRecord(event)) return undefined;
-  const key = installationKeyOf(installationSourceOf(body));
-  if (key === undefined) return undefined;
-  if (event.type === 'app_uninstalled') return key;
-  if (event.type !== 'tokens_revoked') return undefined;
-  const tokens = isRecord(event.tokens) ? event.tokens : {};
-  const bots = Array.isArray(tokens.bot) ? tokens.bot : [];
-  const botUser = await botUserOf(key);
-  return botUser !== undefined && bots.includes(botUser) ? key : undefined;
+  if (event.type !== 'app_uninstalled' && event.type !== 'tokens_revoked') return undefined;
+  // Sent without `authorizations`: the workspace's installation, or else its enterprise's org-wide one.
+  const source = installationSourceOf(body);
+  for (const key of [installationKeyOf(source), source.enterpriseId]) {
+    if (key === undefined) continue;
+    const botUser = await botUserOf(key);
+    if (botUser === undefined) continue;
+    if (event.type === 'app_uninstalled') return key;
+    const tokens = isRecord(event.tokens) ? event.tokens : {};
+    const bots = Array.isArray(tokens.bot) ? tokens.bot : [];
+    return bots.includes(botUser) ? key : undefined;
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@ import { createAgentSessions } from './agent-sessions.js';
 import { type AppHomeHandlers, createAppHomeHandlers } from './app-home.js';
 import { createFeedbackHandlers, type FeedbackHandlers } from './feedback-handlers.js';
 import { createInboundHandlers, type InboundHandlers } from './inbound.js';
-import type { BotIdentity } from './normalize.js';
+import { type BotIdentity, installationKeyOfIdentity } from './normalize.js';
 import { createSlackAdapter } from './outbound.js';
 import { createCapabilities, type ReplyTuning } from './reply-format.js';
 import { createSlackApi, type SlackApi } from './slack-api.js';
@@ -106,7 +106,7 @@ export function createSlackWorkspace(
       api,
       logger,
       acknowledgeWithinMs,
-      workspace: () => identity?.teamId,
+      workspace: () => identity && installationKeyOfIdentity(identity),
     }),
     async identify() {
       identity = await api.authTest();

@@ -25,6 +25,8 @@ export interface InstallationRecord {
   /** With token rotation: the refresh token, sealed, and when the bot token expires. */
   refreshToken: SealedSecret | undefined;
   tokenExpiresAt: Date | undefined;
+  /** Until when a process holds the refresh lease (or backs off after a failed refresh). */
+  refreshingUntil: Date | undefined;
   installedAt: Date;
   uninstalledAt: Date | undefined;
   lastError: string | undefined;
@@ -32,7 +34,7 @@ export interface InstallationRecord {
 
 export type NewInstallation = Omit<
   InstallationRecord,
-  'installedAt' | 'uninstalledAt' | 'lastError' | 'token'
+  'installedAt' | 'uninstalledAt' | 'lastError' | 'token' | 'refreshingUntil'
 > & {
   token: SealedSecret;
 };
@@ -61,6 +63,9 @@ export interface InstallationRepository {
   claimRefresh(platform: Platform, key: string, leaseMs: number): Promise<InstallationRecord | undefined>;
   /** Stores the rotated tokens and gives the lease back (nothing for an installation removed meanwhile). */
   saveRotated(platform: Platform, key: string, rotated: RotatedTokens): Promise<void>;
-  /** Gives the refresh lease back after a failed refresh, so that the next payload tries again at once. */
-  releaseRefresh(platform: Platform, key: string): Promise<void>;
+  /**
+   * Ends the refresh lease taken until `claimedUntil` (nothing when another process holds it since) `afterMs` from
+   * now: 0 gives it back, more backs off after a failed refresh.
+   */
+  releaseRefresh(platform: Platform, key: string, claimedUntil: Date, afterMs: number): Promise<void>;
 }

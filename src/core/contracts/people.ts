@@ -30,6 +30,15 @@ export interface People {
 export const identityKey = (identity: Identity) => `${identity.platform}:${identity.id}`;
 
 /**
+ * Whom a message counts toward (rate limits, fair turns): the person. A Slack member nobody listed is someone only
+ * within their workspace: the same member id in another workspace is another person, with limits of their own.
+ */
+export function senderKey(people: People, identity: Identity, workspace: string): string {
+  const key = people.keyOf(identity);
+  return identity.platform === 'slack' && key === identityKey(identity) ? `${key}@${workspace}` : key;
+}
+
+/**
  * Every key a record of `identity`'s person may carry: the person's, then each of their identities' (records
  * saved before `people:` listed them).
  */

@@ -16,7 +16,7 @@ import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
 import { noopObserver } from '../contracts/observer.js';
-import type { People } from '../contracts/people.js';
+import { type People, senderKey } from '../contracts/people.js';
 import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
 import { FeedbackRecorder } from '../feedback/index.js';
@@ -108,8 +108,8 @@ export class ButlerService implements ButlerIntake {
   }
 
   /** Whom a message of `user` counts toward: their person, however many identities they write from. */
-  private senderKeyOf(user: ChatUser, platform: Platform): string {
-    return this.people.keyOf(onPlatform(user, platform));
+  private senderKeyOf(user: ChatUser, address: ConversationAddress): string {
+    return senderKey(this.people, onPlatform(user, address.platform), address.workspace);
   }
 
   async precheck(input: {
@@ -122,7 +122,7 @@ export class ButlerService implements ButlerIntake {
     const limit = this.options.messagesPerMinute;
     if (limit === undefined) return 'ok';
     const sent = await this.store.inbox.messagesSince(
-      this.senderKeyOf(input.user, platform),
+      this.senderKeyOf(input.user, input.address),
       new Date(Date.now() - 60_000),
     );
     return sent >= limit ? 'rate_limited' : 'ok';
@@ -153,7 +153,7 @@ export class ButlerService implements ButlerIntake {
       dedupKey: message.dedupKey,
       conversationKey: encodeConversationKey(message.address),
       userId: message.user.id,
-      senderKey: this.senderKeyOf(message.user, message.address.platform),
+      senderKey: this.senderKeyOf(message.user, message.address),
       payload: message,
     });
     this.options.admission?.noteStored(performance.now() - storing);

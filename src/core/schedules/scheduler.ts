@@ -1,5 +1,6 @@
+import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { Logger } from '../contracts/logger.js';
-import type { People } from '../contracts/people.js';
+import { type People, senderKey } from '../contracts/people.js';
 import type { Store } from '../contracts/store.js';
 import { decideDue } from './due.js';
 
@@ -60,7 +61,9 @@ export class Scheduler {
       let handled = 0;
       const ids = await this.store.schedules.fireDue(now, batch, (schedule) => {
         handled += 1;
-        const decision = decideDue(schedule, now, this.options.graceMs, this.people.keyOf(schedule.creator));
+        const { workspace } = decodeConversationKey(schedule.conversationKey);
+        const sender = senderKey(this.people, schedule.creator, workspace);
+        const decision = decideDue(schedule, now, this.options.graceMs, sender);
         if (!decision.event)
           this.logger.warn(
             { schedule: schedule.id, slot: decision.slot, missed: decision.missed.length + 1 },

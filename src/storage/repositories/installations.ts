@@ -28,6 +28,7 @@ function toRecord(row: Row): InstallationRecord {
     token: sealed(row.sealedToken, row.keyId),
     refreshToken: sealed(row.sealedRefreshToken, row.keyId),
     tokenExpiresAt: row.tokenExpiresAt ?? undefined,
+    refreshingUntil: row.refreshingUntil ?? undefined,
     installedAt: row.installedAt,
     uninstalledAt: row.uninstalledAt ?? undefined,
     lastError: row.lastError ?? undefined,
@@ -134,8 +135,17 @@ export function installationRepository(db: Database): InstallationRepository {
         .where(and(byKey(platform, key), isNull(installations.uninstalledAt)));
     },
 
-    async releaseRefresh(platform, key) {
-      await db.update(installations).set({ refreshingUntil: null }).where(byKey(platform, key));
+    async releaseRefresh(platform, key, claimedUntil, afterMs) {
+      await db
+        .update(installations)
+        .set({ refreshingUntil: afterMs > 0 ? sql`now() + ${afterMs} * interval '1 millisecond'` : null })
+        // The lease as this caller read it back (to the millisecond: a Date has no microseconds).
+        .where(
+          and(
+            byKey(platform, key),
+            sql`date_trunc('milliseconds', ${installations.refreshingUntil}) = ${claimedUntil.toISOString()}::timestamptz`,
+          ),
+        );
     },
   };
 }
