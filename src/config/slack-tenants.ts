@@ -3,7 +3,7 @@ import type { FileConfig } from './file.js';
 import type { SlackConfig } from './types.js';
 
 /** A Slack member id with its workspace: `T0AAAAAAA/U0BBBBBBB` (or `W…` on Enterprise Grid). */
-export const qualifiedSlackId = /^[TE][A-Z0-9]+\/[UW][A-Z0-9]+$/;
+const qualifiedSlackId = /^[TE][A-Z0-9]+\/[UW][A-Z0-9]+$/;
 
 /**
  * With installs over OAuth Butler serves several workspaces, and a member id names a person only within one:

@@ -4,7 +4,7 @@ import { sendJson } from './http-json.js';
 import type { Route } from './routes.js';
 
 /** What admins see of Slack installations over OAuth: who, what was granted, in what state. Never a token. */
-export function installationView(record: InstallationRecord, expectedScopes: readonly string[]) {
+function installationView(record: InstallationRecord, expectedScopes: readonly string[]) {
   const granted = record.scopes.split(/[ ,]+/).filter(Boolean);
   return {
     platform: record.platform,

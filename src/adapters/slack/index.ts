@@ -73,17 +73,18 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     throw new ConfigError([
       { variable: 'SLACK_CLIENT_ID', message: 'installs need BUTLER_SECRET_KEY and BUTLER_PUBLIC_URL' },
     ]);
-  const stored = options.installs?.stored;
-  const rotation =
-    config.install && stored
-      ? new TokenRotation({
-          install: config.install,
-          apiUrl: config.apiUrl,
-          store: rotationStore(stored),
-          logger,
-          now,
-        })
-      : undefined;
+  const installs =
+    config.install && options.installs ? { ...options.installs, config: config.install } : undefined;
+  const stored = installs?.stored;
+  const rotation = installs
+    ? new TokenRotation({
+        install: installs.config,
+        apiUrl: config.apiUrl,
+        store: rotationStore(installs.stored),
+        logger,
+        now,
+      })
+    : undefined;
   const installations = new SlackInstallations(context, stored, () => void countInstallations(), rotation);
   const fixed = config.botToken ? createSlackWorkspace(context, config.botToken) : undefined;
   let status = 'not started';
@@ -129,12 +130,12 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     routes.set(slackEventsPath, httpReceiver.route);
     receiver = httpReceiver;
   }
-  if (config.install && options.installs) {
+  if (installs) {
     const installRoutes = createInstallRoutes({
-      install: config.install,
-      publicUrl: options.installs.publicUrl,
+      install: installs.config,
+      publicUrl: installs.publicUrl,
       apiUrl: config.apiUrl,
-      stored: options.installs.stored,
+      stored: installs.stored,
       allowed: options.file.access.slack?.workspaces,
       logger,
       installed: async (key) => {
@@ -156,7 +157,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
         'Slack says Butler was removed from the workspace of SLACK_BOT_TOKEN',
       );
     }
-    const deactivated = await options.installs?.stored.repository.deactivate('slack', key);
+    const deactivated = await stored?.repository.deactivate('slack', key);
     await intake.workspaceRemoved('slack', key);
     if (deactivated)
       logger.warn({ platform: 'slack', workspace: key }, 'Slack workspace uninstalled: its token is deleted');

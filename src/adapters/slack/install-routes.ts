@@ -7,11 +7,11 @@ import { escapeHtml, htmlPage, paragraph } from '../../http/html-page.js';
 import type { RouteHandler } from '../../http/server.js';
 import { manifestBotScopes } from './manifest-scopes.js';
 import { refreshContext, type StoredInstallations, tokenContext } from './sealed-installations.js';
-import { errorFields } from './slack-api.js';
+import { errorFields, slackClientOptions } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
 
-export const slackInstallPath = '/slack/install';
-export const slackRedirectPath = '/slack/oauth_redirect';
+const slackInstallPath = '/slack/install';
+const slackRedirectPath = '/slack/oauth_redirect';
 
 /** Why an install was not kept, in words for the person who tried it. */
 class InstallRefused extends Error {
@@ -40,13 +40,11 @@ export interface InstallRoutesOptions {
  */
 export function createInstallRoutes(options: InstallRoutesOptions): Map<string, RouteHandler> {
   const { stored, logger } = options;
+  // Every call here is a person's browser waiting: once, within 10 s.
+  const clientOptions = slackClientOptions({ apiUrl: options.apiUrl, logger, retries: 0 });
   /** `auth.revoke` with a token Butler will not keep; a failure is logged (the token then just goes unused). */
   async function revoke(token: string): Promise<void> {
-    const client = new WebClient(token, {
-      slackApiUrl: options.apiUrl,
-      timeout: 10_000,
-      retryConfig: { retries: 0 },
-    });
+    const client = new WebClient(token, clientOptions);
     await client.auth.revoke().catch((error: unknown) => {
       logger.warn({ platform: 'slack', ...errorFields(error) }, 'could not revoke a refused install’s token');
     });
@@ -109,7 +107,7 @@ export function createInstallRoutes(options: InstallRoutesOptions): Map<string, 
       `<body style="font:16px system-ui;max-width:36em;margin:4em auto;padding:0 1em"><h1 style="font-size:1.3em">Add Butler to Slack</h1>` +
       `<p><a href="${escapeHtml(url)}">Add to Slack</a></p></body></html>`,
     logger: toSlackSdkLogger(logger),
-    clientOptions: { slackApiUrl: options.apiUrl, timeout: 10_000, retryConfig: { retries: 0 } },
+    clientOptions,
     installUrlOptions: {
       scopes: [...manifestBotScopes],
       redirectUri: `${options.publicUrl}${slackRedirectPath}`,

@@ -2,13 +2,12 @@ import { WebClient } from '@slack/web-api';
 import type { SlackInstallConfig } from '../../config/types.js';
 import type { InstallationRecord } from '../../core/contracts/installation-records.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import { clientFetch } from '../../http/client-fetch.js';
 import { isRecord } from './parse.js';
+import { slackClientOptions } from './slack-api.js';
 import { SlackApiError, toSlackApiError } from './slack-api-error.js';
-import { toSlackSdkLogger } from './slack-logger.js';
 
 /** Refresh a rotating token this long before it expires (Slack's last 12 hours; a refresh takes a second). */
-export const refreshAheadMs = 10 * 60_000;
+const refreshAheadMs = 10 * 60_000;
 /** One process refreshes an installation at a time; a lease it does not give back lapses after this. */
 const leaseMs = 30_000;
 /** How long another process's refresh is waited for (an expired token only), reading the row again meanwhile. */
@@ -46,13 +45,11 @@ export class TokenRotation {
       now: () => number;
     },
   ) {
-    this.client = new WebClient(undefined, {
-      slackApiUrl: options.apiUrl,
-      timeout: 10_000,
-      retryConfig: { retries: 0 },
-      logger: toSlackSdkLogger(options.logger),
-      fetch: clientFetch,
-    });
+    // Once, within 10 s: a failure is tried again by the next caller, after the back-off.
+    this.client = new WebClient(
+      undefined,
+      slackClientOptions({ apiUrl: options.apiUrl, logger: options.logger, retries: 0 }),
+    );
   }
 
   /** Whether `record`'s bot token expires soon enough to refresh now. */

@@ -13,8 +13,9 @@ import {
   appMention,
   asForm,
   asJson,
-  blockActions,
+  clickFrom,
   envelope,
+  envelopeFor,
   postToSlack,
 } from '../../unit/slack/payloads.js';
 import { freshTs, startSlackButler } from './slack-butler.js';
@@ -114,14 +115,8 @@ function mention(team: FakeWorkspaceInstall, text: string, ts = freshTs()) {
 }
 
 function mentionAt(url: string, team: FakeWorkspaceInstall, text: string, ts = freshTs()) {
-  const event = { ...appMention({ ts, text: `<@${team.botUserId}> ${text}` }), team: team.teamId };
-  const authorization = { enterprise_id: null, team_id: team.teamId, user_id: team.botUserId, is_bot: true };
-  const body = envelope(event, {
-    team_id: team.teamId,
-    context_team_id: team.teamId,
-    authorizations: [authorization],
-  });
-  return postToSlack(url, asJson(body));
+  const event = appMention({ ts, text: `<@${team.botUserId}> ${text}` });
+  return postToSlack(url, asJson(envelopeFor(team.teamId, event, team.botUserId)));
 }
 
 const tokensUsed = () => new Set(fake.calls.map((call) => call.token));
@@ -257,18 +252,13 @@ describe('Slack installs over OAuth', () => {
       return { threadTs, cardTs, approvalId, shown: JSON.stringify(card?.args.blocks) };
     }
     const click = (team: FakeWorkspaceInstall, asked: Awaited<ReturnType<typeof askRestart>>) => {
-      const body = blockActions({
+      const fromTeam = clickFrom(team.teamId, {
         approvalId: asked.approvalId,
         actionId: 'butler_approve',
         messageTs: asked.cardTs,
         threadTs: asked.threadTs,
         user: { id: 'U0OLGA', name: 'olga' },
       });
-      const fromTeam = {
-        ...body,
-        team: { id: team.teamId, domain: 'x' },
-        user: { ...body.user, team_id: team.teamId },
-      };
       return postToSlack(slackUrl, asForm(fromTeam));
     };
 

@@ -10,7 +10,8 @@ import {
   asForm,
   asJson,
   blockActions,
-  envelope,
+  clickFrom,
+  envelopeFor,
   postToSlack,
 } from '../../unit/slack/payloads.js';
 import { freshTs, startSlackButler } from './slack-butler.js';
@@ -49,17 +50,8 @@ beforeEach(() => {
 });
 
 /** The same mention (channel, ts, user) as it would come from `team`. */
-function mentionFrom(team: string, ts: string, text = '<@U0BUTLER> restart payments-api') {
-  const event = { ...appMention({ ts, text }), team };
-  const authorization = { enterprise_id: null, team_id: team, user_id: 'U0BUTLER', is_bot: true };
-  return envelope(event, { team_id: team, context_team_id: team, authorizations: [authorization] });
-}
-
-/** A card click as `team` would send it: the team on the payload and on the person. */
-function clickFrom(team: string, options: Parameters<typeof blockActions>[0]) {
-  const body = blockActions(options);
-  return { ...body, team: { id: team, domain: 'other' }, user: { ...body.user, team_id: team } };
-}
+const mentionFrom = (team: string, ts: string, text = '<@U0BUTLER> restart payments-api') =>
+  envelopeFor(team, appMention({ ts, text }));
 
 describe('Slack payloads for a workspace Butler is not installed in', () => {
   it('acknowledges an event with 200 and does nothing with it, logging the workspace once', async () => {

@@ -6,6 +6,7 @@ import {
   botUserId,
   directMessage,
   envelope,
+  envelopeFor,
   messageChanged,
   otherBotMessage,
   ownMessage,
@@ -72,13 +73,7 @@ describe('normalizeMessageEvent', () => {
   it('keeps the same channel and ts in two workspaces apart', () => {
     const ts = '1700000050.000300';
     const ours = accepted(normalize(appMention({ ts })));
-    const event = { ...appMention({ ts }), team: 'T0OTHER' };
-    const authorization = { enterprise_id: null, team_id: 'T0OTHER', user_id: botUserId, is_bot: true };
-    const body = envelope(event, {
-      team_id: 'T0OTHER',
-      context_team_id: 'T0OTHER',
-      authorizations: [authorization],
-    });
+    const body = envelopeFor('T0OTHER', appMention({ ts }));
     const theirs = accepted(normalizeMessageEvent(body, body.event, options));
     expect(theirs.message.address).toMatchObject({ workspace: 'T0OTHER', channel: 'C0GENERAL' });
     expect(theirs.message.dedupKey).not.toBe(ours.message.dedupKey);

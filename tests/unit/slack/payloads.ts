@@ -35,6 +35,24 @@ export function envelope(event: Record<string, unknown>, overrides: Record<strin
   };
 }
 
+/**
+ * `event` as the Events API delivers it to the installation of workspace `teamId`, whose bot user is `botUser`:
+ * the team on the event, the envelope and its authorization.
+ */
+export function envelopeFor(teamId: string, event: Record<string, unknown>, botUser = botUserId) {
+  const authorization = { enterprise_id: null, team_id: teamId, user_id: botUser, is_bot: true };
+  return envelope(
+    { ...event, team: teamId },
+    { team_id: teamId, context_team_id: teamId, authorizations: [authorization] },
+  );
+}
+
+/** A card click as a member of workspace `teamId` sends it: the team on the payload and on the person. */
+export function clickFrom(teamId: string, options: Parameters<typeof blockActions>[0]) {
+  const body = blockActions(options);
+  return { ...body, team: { id: teamId, domain: 'other' }, user: { ...body.user, team_id: teamId } };
+}
+
 function richText(text: string) {
   return [
     {
