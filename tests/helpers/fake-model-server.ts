@@ -77,6 +77,9 @@ export async function startFakeModelServer(options: { port?: number } = {}): Pro
 
   async function answerChatCompletion(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = parseJsonObject(await readBody(request));
+    // A client that gave up before its request was read (a deadline, on a loaded machine) takes no reply from the
+    // script: it would be the next test's.
+    if (request.socket.destroyed) return;
     if (!body) return sendError(response, { status: 400 }, 'Body must be a JSON object');
     const recorded: RecordedRequest = {
       model: typeof body.model === 'string' ? body.model : '',
