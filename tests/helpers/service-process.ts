@@ -35,6 +35,8 @@ export interface ServiceHome {
   remove(): Promise<void>;
 }
 
+class PortTaken extends Error {}
+
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -71,39 +73,54 @@ export async function createServiceHome(config: Record<string, unknown>): Promis
   if (!databaseUrl) seedPgliteDirectory(join(directory, 'data'));
   const running = new Set<ChildProcessWithoutNullStreams>();
 
+  async function startOn(port: number, env: Record<string, string>): Promise<ServiceProcess> {
+    const { child, output } = run(
+      {
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        BUTLER_CONFIG: configPath,
+        ...(databaseUrl ? databaseEnv(databaseUrl) : { BUTLER_DATA_DIR: join(directory, 'data') }),
+        ...env,
+      },
+      directory,
+    );
+    running.add(child);
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const deadline = Date.now() + 30_000;
+    while (!output().includes('Butler is up')) {
+      if (child.exitCode !== null && output().includes('EADDRINUSE')) {
+        running.delete(child);
+        throw new PortTaken();
+      }
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`the service did not start:\n${output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const kill = async (signal: NodeJS.Signals) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+      running.delete(child);
+    };
+    return {
+      url: `http://127.0.0.1:${port}`,
+      output,
+      kill: () => kill('SIGKILL'),
+      stop: () => kill('SIGTERM'),
+    };
+  }
+
   return {
     databaseUrl,
     async start(env) {
-      const port = await freePort();
-      const { child, output } = run(
-        {
-          PORT: String(port),
-          LOG_LEVEL: 'info',
-          BUTLER_CONFIG: configPath,
-          ...(databaseUrl ? databaseEnv(databaseUrl) : { BUTLER_DATA_DIR: join(directory, 'data') }),
-          ...env,
-        },
-        directory,
-      );
-      running.add(child);
-      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-      const deadline = Date.now() + 30_000;
-      while (!output().includes('Butler is up')) {
-        if (child.exitCode !== null || Date.now() > deadline)
-          throw new Error(`the service did not start:\n${output()}`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
+      // A port found free can be taken by another test's socket before the child listens on it (seconds later,
+      // on a loaded machine): then the child exits with EADDRINUSE, and another port is tried.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await startOn(await freePort(), env);
+        } catch (error) {
+          if (attempt >= 3 || !(error instanceof PortTaken)) throw error;
+        }
       }
-      const kill = async (signal: NodeJS.Signals) => {
-        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-        await exited;
-        running.delete(child);
-      };
-      return {
-        url: `http://127.0.0.1:${port}`,
-        output,
-        kill: () => kill('SIGKILL'),
-        stop: () => kill('SIGTERM'),
-      };
     },
     async remove() {
       for (const child of running) child.kill('SIGKILL');
