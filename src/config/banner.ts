@@ -1,3 +1,4 @@
+import { feishuWebhookPaths } from './feishu-apps.js';
 import { policyLines } from './policy-banner.js';
 import type { AppConfig } from './types.js';
 
@@ -72,9 +73,14 @@ export function startupBanner(
     );
   }
   if (config.feishu) {
-    const mode =
-      config.feishu.connection === 'websocket' ? 'long connection' : 'webhook at POST /feishu/events';
-    lines.push(line('feishu', `on, ${mode}, ${config.feishu.baseUrl}`));
+    for (const app of config.feishu) {
+      const mode =
+        app.connection === 'websocket'
+          ? 'long connection'
+          : `webhook at POST ${feishuWebhookPaths(config.feishu, app)[0]}`;
+      const kind = app.type === 'isv' ? 'store app' : 'self-built';
+      lines.push(line('feishu', `on, ${app.appId} (${kind}), ${mode}, ${app.baseUrl}`));
+    }
   } else {
     lines.push(line('feishu', 'off', 'set FEISHU_APP_ID, FEISHU_APP_SECRET and FEISHU_ENCRYPT_KEY'));
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { feishuAppTypes } from './feishu-apps.js';
 
 /**
  * Environment variables (ARCHITECTURE.md, "Interface contract"). Empty strings count as unset:
@@ -61,6 +62,7 @@ export const envSchema = z.object({
   FEISHU_VERIFICATION_TOKEN: optionalString,
   FEISHU_DOMAIN: z.preprocess(blankToUndefined, z.string().default('feishu')),
   FEISHU_CONNECTION: z.preprocess(blankToUndefined, z.enum(['webhook', 'websocket']).default('webhook')),
+  FEISHU_APP_TYPE: z.preprocess(blankToUndefined, z.enum(feishuAppTypes).default('self_built')),
 
   LANGFUSE_ENABLED: flag(false),
   LANGFUSE_PUBLIC_KEY: optionalString,

@@ -5,6 +5,7 @@ import { apiSchema } from './api-keys.js';
 import { approvalPolicySchema } from './approval-policy.js';
 import { budgetsSchema } from './budgets.js';
 import { channelsSchema } from './channels.js';
+import { feishuAppsSchema } from './feishu-apps.js';
 import { filesSchema } from './files.js';
 import { httpSchema } from './http.js';
 import { mcpServersSchema } from './mcp-servers.js';
@@ -133,9 +134,13 @@ export const fileConfigSchema = z
     slack: slackSchema,
     /** Feishu: the welcome card a direct chat's first message gets, with prompts a click sends; none: no card. */
     feishu: z
-      .object({ suggestedPrompts: z.array(z.string().trim().min(1).max(100)).max(4).default([]) })
+      .object({
+        suggestedPrompts: z.array(z.string().trim().min(1).max(100)).max(4).default([]),
+        /** More apps, beside the one `FEISHU_APP_ID` names: several self-built apps, or a store app. */
+        apps: feishuAppsSchema,
+      })
       .strict()
-      .default({ suggestedPrompts: [] }),
+      .default({ suggestedPrompts: [], apps: [] }),
     worker: z
       .object({
         /** How long a worker's hold on a conversation lasts without renewal (crash recovery waits this long). */

@@ -18,6 +18,7 @@ import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
 import { resolveChannels } from './channel-profiles.js';
 import { didYouMean } from './did-you-mean.js';
 import { type Env, envSchema } from './env.js';
+import { resolveFeishuApps } from './feishu-apps.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
 import { approversByPlatform, peopleIssues } from './people.js';
@@ -123,8 +124,9 @@ export function missingApprovers(
  * Card callbacks over a Feishu webhook are signed only with an Encrypt Key; with just a Verification Token a
  * captured click could be replayed or forged with any approver's id. Approval-gated tools then need one.
  */
-function unsignedFeishuApprovals(file: FileConfig, feishu: FeishuConfig | undefined): ConfigIssue[] {
-  if (feishu?.connection !== 'webhook' || feishu.encryptKey) return [];
+function unsignedFeishuApprovals(file: FileConfig, apps: FeishuConfig[] | undefined): ConfigIssue[] {
+  const unsigned = (apps ?? []).filter((app) => app.connection === 'webhook' && !app.encryptKey);
+  if (unsigned.length === 0) return [];
   const gated = [
     ...file.tools.filter((tool) => tool.risk !== 'low').map((tool) => tool.name),
     ...file.mcpServers.map((server) => `${server.name}__*`),
@@ -133,7 +135,7 @@ function unsignedFeishuApprovals(file: FileConfig, feishu: FeishuConfig | undefi
   return [
     {
       variable: 'FEISHU_ENCRYPT_KEY',
-      message: `tools that need approval (${gated.join(', ')}) need signed card callbacks: set the app's Encrypt Key, or use FEISHU_CONNECTION=websocket`,
+      message: `tools that need approval (${gated.join(', ')}) need signed card callbacks: set the Encrypt Key of ${unsigned.map((app) => app.appId).join(', ')}, or use the long connection`,
     },
   ];
 }
@@ -232,36 +234,19 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
 
   const slack = slackFromEnv(env, issues);
 
-  let feishu: FeishuConfig | undefined;
+  const fromEnv = (text: string, missing: string[], secrets: string[]) =>
+    interpolate(text, rawEnv, missing, secrets);
   const feishuBaseUrl = feishuDomains[env.FEISHU_DOMAIN] ?? env.FEISHU_DOMAIN;
   if (!URL.canParse(feishuBaseUrl)) {
     issues.push({ variable: 'FEISHU_DOMAIN', message: 'must be feishu, lark or a base URL' });
   }
-  if (env.FEISHU_APP_ID) {
-    if (!env.FEISHU_APP_SECRET) {
-      issues.push({ variable: 'FEISHU_APP_SECRET', message: 'required when FEISHU_APP_ID is set' });
-    }
-    if (env.FEISHU_CONNECTION === 'webhook' && !env.FEISHU_ENCRYPT_KEY && !env.FEISHU_VERIFICATION_TOKEN) {
-      issues.push({
-        variable: 'FEISHU_ENCRYPT_KEY',
-        message:
-          'webhook mode needs FEISHU_ENCRYPT_KEY (recommended) or FEISHU_VERIFICATION_TOKEN to verify requests',
-      });
-    }
-    feishu = {
-      appId: env.FEISHU_APP_ID,
-      appSecret: env.FEISHU_APP_SECRET ?? '',
-      encryptKey: env.FEISHU_ENCRYPT_KEY,
-      verificationToken: env.FEISHU_VERIFICATION_TOKEN,
-      baseUrl: feishuBaseUrl.replace(/\/+$/, ''),
-      connection: env.FEISHU_CONNECTION,
-    };
-  } else if (env.FEISHU_APP_SECRET) {
-    issues.push({ variable: 'FEISHU_APP_ID', message: 'required when FEISHU_APP_SECRET is set' });
-  }
-
-  const fromEnv = (text: string, missing: string[], secrets: string[]) =>
-    interpolate(text, rawEnv, missing, secrets);
+  const feishu = resolveFeishuApps(
+    env,
+    file?.feishu.apps ?? [],
+    feishuBaseUrl.replace(/\/+$/, ''),
+    fromEnv,
+    issues,
+  );
   const mcpServers = file ? resolveMcpServers(file.mcpServers, fromEnv, issues) : [];
   const oauthServers = mcpServers.filter((server) => server.oauth).map((server) => server.name);
   if (oauthServers.length > 0 && !env.BUTLER_PUBLIC_URL)
@@ -282,8 +267,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       text: env.BUTLER_SECRET_KEY,
       embedded: !env.DATABASE_URL,
       dataDir: env.BUTLER_DATA_DIR,
-      // People's OAuth tokens and installed workspaces' bot tokens are sealed with it.
-      needed: oauthServers.length > 0 || slack?.install !== undefined,
+      // People's OAuth tokens, installed workspaces' bot tokens and store apps' tenant tokens are sealed with it.
+      needed:
+        oauthServers.length > 0 ||
+        slack?.install !== undefined ||
+        (feishu ?? []).some((app) => app.type === 'isv'),
     },
     issues,
     warnings,

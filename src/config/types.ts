@@ -30,6 +30,10 @@ export interface SlackInstallConfig {
   stateSecret: string;
 }
 
+/** A self-built app serves the one tenant it was made in; a store app (`isv`) any tenant that installs it. */
+export type FeishuAppType = 'self_built' | 'isv';
+
+/** One Feishu app Butler serves. */
 export interface FeishuConfig {
   appId: string;
   appSecret: string;
@@ -38,6 +42,7 @@ export interface FeishuConfig {
   /** Open API base URL: https://open.feishu.cn, https://open.larksuite.com or a private deployment. */
   baseUrl: string;
   connection: 'webhook' | 'websocket';
+  type: FeishuAppType;
 }
 
 export interface AgentConfig {
@@ -85,7 +90,8 @@ export interface AppConfig {
     model: ModelEndpoint | undefined;
   };
   slack: SlackConfig | undefined;
-  feishu: FeishuConfig | undefined;
+  /** Every Feishu app Butler serves (the `FEISHU_*` one first); undefined when Feishu is off. */
+  feishu: FeishuConfig[] | undefined;
   langfuse: LangfuseConfig;
   /** The keys that seal secrets at rest (OAuth tokens), the sealing one first; undefined when none is needed. */
   secretKeys: SecretKey[] | undefined;

@@ -198,7 +198,7 @@ describe('configuration', () => {
       tmpdir(),
     );
     expect(config.slack?.appToken).toBe('xapp-1');
-    expect(config.feishu).toMatchObject({ connection: 'websocket', baseUrl: 'https://open.larksuite.com' });
+    expect(config.feishu).toMatchObject([{ connection: 'websocket', baseUrl: 'https://open.larksuite.com' }]);
   });
 
   it('uses the Butler endpoint for a compaction model given by name only', () => {
