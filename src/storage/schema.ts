@@ -40,6 +40,7 @@ export { budgetNotices } from './budgets-schema.js';
 export { busEvents } from './bus-schema.js';
 export { connectionWaits, oauthConnections, oauthFlows, oauthServers } from './connections-schema.js';
 export { feedback } from './feedback-schema.js';
+export { feishuSecrets, feishuTenants } from './feishu-schema.js';
 export { fileContents, files } from './files-schema.js';
 export { installations } from './installations-schema.js';
 export { butlerProcesses } from './roster-schema.js';

@@ -8,6 +8,7 @@ import { connectionRepository } from './repositories/connections.js';
 import { conversationEventRepository } from './repositories/conversation-events.js';
 import { conversationRepository } from './repositories/conversations.js';
 import { feedbackRepository } from './repositories/feedback.js';
+import { feishuSecretRepository, feishuTenantRepository } from './repositories/feishu-tenants.js';
 import { fileRepository } from './repositories/files.js';
 import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
@@ -48,6 +49,8 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     connections: guardRepository('connections', connectionRepository(db)),
     modelSlots: guardRepository('modelSlots', modelSlotRepository(db)),
     installations: guardRepository('installations', installationRepository(db)),
+    feishuTenants: guardRepository('feishuTenants', feishuTenantRepository(db)),
+    feishuSecrets: guardRepository('feishuSecrets', feishuSecretRepository(db)),
     async transaction(work) {
       try {
         return await db.transaction((tx) =>

@@ -2,6 +2,7 @@ import type { BudgetRepository } from './budget-records.js';
 import type { ConnectionRepository } from './connection-records.js';
 import type { ConversationEventRepository } from './conversation-events.js';
 import type { FeedbackRepository } from './feedback-records.js';
+import type { FeishuSecretRepository, FeishuTenantRepository } from './feishu-tenants.js';
 import type { FileRepository } from './file-records.js';
 import type { InstallationRepository } from './installation-records.js';
 import type { ReadRepository } from './read-models.js';
@@ -118,6 +119,8 @@ export interface Store {
   connections: ConnectionRepository;
   modelSlots: ModelSlotRepository;
   installations: InstallationRepository;
+  feishuTenants: FeishuTenantRepository;
+  feishuSecrets: FeishuSecretRepository;
   /** Runs `work` with repositories bound to one transaction. */
   transaction<T>(work: (store: Store) => Promise<T>): Promise<T>;
 }
