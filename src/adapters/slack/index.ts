@@ -5,6 +5,7 @@ import { ButlerError, ConfigError, networkReason } from '../../core/contracts/er
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector, PlatformHooks } from '../connector.js';
+import { routedAdapter } from '../routed-adapter.js';
 import { createBoltApp } from './bolt-app.js';
 import { SlackHttpReceiver } from './http-receiver.js';
 import { createInstallRoutes } from './install-routes.js';
@@ -12,7 +13,6 @@ import { InstallationGate, installationKeyOf, installationSourceOf } from './ins
 import { SlackInstallations } from './installations.js';
 import { installationKeyOfIdentity } from './normalize.js';
 import { defaultReplyTuning } from './reply-format.js';
-import { routedSlackAdapter } from './routed-adapter.js';
 import { rotationStore, type StoredInstallations } from './sealed-installations.js';
 import { errorFields, SlackApiError } from './slack-api.js';
 import { tokenRefusals } from './slack-api-error.js';
@@ -175,7 +175,11 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
   });
 
   return {
-    adapter: routedSlackAdapter((workspace) => installations.forKey(workspace)),
+    adapter: routedAdapter(
+      'slack',
+      async (workspace) => (await installations.forKey(workspace))?.adapter,
+      (method, code) => new SlackApiError(method, code),
+    ),
     routes,
     pages,
     async start() {

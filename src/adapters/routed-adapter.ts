@@ -1,30 +1,32 @@
-import type { ChatAdapter } from '../../core/contracts/adapter.js';
-import { SlackApiError } from './slack-api-error.js';
-import type { SlackWorkspace } from './workspace.js';
+import type { ChatAdapter } from '../core/contracts/adapter.js';
+import type { Platform } from '../core/contracts/events.js';
 
-/** Where each workspace's calls go: its installation's parts, or none when Butler is not installed there. */
-export type WorkspaceOf = (workspace: string) => Promise<SlackWorkspace | undefined>;
+/** Where each workspace's calls go: the adapter of the installation (or app) serving it, or none. */
+export type AdapterOf = (workspace: string) => Promise<ChatAdapter | undefined>;
+
+/** The platform's error for a call that cannot be made: `not_installed`, or `not_supported` by the adapter. */
+export type RoutingError = (operation: string, code: 'not_installed' | 'not_supported') => Error;
 
 /**
- * The one Slack adapter the core sees when Butler serves several workspaces: every call goes to the adapter
- * of the installation of its conversation's workspace, so it carries that workspace's token and nobody
- * else's. A workspace Butler is no longer installed in gets nothing sent (`not_installed`); what only shows
- * state (indicators, session status, names) is skipped instead.
+ * The one adapter the core sees when Butler serves a platform through several installations (Slack workspaces,
+ * Feishu apps and tenants): every call goes to the adapter serving its conversation's workspace, so it carries
+ * that workspace's token and nobody else's. A workspace Butler does not serve gets nothing sent
+ * (`not_installed`); what only shows state (indicators, session status, names) is skipped instead.
  */
-export function routedSlackAdapter(workspaceOf: WorkspaceOf): ChatAdapter {
+export function routedAdapter(platform: Platform, adapterOf: AdapterOf, fail: RoutingError): ChatAdapter {
   async function adapterFor(workspace: string): Promise<ChatAdapter> {
-    const installed = await workspaceOf(workspace);
-    if (!installed) throw new SlackApiError('installation', 'not_installed');
-    return installed.adapter;
+    const installed = await adapterOf(workspace);
+    if (!installed) throw fail('installation', 'not_installed');
+    return installed;
   }
   /** Cosmetic calls never throw: a workspace gone meanwhile has nothing to show. */
   async function cosmetic<T>(workspace: string, call: (adapter: ChatAdapter) => Promise<T> | undefined) {
-    const installed = await workspaceOf(workspace).catch(() => undefined);
-    return installed ? call(installed.adapter) : undefined;
+    const installed = await adapterOf(workspace).catch(() => undefined);
+    return installed ? call(installed) : undefined;
   }
 
   return {
-    platform: 'slack',
+    platform,
     openReply: async (target, options) =>
       (await adapterFor(target.address.workspace)).openReply(target, options),
     postNotice: async (target, text) => (await adapterFor(target.address.workspace)).postNotice(target, text),
@@ -55,22 +57,22 @@ export function routedSlackAdapter(workspaceOf: WorkspaceOf): ChatAdapter {
     },
     fetchFile: async (file, options) => {
       const adapter = await adapterFor(options.workspace);
-      if (!adapter.fetchFile) throw new SlackApiError('files', 'not_supported');
+      if (!adapter.fetchFile) throw fail('files', 'not_supported');
       return adapter.fetchFile(file, options);
     },
     sendFile: async (target, file) => {
       const adapter = await adapterFor(target.address.workspace);
-      if (!adapter.sendFile) throw new SlackApiError('files', 'not_supported');
+      if (!adapter.sendFile) throw fail('files', 'not_supported');
       return adapter.sendFile(target, file);
     },
     openDirectConversation: async (user, workspace, note) => {
       const adapter = await adapterFor(workspace);
-      if (!adapter.openDirectConversation) throw new SlackApiError('conversations.open', 'not_supported');
+      if (!adapter.openDirectConversation) throw fail('direct conversation', 'not_supported');
       return adapter.openDirectConversation(user, workspace, note);
     },
     sendPrivateLink: async (target, user, link) => {
       const adapter = await adapterFor(target.address.workspace);
-      if (!adapter.sendPrivateLink) throw new SlackApiError('chat.postEphemeral', 'not_supported');
+      if (!adapter.sendPrivateLink) throw fail('private link', 'not_supported');
       return adapter.sendPrivateLink(target, user, link);
     },
     nameOf: async (userId, workspace) =>
