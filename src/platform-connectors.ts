@@ -32,14 +32,22 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
       );
     }
     if (config.feishu) {
-      const { createFeishuConnector } = await import('./adapters/feishu/index.js');
+      const { createFeishuConnector, servesManyTenants } = await import('./adapters/feishu/index.js');
+      const hooks = hooksOf('feishu');
+      const { secretKeys } = config;
+      // The config refuses a store app without a secret key.
+      const storage =
+        servesManyTenants(config.feishu) && hooks.feishu
+          ? { ...hooks.feishu, box: secretKeys ? new SecretBox(secretKeys) : undefined }
+          : undefined;
       connectors.push(
         createFeishuConnector({
-          config: config.feishu,
+          apps: config.feishu,
           file: config.file,
           intake,
           logger: logger.child({ platform: 'feishu' }),
-          hooks: hooksOf('feishu'),
+          hooks,
+          storage,
         }),
       );
     }

@@ -1,4 +1,5 @@
 import type { ChatAdapter } from '../core/contracts/adapter.js';
+import type { FeishuSecretRepository, FeishuTenantRepository } from '../core/contracts/feishu-tenants.js';
 import type { InstallationRepository } from '../core/contracts/installation-records.js';
 import type { RouteHandler } from '../http/server.js';
 import type { CallObserver } from './pacing/index.js';
@@ -38,4 +39,6 @@ export interface PlatformHooks {
   shareOf?: ((budget: string) => number) | undefined;
   /** Where installations over OAuth are kept (Slack's "Add to Slack"). */
   installations?: InstallationRepository | undefined;
+  /** Which app serves each Feishu tenant, and store apps' credentials. */
+  feishu?: { tenants: FeishuTenantRepository; secrets: FeishuSecretRepository } | undefined;
 }

@@ -210,6 +210,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
       : {}),
     shareOf: (budget) => shares.shareOf(budget),
     installations: store.installations,
+    feishu: { tenants: store.feishuTenants, secrets: store.feishuSecrets },
   });
   const connectors = (await options.connectors?.(service, hooksOf)) ?? [];
   const api =

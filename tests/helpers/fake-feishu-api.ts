@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeFeishuAuth } from './fake-feishu-auth.js';
 import { buttonValue, type Json, refuseCardkit, refuseMessage } from './fake-feishu-card-rules.js';
 import { answerContactUser, type FakeContactUser } from './fake-feishu-contact.js';
 import { type FakeAnswer, FakeFeishuFiles, type FakeUpload } from './fake-feishu-files.js';
@@ -121,6 +122,8 @@ export class FakeFeishuApi {
   readonly messageItems = new Map<string, Json[]>();
   /** Direct chats with the bot by the person's open_id, made by the first message sent to them by open_id. */
   readonly directChats = new Map<string, string>();
+  /** Apps beside the default one (several self-built apps, store apps) and the tokens issued to them. */
+  readonly auth = new FakeFeishuAuth();
   /** Extra routes (e.g. the long-connection endpoint) tried before the built-in ones. */
   readonly extraRoutes: Array<(call: RecordedCall) => { status: number; body: Json } | undefined> = [];
   private readonly rules: Array<FailureRule & { remaining: number }> = [];
@@ -290,6 +293,8 @@ export class FakeFeishuApi {
       const answered = route(call);
       if (answered) return answered;
     }
+    const issued = this.auth.route(call);
+    if (issued) return issued;
     if (call.path === '/open-apis/auth/v3/tenant_access_token/internal') {
       if (call.body?.app_secret !== this.appSecret)
         return { status: 200, body: { code: 10014, msg: 'app secret invalid' } };
@@ -298,7 +303,11 @@ export class FakeFeishuApi {
         body: { code: 0, msg: 'ok', tenant_access_token: fakeTenantToken, expire: 7200 },
       };
     }
-    if (call.path.startsWith('/open-apis/') && call.authorization !== `Bearer ${fakeTenantToken}`) {
+    if (
+      call.path.startsWith('/open-apis/') &&
+      call.authorization !== `Bearer ${fakeTenantToken}` &&
+      !this.auth.ownerOf(call)
+    ) {
       return { status: 400, body: { code: 99991663, msg: 'Invalid access token for authorization' } };
     }
     return (

@@ -20,6 +20,7 @@ export function feishuClientFor(
       encryptKey: undefined,
       verificationToken: 'token',
       connection: 'webhook',
+      type: 'self_built',
     },
     logger,
     requestTimeoutMilliseconds: 2_000,

@@ -27,11 +27,23 @@ export const ignoredEventTypes = [
   'im.chat.member.bot.deleted_v1',
 ] as const;
 
+/** What a store app's dispatcher handles beside the events every app has. */
+export interface StoreAppEvents {
+  /** Where the SDK's own `app_ticket` handler keeps the ticket Feishu pushes (the Client reads it there). */
+  cache: lark.Cache;
+  /** `app_uninstalled` (v1 event: `app_id`, `tenant_key`): the app was removed from a tenant. */
+  onUninstalled: (data: unknown) => Promise<unknown>;
+}
+
 /**
  * The SDK's EventDispatcher with Butler's handlers. It is built without keys: verification and decryption happen
  * before it (webhook) or are not needed (long connection), so it is always invoked with `needCheck: false`.
  */
-export function createFeishuDispatcher(handlers: InboundHandlers, larkLogger: lark.Logger): FeishuDispatcher {
+export function createFeishuDispatcher(
+  handlers: InboundHandlers,
+  larkLogger: lark.Logger,
+  storeApp?: StoreAppEvents,
+): FeishuDispatcher {
   const quiet = Object.fromEntries(
     ignoredEventTypes.map((eventType) => [
       eventType,
@@ -41,8 +53,10 @@ export function createFeishuDispatcher(handlers: InboundHandlers, larkLogger: la
   const eventDispatcher = new lark.EventDispatcher({
     logger: larkLogger,
     loggerLevel: larkLoggerLevel,
+    ...(storeApp ? { cache: storeApp.cache } : {}),
   }).register<Record<string, (data: unknown) => Promise<unknown>>>({
     ...quiet,
+    ...(storeApp ? { app_uninstalled: storeApp.onUninstalled } : {}),
     'im.message.receive_v1': (data: unknown) => handlers.onMessage(data),
     [cardActionEventType]: (data: unknown) => handlers.onCardAction(data),
   });

@@ -1,38 +1,20 @@
 import * as lark from '@larksuiteoapi/node-sdk';
 import type { FeishuConfig } from '../../config/index.js';
-import { FileTooLargeError } from '../../core/contracts/files.js';
 import type { Logger } from '../../core/contracts/logger.js';
-import { isTimeZone } from '../../core/schedules/index.js';
 import { type CallObserver, type LaneSpec, Pacer, type RunOptions } from '../pacing/index.js';
-import { checkedCall, requireString } from './feishu-api-error.js';
+import { checkedCall } from './feishu-api-error.js';
 import type { FeishuApi } from './feishu-api-types.js';
-import { endpointLane, noRetries, perKeyLane } from './feishu-lanes.js';
-import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
+import { noRetries } from './feishu-lanes.js';
+import type { JsonRecord } from './fields.js';
 import { httpInstanceWithTimeout } from './lark-http.js';
 import { createLarkLogger, larkLoggerLevel } from './lark-logger.js';
-import { fileCallError, headerValue, readWithin, untilAborted } from './resource-download.js';
+import { tenantCalls } from './tenant-calls.js';
 
 /**
- * The one file that talks to Feishu: the Lark SDK Client (and WSClient) wired to the configured domain, with
- * responses checked (`code === 0`) and errors turned into FeishuApiError. Everything else sees `FeishuApi`.
+ * The one place that talks to Feishu (with tenant-calls.ts, the calls themselves): the Lark SDK Client wired to
+ * the configured domain, with responses checked (`code === 0`) and errors turned into FeishuApiError. Everything
+ * else sees `FeishuApi`.
  */
-
-/**
- * Path parameters as the Lark SDK puts them in its URLs: verbatim. Ids and keys come from payloads (a file key in a
- * message's content), so each is encoded: `../` in one can never reach another endpoint with the bot's token.
- */
-function pathOf<T extends Record<string, string>>(path: T): T {
-  return Object.fromEntries(
-    Object.entries(path).map(([name, value]) => [name, encodeURIComponent(value)]),
-  ) as T;
-}
-/**
- * The scope to name when Feishu's refusal does not: uploads ask for im:resource (im-v1/image/create, file/create);
- * downloads for any one of im:message, im:message:readonly or im:message.history:readonly, not im:resource
- * (im-v1/message-resource/get; platforms.md "Checked 2026-11-27").
- */
-const uploadScope = 'im:resource';
-const downloadScope = 'im:message (or im:message:readonly)';
 
 export interface FeishuApiOptions {
   config: FeishuConfig;
@@ -42,16 +24,17 @@ export interface FeishuApiOptions {
   onCall?: CallObserver | undefined;
   /** This process's part of the app's budgets (pacing/pacer.ts); all of them by default. */
   share?: (() => number) | undefined;
+  /** Where a store app's ticket and tenant tokens are kept (shared by every process); in memory by default. */
+  cache?: lark.Cache | undefined;
 }
 
 const defaultRequestTimeoutMilliseconds = 15_000;
 
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
 export interface FeishuSdk {
+  /** A self-built app's calls. */
   api: FeishuApi;
+  /** A store app's calls for one tenant, with that tenant's token (the caller keeps them: each call makes new ones). */
+  apiFor(tenantKey: string): FeishuApi;
   larkLogger: lark.Logger;
   httpInstance: lark.HttpInstance;
 }
@@ -63,11 +46,12 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     options.requestTimeoutMilliseconds ?? defaultRequestTimeoutMilliseconds,
   );
   // Our own token cache: the SDK's default one is shared by every Client in the process.
-  const cache = new lark.DefaultCache();
+  const cache = options.cache ?? new lark.DefaultCache();
   const clientFor = (logger: lark.Logger) =>
     new lark.Client({
       appId: config.appId,
       appSecret: config.appSecret,
+      appType: config.type === 'isv' ? lark.AppType.ISV : lark.AppType.SelfBuild,
       domain: config.baseUrl,
       logger,
       loggerLevel: larkLoggerLevel,
@@ -77,8 +61,12 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
   const client = clientFor(larkLogger);
   // Name and topic lookups fail routinely (optional scope not granted, people outside the contact range) and the
   // caller handles that; the SDK would log each one as an error. Same token cache, so no extra token request.
-  const quietClient = clientFor(createLarkLogger(options.logger, { quiet: true }));
-  const data = (body: JsonRecord) => recordField(body, 'data');
+  // Made at its first use: a store app's Client asks Feishu for a ticket as it is made, if none is kept yet.
+  let quiet: lark.Client | undefined;
+  const quietClient = () => {
+    quiet ??= clientFor(createLarkLogger(options.logger, { quiet: true }));
+    return quiet;
+  };
   const pacer = new Pacer({ onCall: options.onCall, share: options.share });
   type Request = () => Promise<unknown>;
   const paced = (lanes: readonly LaneSpec[], request: Request) => ({ lanes, request });
@@ -92,293 +80,11 @@ export function createFeishuApi(options: FeishuApiOptions): FeishuSdk {
     const { lanes, request: send } = typeof request === 'function' ? { lanes: [], request } : request;
     return pacer.run(operation, lanes, () => checkedCall(operation, send, read), noRetries, runOptions);
   };
-  /** Uploads answer with their `data` alone (the SDK drops `code`): the key is what there is to check. */
-  const upload = (operation: string, endpoint: string, keyField: string, request: Request) =>
-    pacer.run(
-      operation,
-      [endpointLane(config.appId, endpoint)],
-      async () => {
-        let answer: unknown;
-        try {
-          answer = await request();
-        } catch (error) {
-          throw await fileCallError(operation, error, uploadScope);
-        }
-        return requireString(operation, stringField(asRecord(answer), keyField));
-      },
-      noRetries,
-    );
   /**
-   * A CardKit operation on one card: paced per endpoint and per card (only this process writes a card it
-   * streams, so that limit is all its own); its answer has nothing to read.
+   * The calls as one tenant's: a store app's carry the tenant's key, so the SDK uses that tenant's token, and
+   * are paced on the tenant's lanes (Feishu counts a store app's calls per tenant); a self-built app's are its own.
    */
-  const cardCall = (
-    operation: string,
-    endpoint: string,
-    cardId: string,
-    request: Request,
-    runOptions: RunOptions = {},
-  ) =>
-    call(
-      operation,
-      paced(
-        [
-          endpointLane(config.appId, endpoint),
-          { ...perKeyLane(`feishu:${config.appId}:card:${cardId}`, 10), owned: true },
-        ],
-        request,
-      ),
-      () => undefined,
-      runOptions,
-    );
-
-  const api: FeishuApi = {
-    botInfo: () =>
-      call(
-        'bot info',
-        () => client.request({ method: 'GET', url: '/open-apis/bot/v3/info' }),
-        (body) => {
-          const bot = recordField(body, 'bot') ?? recordField(data(body), 'bot');
-          return {
-            openId: requireString('bot info', stringField(bot, 'open_id')),
-            // Not documented for this endpoint; kept when present so mentions carrying only them still match.
-            userId: stringField(bot, 'user_id'),
-            unionId: stringField(bot, 'union_id'),
-            name: stringField(bot, 'app_name'),
-          };
-        },
-      ),
-    // open.feishu.cn im-v1/message/get (scope im:message; the bot must be in the chat). A merge_forward's
-    // sub-messages, nested forwards' included, come in the same answer (merge_forward doc).
-    messageItems: (messageId) =>
-      call(
-        'message get',
-        () =>
-          client.im.v1.message.get({
-            path: pathOf({ message_id: messageId }),
-            params: { user_id_type: 'open_id' },
-          }),
-        (body) => recordsField(data(body), 'items'),
-      ),
-    // GET /open-apis/im/v1/messages?container_id_type=thread (open.larksuite.com im-v1/message/list: a topic's
-    // messages; one of im:message, im:message:readonly, im:message.history:readonly, and in a group also "read all
-    // messages in group chats"; the bot must be in the chat; 1000/min and 50/s per app).
-    topicMessage: (threadId) =>
-      call(
-        'message list',
-        paced([endpointLane(config.appId, 'message.list')], () =>
-          quietClient.im.v1.message.list({
-            params: {
-              container_id_type: 'thread',
-              container_id: threadId,
-              sort_type: 'ByCreateTimeAsc',
-              page_size: 20,
-            },
-          }),
-        ),
-        // A recalled message is listed (`deleted: true`) but cannot be answered.
-        (body) =>
-          stringField(
-            recordsField(data(body), 'items').find((item) => item.deleted !== true),
-            'message_id',
-          ),
-      ),
-    // GET /open-apis/contact/v3/users/:user_id?user_id_type=open_id → data.user{name, en_name, time_zone, …}
-    // (open.feishu.cn contact-v3/user/get: one of contact:contact.base:readonly, contact:contact:readonly_as_app,
-    // … to call it; `name` only with the field scope contact:user.base:readonly).
-    userProfile: (openId) =>
-      call(
-        'contact user get',
-        () =>
-          quietClient.contact.v3.user.get({
-            path: pathOf({ user_id: openId }),
-            params: { user_id_type: 'open_id' },
-          }),
-        (body) => {
-          const user = recordField(data(body), 'user');
-          const zone = stringField(user, 'time_zone');
-          return {
-            name: stringField(user, 'name') ?? stringField(user, 'en_name'),
-            timezone: zone && isTimeZone(zone) ? zone : undefined,
-          };
-        },
-      ),
-    createCard: (card) =>
-      call(
-        'card create',
-        paced([endpointLane(config.appId, 'card.create')], () =>
-          client.cardkit.v1.card.create({ data: { type: 'card_json', data: JSON.stringify(card) } }),
-        ),
-        (body) => requireString('card create', stringField(data(body), 'card_id')),
-      ),
-    updateCardElement: (cardId, elementId, content, sequence, priority) =>
-      cardCall(
-        'card element update',
-        'cardElement.content',
-        cardId,
-        () =>
-          client.cardkit.v1.cardElement.content({
-            path: pathOf({ card_id: cardId, element_id: elementId }),
-            data: { content, sequence, uuid: `c_${cardId}_${sequence}` },
-          }),
-        priority ? { priority } : {},
-      ),
-    updateCardSettings: (cardId, settings, sequence) =>
-      cardCall('card settings', 'card.settings', cardId, () =>
-        client.cardkit.v1.card.settings({
-          path: pathOf({ card_id: cardId }),
-          data: { settings: JSON.stringify(settings), sequence, uuid: `s_${cardId}_${sequence}` },
-        }),
-      ),
-    deleteCardElement: (cardId, elementId, sequence) =>
-      cardCall('card element delete', 'cardElement.delete', cardId, () =>
-        client.cardkit.v1.cardElement.delete({
-          path: pathOf({ card_id: cardId, element_id: elementId }),
-          data: { sequence, uuid: `d_${cardId}_${sequence}` },
-        }),
-      ),
-    appendCardElements: (cardId, elements, sequence) =>
-      cardCall('card elements', 'cardElement.create', cardId, () =>
-        client.cardkit.v1.cardElement.create({
-          path: pathOf({ card_id: cardId }),
-          data: {
-            type: 'append',
-            elements: JSON.stringify(elements),
-            sequence,
-            uuid: `e_${cardId}_${sequence}`,
-          },
-        }),
-      ),
-    sendMessage: (destination, message) => {
-      const content = JSON.stringify(message.content);
-      const readId = (body: JsonRecord) =>
-        requireString('message send', stringField(data(body), 'message_id'));
-      const chatLane = [perKeyLane(`feishu:${config.appId}:message.send:${destination.chatId}`, 5)];
-      if (destination.replyTo) {
-        const replyTo = destination.replyTo;
-        return call(
-          'message reply',
-          paced(chatLane, () =>
-            client.im.v1.message.reply({
-              path: pathOf({ message_id: replyTo }),
-              data: { content, msg_type: message.msgType, reply_in_thread: destination.replyInThread },
-            }),
-          ),
-          readId,
-        );
-      }
-      return call(
-        'message create',
-        paced(chatLane, () =>
-          client.im.v1.message.create({
-            params: { receive_id_type: 'chat_id' },
-            data: { receive_id: destination.chatId, content, msg_type: message.msgType },
-          }),
-        ),
-        readId,
-      );
-    },
-    // Sent by open_id, a message lands in the person's direct chat with the bot, whose id the answer carries.
-    // Sends count 5 QPS per user as well as per chat (platforms.md §13).
-    sendToPerson: (openId, message) =>
-      call(
-        'message create',
-        paced([perKeyLane(`feishu:${config.appId}:message.send:${openId}`, 5)], () =>
-          client.im.v1.message.create({
-            params: { receive_id_type: 'open_id' },
-            data: { receive_id: openId, content: JSON.stringify(message.content), msg_type: message.msgType },
-          }),
-        ),
-        (body) => ({
-          messageId: requireString('message create', stringField(data(body), 'message_id')),
-          chatId: requireString('message create', stringField(data(body), 'chat_id')),
-        }),
-      ),
-    patchMessage: (messageId, card, priority) =>
-      call(
-        'message patch',
-        paced(
-          [
-            endpointLane(config.appId, 'message.patch'),
-            perKeyLane(`feishu:${config.appId}:message.patch:${messageId}`, 5),
-          ],
-          () =>
-            client.im.v1.message.patch({
-              path: pathOf({ message_id: messageId }),
-              data: { content: JSON.stringify(card) },
-            }),
-        ),
-        () => undefined,
-        priority ? { priority } : {},
-      ),
-    // The typing reaction is cosmetic: last in line on its endpoint's budget, and given up with `signal`.
-    addReaction: (messageId, emojiType, signal) =>
-      call(
-        'reaction create',
-        paced([endpointLane(config.appId, 'messageReaction.create')], () =>
-          client.im.v1.messageReaction.create({
-            path: pathOf({ message_id: messageId }),
-            data: { reaction_type: { emoji_type: emojiType } },
-          }),
-        ),
-        (body) => requireString('reaction create', stringField(data(body), 'reaction_id')),
-        { priority: 'cosmetic', ...(signal ? { signal } : {}) },
-      ),
-    deleteReaction: (messageId, reactionId) =>
-      call(
-        'reaction delete',
-        paced([endpointLane(config.appId, 'messageReaction.delete')], () =>
-          client.im.v1.messageReaction.delete({
-            path: pathOf({ message_id: messageId, reaction_id: reactionId }),
-          }),
-        ),
-        () => undefined,
-        { priority: 'cosmetic' },
-      ),
-    share: (endpoint) => pacer.share(endpointLane(config.appId, endpoint)),
-    // open.feishu.cn im-v1/message-resource/get: `type` image for images (also those in posts), file for files,
-    // audio and video; the SDK streams the answer. The bot must be in the chat; at most 100 MB.
-    downloadResource: ({ messageId, fileKey, type }, { maxBytes, signal }) => {
-      const operation = 'message resource get';
-      const lanes = [endpointLane(config.appId, 'messageResource.get')];
-      return pacer.run(
-        operation,
-        lanes,
-        async () => {
-          const request = client.im.v1.messageResource.get({
-            path: pathOf({ message_id: messageId, file_key: fileKey }),
-            params: { type },
-          });
-          let answer: Awaited<typeof request>;
-          try {
-            answer = await untilAborted(request, signal, (late) => late.getReadableStream().destroy());
-          } catch (error) {
-            throw signal?.aborted ? error : await fileCallError(operation, error, downloadScope);
-          }
-          const stream = answer.getReadableStream();
-          if (Number(headerValue(answer.headers, 'content-length')) > maxBytes) {
-            stream.destroy();
-            throw new FileTooLargeError(maxBytes);
-          }
-          const bytes = await readWithin(stream, maxBytes, signal);
-          const mimeType = headerValue(answer.headers, 'content-type')?.split(';')[0]?.trim();
-          return { bytes, mimeType: mimeType || undefined };
-        },
-        noRetries,
-      );
-    },
-    // im-v1/image/create (multipart image_type, image; at most 10 MB, not empty) and im-v1/file/create
-    // (file_type, file_name, file; at most 30 MB, not empty). A Buffer, as the SDK's samples send it.
-    uploadImage: (bytes) =>
-      upload('image create', 'image.create', 'image_key', () =>
-        client.im.v1.image.create({ data: { image_type: 'message', image: asBuffer(bytes) } }),
-      ),
-    uploadFile: ({ name, fileType, bytes }) =>
-      upload('file create', 'file.create', 'file_key', () =>
-        client.im.v1.file.create({
-          data: { file_type: fileType, file_name: name, file: asBuffer(bytes) },
-        }),
-      ),
-  };
-  return { api, larkLogger, httpInstance };
+  const tenantApi = (tenantKey: string | undefined): FeishuApi =>
+    tenantCalls({ config, client, quietClient, pacer, call, paced, tenantKey });
+  return { api: tenantApi(undefined), apiFor: tenantApi, larkLogger, httpInstance };
 }

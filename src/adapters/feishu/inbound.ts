@@ -17,12 +17,17 @@ export interface InboundOptions {
   logger: Logger;
   now: () => number;
   maxAgeMilliseconds: number;
-  /** Known once the connector has started (GET /open-apis/bot/v3/info). */
-  botIdentity: () => FeishuBotIdentity | undefined;
+  /**
+   * Who the bot is in a tenant (GET /open-apis/bot/v3/info): a self-built app's is known once the connector has
+   * started, a store app's is asked for per tenant.
+   */
+  botIdentity: (tenantKey: string) => Promise<FeishuBotIdentity | undefined>;
+  /** Whether this app serves the tenant an event comes from; an event it does not is acknowledged and dropped. */
+  admit: (tenantKey: string | undefined) => Promise<boolean>;
   cardAnswerWithinMilliseconds: number;
-  updateCardLater: (messageId: string, card: ApprovalCard) => Promise<void>;
+  updateCardLater: (tenantKey: string, messageId: string, card: ApprovalCard) => Promise<void>;
   /** Posts a request's whole arguments below its card; returns how many messages it took. */
-  sendArguments: (details: ApprovalDetails, cardMessageId: string) => Promise<number>;
+  sendArguments: (tenantKey: string, details: ApprovalDetails, cardMessageId: string) => Promise<number>;
   /** A person's name (contact API, cached), for who stopped a reply; undefined when unknown. Never throws. */
   userName: (tenantKey: string, openId: string) => Promise<string | undefined>;
 }
@@ -43,7 +48,8 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
   return {
     async onMessage(data) {
       const event = parseMessageReceiveEvent(data);
-      const bot = options.botIdentity();
+      if (!(await options.admit(event.tenantKey))) return {};
+      const bot = await options.botIdentity(event.tenantKey);
       // Not acknowledging makes Feishu deliver it again once Butler knows who it is.
       if (!bot) throw new ButlerError('feishu_not_ready', 'Feishu bot identity is not loaded yet');
       const fields = { eventId: event.eventId, messageId: event.messageId };
@@ -78,6 +84,9 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
 
     async onCardAction(data) {
       const event = parseCardActionEvent(data);
+      if (!(await options.admit(event.tenantKey))) return {};
+      // Only a self-built app (one tenant) admits a click that names no tenant.
+      const tenantKey = event.tenantKey ?? '';
       const stop = parseStopValue(event.value);
       if (stop) {
         return handleStopClick(event, stop, {
@@ -102,8 +111,8 @@ export function createInboundHandlers(options: InboundOptions): InboundHandlers 
         logger,
         now: options.now,
         answerWithinMilliseconds: options.cardAnswerWithinMilliseconds,
-        updateCardLater: options.updateCardLater,
-        sendArguments: options.sendArguments,
+        updateCardLater: (messageId, card) => options.updateCardLater(tenantKey, messageId, card),
+        sendArguments: (details, cardMessageId) => options.sendArguments(tenantKey, details, cardMessageId),
       });
     },
 

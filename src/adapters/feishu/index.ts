@@ -1,25 +1,28 @@
 import type { FileConfig } from '../../config/file.js';
 import type { FeishuConfig } from '../../config/index.js';
+import type { SecretBox } from '../../core/connections/secret-box.js';
 import type { ButlerIntake } from '../../core/contracts/adapter.js';
-import { ButlerError } from '../../core/contracts/errors.js';
+import type { FeishuSecretRepository, FeishuTenantRepository } from '../../core/contracts/feishu-tenants.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { RouteHandler } from '../../http/server.js';
 import type { PlatformConnector, PlatformHooks } from '../connector.js';
-import { renderApprovalCard } from './approval-card.js';
-import { sendArgumentsCards } from './arguments-cards.js';
-import type { FeishuBotIdentity } from './bot-identity.js';
-import { createCardkitHealth } from './cardkit-health.js';
-import { createFeishuChatAdapter } from './chat-adapter.js';
-import { createFeishuDispatcher } from './dispatcher.js';
-import { createFeishuApi } from './feishu-api.js';
-import { createInboundHandlers } from './inbound.js';
-import { createLongConnection } from './long-connection.js';
+import { routedAdapter } from '../routed-adapter.js';
+import { FeishuApiError } from './feishu-api-error.js';
+import { createFeishuApp } from './feishu-app.js';
+import { sealedLarkCache } from './sealed-cache.js';
 import { defaultStreamSettings, type StreamSettings } from './stream-settings.js';
-import { FeishuUserNames } from './user-names.js';
-import { createWebhookHandler } from './webhook.js';
+import { FeishuTenants } from './tenants.js';
+
+/** Where tenants and store apps' credentials are kept, and the key that seals the credentials. */
+export interface FeishuStorage {
+  tenants: FeishuTenantRepository;
+  secrets: FeishuSecretRepository;
+  box: SecretBox | undefined;
+}
 
 export interface FeishuConnectorOptions {
-  config: FeishuConfig;
+  /** Every app Butler serves; the config gives at least one. */
+  apps: readonly FeishuConfig[];
   file: FileConfig;
   intake: ButlerIntake;
   logger: Logger;
@@ -27,105 +30,74 @@ export interface FeishuConnectorOptions {
   now?: () => number;
   /** Streaming pace and limits; tests shorten them. */
   streamSettings?: Partial<StreamSettings>;
-  /** Metrics, and this process's share of the app's budgets. */
+  /** Metrics, and this process's share of each app's budgets. */
   hooks?: PlatformHooks;
+  /** Needed when Butler serves several apps or a store app (the config refuses a store app without a key). */
+  storage?: FeishuStorage | undefined;
 }
 
-/**
- * Feishu takes a card callback's answer only within 3 s (platforms.md §11) and never re-pushes it: wait up to
- * 2.3 s for a slow database to store the decision, below the HTTP server's route deadline (2.5 s).
- */
-const cardAnswerWithinMilliseconds = 2_300;
+/** Several apps, or a store app: tenants are then told apart and kept in Postgres. */
+export const servesManyTenants = (apps: readonly FeishuConfig[]) =>
+  apps.length > 1 || apps.some((app) => app.type === 'isv');
 
 /**
- * Feishu / Lark: webhook routes (`/feishu/events`, `/feishu/card`) or the long connection, the outbound adapter
- * (CardKit streaming, approval cards, reactions), and start-up (the bot's open_id).
+ * Feishu / Lark: each configured app's webhook routes (`/feishu/events` and `/feishu/card`, under the app's id
+ * when there are several) or long connection, and one outbound adapter that sends each conversation's calls
+ * with the token of the app (and, for a store app, the tenant) it belongs to.
  */
 export function createFeishuConnector(options: FeishuConnectorOptions): PlatformConnector {
-  const { config, file, intake } = options;
+  const { apps, intake, storage } = options;
   const logger = options.logger.child({ platform: 'feishu' });
   const now = options.now ?? Date.now;
-  const hooks = options.hooks ?? {};
-  const { shareOf } = hooks;
-  const sdk = createFeishuApi({
-    config,
-    logger,
-    onCall: hooks.onApiCall,
-    ...(shareOf ? { share: () => shareOf(`feishu:${config.appId}`) } : {}),
-  });
-  let bot: FeishuBotIdentity | undefined;
-  const names = new FeishuUserNames(sdk.api, logger, now);
-
-  const adapter = createFeishuChatAdapter({
-    api: sdk.api,
-    logger,
-    now,
-    settings: { ...defaultStreamSettings, ...options.streamSettings },
-    cardkit: createCardkitHealth(),
-    names,
-    suggestedPrompts: file.feishu.suggestedPrompts,
-    onDelivered: hooks.onReplyDelivered,
-  });
-  const handlers = createInboundHandlers({
-    intake,
-    logger,
-    now,
-    maxAgeMilliseconds: file.maxMessageAgeMinutes * 60_000,
-    botIdentity: () => bot,
-    cardAnswerWithinMilliseconds,
-    updateCardLater: (messageId, card) => sdk.api.patchMessage(messageId, renderApprovalCard(card)),
-    sendArguments: (details, cardMessageId) => sendArgumentsCards(sdk.api, details, cardMessageId),
-    userName: (tenantKey, openId) => names.get(tenantKey, openId),
-  });
-  const dispatcher = createFeishuDispatcher(handlers, sdk.larkLogger);
-
-  const routes = new Map<string, RouteHandler>();
-  if (config.connection === 'webhook') {
-    const handler = createWebhookHandler({
-      encryptKey: config.encryptKey,
-      verificationToken: config.verificationToken,
-      now,
-      dispatch: dispatcher.dispatch,
+  const many = servesManyTenants(apps);
+  if (many && !storage) throw new Error('Feishu: several apps, or a store app, need their tenants stored');
+  const tenants =
+    many && storage ? new FeishuTenants({ repository: storage.tenants, intake, logger, now }) : undefined;
+  const storeCache = (appId: string) => {
+    if (!storage?.box) throw new Error('Feishu: a store app needs BUTLER_SECRET_KEY to seal its tokens');
+    return sealedLarkCache({ appId, repository: storage.secrets, secrets: storage.box, logger });
+  };
+  const built = apps.map((config) =>
+    createFeishuApp({
+      config,
+      apps,
+      file: options.file,
+      intake,
       logger,
-    });
-    routes.set('/feishu/events', handler);
-    routes.set('/feishu/card', handler);
-  }
-  const connection =
-    config.connection === 'websocket' ? createLongConnection({ sdk, config, dispatcher, logger }) : undefined;
+      now,
+      streamSettings: { ...defaultStreamSettings, ...options.streamSettings },
+      hooks: options.hooks ?? {},
+      tenants,
+      storeCache: config.type === 'isv' ? storeCache(config.appId) : undefined,
+    }),
+  );
+  const [first] = built;
+  const byId = new Map(built.map((app) => [app.appId, app]));
+  /**
+   * A tenant no app's events have named yet is the first app's: its conversations predate the other apps (the
+   * first app is the one Butler served alone), and a tenant that wrote since was recorded with its app.
+   */
+  const appOf = async (tenantKey: string) => {
+    const appId = built.length > 1 ? await tenants?.appOf(tenantKey) : undefined;
+    return appId ? byId.get(appId) : first;
+  };
 
+  const routes = new Map<string, RouteHandler>(built.flatMap((app) => [...app.routes]));
   return {
-    adapter,
+    adapter: routedAdapter(
+      'feishu',
+      async (tenantKey) => (await appOf(tenantKey))?.adapterFor(tenantKey),
+      (operation, code) => new FeishuApiError(operation, undefined, undefined, code),
+    ),
     routes,
     async start() {
-      try {
-        bot = await sdk.api.botInfo();
-        logger.info(
-          {
-            botOpenId: bot.openId,
-            botUserId: bot.userId,
-            botUnionId: bot.unionId,
-            connection: config.connection,
-            baseUrl: config.baseUrl,
-          },
-          'Feishu bot identity loaded',
-        );
-      } catch (error) {
-        throw new ButlerError(
-          'feishu_start_failed',
-          `Feishu: cannot read the bot identity from ${config.baseUrl}/open-apis/bot/v3/info (${(error as Error).message}). ` +
-            'Check FEISHU_APP_ID, FEISHU_APP_SECRET, FEISHU_DOMAIN and that the app has the bot capability.',
-          { cause: error },
-        );
-      }
-      await connection?.start();
+      for (const app of built) await app.start();
     },
     async stop() {
-      connection?.stop();
+      for (const app of built) app.stop();
     },
     readiness() {
-      if (!bot) return 'Feishu bot identity not loaded';
-      return connection ? connection.readiness() : 'ok';
+      return built.map((app) => app.readiness()).find((state) => state !== 'ok') ?? 'ok';
     },
   };
 }

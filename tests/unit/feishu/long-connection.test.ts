@@ -59,14 +59,17 @@ describe('Feishu over the long connection (real WSClient, fake gateway)', () => 
     fake = await FakeFeishuApi.start();
     gateway = new FakeLongConnection(fake);
     connector = createFeishuConnector({
-      config: {
-        appId: testAppId,
-        appSecret: testAppSecret,
-        encryptKey: undefined,
-        verificationToken: undefined,
-        baseUrl: fake.baseUrl,
-        connection: 'websocket',
-      },
+      apps: [
+        {
+          appId: testAppId,
+          appSecret: testAppSecret,
+          encryptKey: undefined,
+          verificationToken: undefined,
+          baseUrl: fake.baseUrl,
+          connection: 'websocket',
+          type: 'self_built',
+        },
+      ],
       file: fileConfigSchema.parse({}),
       intake: core.intake,
       logger: recorder.logger,

@@ -27,15 +27,18 @@ let now = Date.now();
 
 async function startButlerEdge(config: Partial<FeishuConfig>) {
   const connector = createFeishuConnector({
-    config: {
-      appId: testAppId,
-      appSecret: testAppSecret,
-      encryptKey: testEncryptKey,
-      verificationToken: testVerificationToken,
-      baseUrl: fake.baseUrl,
-      connection: 'webhook',
-      ...config,
-    },
+    apps: [
+      {
+        appId: testAppId,
+        appSecret: testAppSecret,
+        encryptKey: testEncryptKey,
+        verificationToken: testVerificationToken,
+        baseUrl: fake.baseUrl,
+        connection: 'webhook',
+        type: 'self_built',
+        ...config,
+      },
+    ],
     file: fileConfigSchema.parse({}),
     intake: core.intake,
     logger: silentLogger,
