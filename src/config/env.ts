@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { feishuAppTypes } from './feishu-apps.js';
 
 /**
  * Environment variables (ARCHITECTURE.md, "Interface contract"). Empty strings count as unset:
@@ -18,6 +17,9 @@ const optionalPostgresUrl = z.preprocess(
     .optional(),
 );
 const flag = (fallback: boolean) => z.preprocess(blankToUndefined, z.stringbool().default(fallback));
+
+/** A self-built app serves the tenant it was made in; a store app (`isv`), any tenant that installs it. */
+export const feishuAppTypes = ['self_built', 'isv'] as const;
 
 export const envSchema = z.object({
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ConfigIssue } from '../core/contracts/errors.js';
+import { feishuAppTypes } from './env.js';
 import type { Interpolate } from './mcp-servers.js';
-import type { FeishuAppType, FeishuConfig } from './types.js';
 
 /**
  * Feishu apps Butler serves: the one the `FEISHU_*` variables name (the one-app shorthand) and those under
@@ -9,8 +9,22 @@ import type { FeishuAppType, FeishuConfig } from './types.js';
  * of tenants). Give secrets in the file as `${VAR}`, so the file holds none.
  */
 
+/** A self-built app serves the one tenant it was made in; a store app (`isv`) any tenant that installs it. */
+export type FeishuAppType = (typeof feishuAppTypes)[number];
+
+/** One Feishu app Butler serves. */
+export interface FeishuConfig {
+  appId: string;
+  appSecret: string;
+  encryptKey: string | undefined;
+  verificationToken: string | undefined;
+  /** Open API base URL: https://open.feishu.cn, https://open.larksuite.com or a private deployment. */
+  baseUrl: string;
+  connection: 'webhook' | 'websocket';
+  type: FeishuAppType;
+}
+
 const connections = ['webhook', 'websocket'] as const;
-export const feishuAppTypes = ['self_built', 'isv'] as const;
 
 export const feishuAppsSchema = z
   .array(

@@ -3,7 +3,10 @@ import type { ProfileRule } from '../core/profiles/index.js';
 import type { McpServerSettings } from '../core/tools/mcp/index.js';
 import type { ApiKey } from './api-keys.js';
 import type { Env } from './env.js';
+import type { FeishuConfig } from './feishu-apps.js';
 import type { FileConfig } from './file.js';
+
+export type { FeishuAppType, FeishuConfig } from './feishu-apps.js';
 
 /** The configuration Butler runs with, as `loadConfig` returns it (split from `index.ts`, which re-exports it). */
 
@@ -28,21 +31,6 @@ export interface SlackInstallConfig {
   clientSecret: string;
   /** Signs the OAuth `state` (with a cookie binding it to the browser that started the install). */
   stateSecret: string;
-}
-
-/** A self-built app serves the one tenant it was made in; a store app (`isv`) any tenant that installs it. */
-export type FeishuAppType = 'self_built' | 'isv';
-
-/** One Feishu app Butler serves. */
-export interface FeishuConfig {
-  appId: string;
-  appSecret: string;
-  encryptKey: string | undefined;
-  verificationToken: string | undefined;
-  /** Open API base URL: https://open.feishu.cn, https://open.larksuite.com or a private deployment. */
-  baseUrl: string;
-  connection: 'webhook' | 'websocket';
-  type: FeishuAppType;
 }
 
 export interface AgentConfig {

@@ -215,6 +215,8 @@ export const approvals = pgTable(
     /** Approved "for this conversation": the standing approval it granted lasts until then. */
     standingUntil: timestamp('standing_until', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    /** Since when its workspace has been without Butler (uninstalled): it waits, neither expiring nor reminding. */
+    pausedAt: timestamp('paused_at', { withTimezone: true }),
     cardMessageId: text('card_message_id'),
     /** Distinct approvals it needs (`approvalPolicy.quorum`); 1 for most. */
     quorum: integer('quorum').notNull().default(1),

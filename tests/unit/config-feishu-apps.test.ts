@@ -23,6 +23,9 @@ function issuesOf(env: Record<string, string>): readonly ConfigIssue[] {
   throw new Error('expected a ConfigError');
 }
 
+/** `${NAME}` as the config file writes it. */
+const ref = (name: string) => `\${${name}}`;
+
 const bannerOf = (config: ReturnType<typeof loadConfig>['config']) =>
   startupBanner(config, { port: 3000, databaseLocation: 'db', tools: [], mcp: {}, mcpWithoutCard: [] });
 
@@ -30,7 +33,7 @@ const secretKey = 'a'.repeat(64);
 const envApp = { FEISHU_APP_ID: 'cli_a1b2c3d4e5f60718', FEISHU_APP_SECRET: 's1', FEISHU_ENCRYPT_KEY: 'k1' };
 
 describe('Feishu apps in the configuration', () => {
-  it('serves the FEISHU_* app first, then each app of the file, with their secrets from ${VAR}', () => {
+  it(`serves the FEISHU_* app first, then each app of the file, with their secrets from ${ref('VAR')}`, () => {
     const { config } = loadConfig({
       ...envApp,
       STORE_SECRET: 'store-secret',
@@ -41,8 +44,8 @@ describe('Feishu apps in the configuration', () => {
           apps: [
             {
               appId: 'cli_b0b0b0b0b0b0b0b0',
-              appSecret: '${STORE_SECRET}',
-              encryptKey: '${STORE_KEY}',
+              appSecret: ref('STORE_SECRET'),
+              encryptKey: ref('STORE_KEY'),
               type: 'isv',
             },
           ],
@@ -116,7 +119,7 @@ describe('Feishu apps in the configuration', () => {
         feishu: {
           apps: [
             { appId: envApp.FEISHU_APP_ID, appSecret: 'x', encryptKey: 'y' },
-            { appId: 'cli_c0c0c0c0c0c0c0c0', appSecret: '${UNSET_SECRET}' },
+            { appId: 'cli_c0c0c0c0c0c0c0c0', appSecret: ref('UNSET_SECRET') },
           ],
         },
       }),

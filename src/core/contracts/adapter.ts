@@ -250,8 +250,9 @@ export interface ButlerIntake {
   /** Whether Butler already takes part in this conversation (e.g. a Slack thread it has answered in). */
   isKnownConversation(address: ConversationAddress): Promise<boolean>;
   /**
-   * Butler was removed from `workspace` (Slack's app_uninstalled): its scheduled tasks pause, they do not fail or
-   * vanish. `installed` resumes what this paused (Butler added there again).
+   * Butler was removed from `workspace` (Slack's or a Feishu store app's app_uninstalled): its scheduled tasks and
+   * pending approvals pause, they do not fail or vanish. `installed` resumes what this paused (Butler added there
+   * again); each approval then has the time it had left.
    */
   workspaceRemoved(platform: Platform, workspace: string): Promise<void>;
   workspaceInstalled(platform: Platform, workspace: string): Promise<void>;

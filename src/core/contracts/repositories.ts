@@ -353,6 +353,12 @@ export interface ApprovalRepository {
   listWithoutCard(before: Date): Promise<ApprovalRecord[]>;
   /** Approvals still waiting for a decision (past their deadline too, until the sweep expires them). */
   countPending(): Promise<number>;
+  /**
+   * Butler left the workspace of the conversations whose key starts with `keyPrefix`: their pending approvals
+   * neither expire nor remind until `resumeWhere`, which gives each the time it had left. Both return how many.
+   */
+  pauseWhere(keyPrefix: string): Promise<number>;
+  resumeWhere(keyPrefix: string): Promise<number>;
 }
 
 // ── audit and memories ──────────────────────────────────────────────────────────────────────────

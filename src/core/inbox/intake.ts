@@ -192,23 +192,24 @@ export class ButlerService implements ButlerIntake {
   }
 
   async workspaceRemoved(platform: Platform, workspace: string): Promise<void> {
-    const paused = await this.store.schedules.pauseWhere(
-      workspaceKeyPrefix(platform, workspace),
-      removedNote,
-    );
+    const prefix = workspaceKeyPrefix(platform, workspace);
+    const paused = await this.store.schedules.pauseWhere(prefix, removedNote);
+    const waiting = await this.store.approvals.pauseWhere(prefix);
     this.logger.info(
-      { platform, workspace, paused },
-      'Butler removed from a workspace: its scheduled tasks pause',
+      { platform, workspace, paused, approvals: waiting },
+      'Butler removed from a workspace: its scheduled tasks and pending approvals pause',
     );
   }
 
   async workspaceInstalled(platform: Platform, workspace: string): Promise<void> {
-    const resumed = await this.store.schedules.resumeWhere(
-      workspaceKeyPrefix(platform, workspace),
-      removedNote,
-    );
-    if (resumed > 0)
-      this.logger.info({ platform, workspace, resumed }, 'Butler installed again: scheduled tasks resume');
+    const prefix = workspaceKeyPrefix(platform, workspace);
+    const resumed = await this.store.schedules.resumeWhere(prefix, removedNote);
+    const waiting = await this.store.approvals.resumeWhere(prefix);
+    if (resumed + waiting > 0)
+      this.logger.info(
+        { platform, workspace, resumed, approvals: waiting },
+        'Butler installed again: scheduled tasks and pending approvals resume',
+      );
   }
 
   home(person: Person, workspace?: string): Promise<HomeView> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { ApprovalRecord, ApprovalRepository } from '../../core/contracts/store.js';
 import { cleanJson, cleanText } from '../../core/text/index.js';
 import type { Database } from '../database.js';
@@ -159,6 +159,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
           and(
             sql`${approvals.status} = 'pending'`,
             gt(approvals.expiresAt, sql`now()`),
+            isNull(approvals.pausedAt),
             isNull(column),
             sql`${approvals.cardMessageId} is not null`,
             lte(approvals.createdAt, postedBefore),
@@ -184,7 +185,13 @@ export function approvalRepository(db: Database): ApprovalRepository {
             : { status: 'expired', decidedAt: now },
         )
         // A literal status, so that the partial index on pending approvals serves prepared plans too.
-        .where(and(sql`${approvals.status} = 'pending'`, lte(approvals.expiresAt, now)))
+        .where(
+          and(
+            sql`${approvals.status} = 'pending'`,
+            lte(approvals.expiresAt, now),
+            isNull(approvals.pausedAt),
+          ),
+        )
         .returning();
       return rows.map(toApproval);
     },
@@ -233,6 +240,36 @@ export function approvalRepository(db: Database): ApprovalRepository {
         // A literal status, so that the partial index on pending approvals serves it.
         .where(sql`${approvals.status} = 'pending'`);
       return row?.pending ?? 0;
+    },
+
+    async pauseWhere(keyPrefix) {
+      const paused = await db
+        .update(approvals)
+        .set({ pausedAt: sql`now()` })
+        .where(
+          and(
+            sql`${approvals.status} = 'pending'`,
+            sql`starts_with(${approvals.conversationKey}, ${keyPrefix})`,
+            isNull(approvals.pausedAt),
+          ),
+        )
+        .returning({ id: approvals.id });
+      return paused.length;
+    },
+
+    async resumeWhere(keyPrefix) {
+      const resumed = await db
+        .update(approvals)
+        .set({ expiresAt: sql`now() + (${approvals.expiresAt} - ${approvals.pausedAt})`, pausedAt: null })
+        .where(
+          and(
+            sql`${approvals.status} = 'pending'`,
+            sql`starts_with(${approvals.conversationKey}, ${keyPrefix})`,
+            isNotNull(approvals.pausedAt),
+          ),
+        )
+        .returning({ id: approvals.id });
+      return resumed.length;
     },
   };
 }

@@ -29,6 +29,9 @@ import { approverOpenId, repliesTo } from './feishu-butler.js';
  * person ids in two tenants are two conversations.
  */
 
+/** `${NAME}` as the config file writes it. */
+const ref = (name: string) => `\${${name}}`;
+
 const secretKey = 'ab'.repeat(32);
 const secondApp = {
   appId: 'cli_b2b2b2b2b2b2b2b2',
@@ -111,8 +114,8 @@ describe('two self-built Feishu apps, one tenant each', () => {
           apps: [
             {
               appId: secondApp.appId,
-              appSecret: '${SECOND_APP_SECRET}',
-              encryptKey: '${SECOND_ENCRYPT_KEY}',
+              appSecret: ref('SECOND_APP_SECRET'),
+              encryptKey: ref('SECOND_ENCRYPT_KEY'),
               verificationToken: secondApp.verificationToken,
             },
           ],
@@ -280,18 +283,26 @@ describe('a store app (ISV) installed in two tenants', () => {
     for (const token of fake.auth.tenantTokens.keys()) expect(dump).not.toContain(token);
   });
 
-  it("takes a tenant's approval click and updates its card with that tenant's token", async () => {
+  /** A restart of payments-api asked in `tenantKey`: the card Butler posted and its approval id. */
+  async function askRestart(tenantKey: string) {
     model.enqueue({
-      toolCalls: [{ id: 'call_store', name: 'restart_service', arguments: '{"service":"payments-api"}' }],
+      toolCalls: [
+        { id: uniqueId('call_'), name: 'restart_service', arguments: '{"service":"payments-api"}' },
+      ],
     });
-    model.enqueue({ text: 'Restarted payments-api.' });
     const asked = uniqueId('om_');
-    await mention('tenant_two', asked, 'restart payments-api');
+    await mention(tenantKey, asked, 'restart payments-api');
     await app.settle();
     const card = repliesTo(fake, asked).find((message) =>
       JSON.stringify(message.content).includes('approval_id'),
     );
-    const approvalId = /"approval_id":"([^"]+)"/.exec(JSON.stringify(card?.content))?.[1];
+    const approvalId = /"approval_id":"([^"]+)"/.exec(JSON.stringify(card?.content))?.[1] as string;
+    return { asked, card, approvalId };
+  }
+
+  it("takes a tenant's approval click and updates its card with that tenant's token", async () => {
+    const { asked, card, approvalId } = await askRestart('tenant_two');
+    model.enqueue({ text: 'Restarted payments-api.' });
     expect(ownersOf(fake, replyCalls(fake, asked))).toEqual([`${storeApp.appId}/tenant_two`]);
 
     const clickCard = (value: Json) =>
@@ -337,7 +348,7 @@ describe('a store app (ISV) installed in two tenants', () => {
     expect(fake.auth.resends.get(storeApp.appId)).toBe(resends);
   });
 
-  it('pauses a tenant’s scheduled tasks when the app is uninstalled there, and resumes them when it is back', async () => {
+  it('pauses a tenant’s scheduled tasks and pending approvals when the app is uninstalled there, and resumes them when it is back', async () => {
     const task = await app.butler.schedules.create({
       creator: {
         platform: 'feishu',
@@ -352,8 +363,15 @@ describe('a store app (ISV) installed in two tenants', () => {
       source: 'chat',
     });
     const statusOf = async () => (await app.butler.store.schedules.get(task.schedule.id))?.status;
+    const waiting = await askRestart('tenant_two');
+    const before = await app.butler.store.approvals.get(waiting.approvalId);
     expect((await post(v1Event('app_uninstalled', { tenant_key: 'tenant_two' }))).status).toBe(200);
     expect(await statusOf()).toBe('paused');
+    // The request waits with its workspace: a sweep a month on leaves it pending.
+    const month = new Date(Date.now() + 30 * 86_400_000);
+    expect((await app.butler.store.approvals.expireDue(month)).map((approval) => approval.id)).not.toContain(
+      waiting.approvalId,
+    );
     expect((await app.butler.store.feishuTenants.get('tenant_one'))?.uninstalledAt).toBeUndefined();
 
     // Its token went with it: the tenant's next event, once the app is back, gets a new one.
@@ -364,6 +382,12 @@ describe('a store app (ISV) installed in two tenants', () => {
     await app.settle();
     expect(await statusOf()).toBe('active');
     expect(tokenRequests()).toBe(tokens + 1);
+    // Back, the request has the time it had left.
+    const after = await app.butler.store.approvals.get(waiting.approvalId);
+    expect(after?.status).toBe('pending');
+    expect(after?.expiresAt.getTime()).toBeGreaterThan(
+      before?.expiresAt.getTime() ?? Number.POSITIVE_INFINITY,
+    );
     expect(ownersOf(fake, replyCalls(fake, messageId))).toEqual([`${storeApp.appId}/tenant_two`]);
   });
 });
