@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { decodeConversationKey } from '../core/contracts/conversation-key.js';
 import type {
   AgentObserver,
   GenerationRecord,
@@ -19,6 +20,22 @@ import type {
 export const maxToolLabels = 100;
 /** Outside the tool-name alphabet (`[a-zA-Z0-9_-]`), so no real tool shares it. */
 export const otherTool = '(other)';
+/**
+ * Past this many workspaces (anyone may add Butler to theirs when installs are open), turns count under
+ * workspace="(other)": a label's values stay bounded whoever installs it.
+ */
+export const maxWorkspaceLabels = 100;
+
+/** The first `max` distinct values are labels of their own; later ones share `otherTool`. */
+function boundedLabels(max: number): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (seen.has(value)) return value;
+    if (seen.size >= max) return otherTool;
+    seen.add(value);
+    return value;
+  };
+}
 
 /** Seconds: a turn runs from a quick answer to minutes of tool calls and approvals. */
 const turnBuckets = [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300];
@@ -30,8 +47,8 @@ export function createMetricsObserver(registry: Registry): Observer {
   const registers = [registry];
   const turns = new Counter({
     name: 'butler_turns_total',
-    help: 'Turns finished, by platform, trigger (message or resume) and outcome (replied, parked, failed).',
-    labelNames: ['platform', 'trigger', 'outcome'] as const,
+    help: `Turns finished, by platform, workspace (Slack team, Feishu tenant; past ${maxWorkspaceLabels}, "${otherTool}"), trigger (message or resume) and outcome (replied, parked, failed).`,
+    labelNames: ['platform', 'workspace', 'trigger', 'outcome'] as const,
     registers,
   });
   const turnDuration = new Histogram({
@@ -85,15 +102,11 @@ export function createMetricsObserver(registry: Registry): Observer {
     registers,
   });
 
-  const toolNames = new Set<string>();
-  const toolLabel = (record: ToolCallRecord): string => {
-    // A refused call may name a tool the model made up: its name is not a label.
-    if (record.decision === 'invalid') return otherTool;
-    if (toolNames.has(record.toolName)) return record.toolName;
-    if (toolNames.size >= maxToolLabels) return otherTool;
-    toolNames.add(record.toolName);
-    return record.toolName;
-  };
+  const toolName = boundedLabels(maxToolLabels);
+  // A refused call may name a tool the model made up: its name is not a label.
+  const toolLabel = (record: ToolCallRecord): string =>
+    record.decision === 'invalid' ? otherTool : toolName(record.toolName);
+  const workspaceLabel = boundedLabels(maxWorkspaceLabels);
 
   const steps: StepObserver = {
     generation(record: GenerationRecord) {
@@ -123,7 +136,8 @@ export function createMetricsObserver(registry: Registry): Observer {
         compaction: () => {},
         agent: () => agentObserver,
         end(outcome) {
-          turns.inc({ platform: turn.platform, trigger: turn.trigger, outcome: outcome.status });
+          const workspace = workspaceLabel(decodeConversationKey(turn.conversationKey).workspace);
+          turns.inc({ platform: turn.platform, workspace, trigger: turn.trigger, outcome: outcome.status });
           turnDuration.observe(
             { platform: turn.platform, outcome: outcome.status },
             (performance.now() - started) / 1000,

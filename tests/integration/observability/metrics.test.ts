@@ -132,7 +132,12 @@ describe(`GET /metrics on ${databaseKind}`, () => {
     expect(value(samples, 'butler_inbox_open_events')).toBe(0);
     expect(value(samples, 'butler_inbox_oldest_open_event_age_seconds')).toBe(0);
     expect(
-      value(samples, 'butler_turns_total', { platform: 'console', trigger: 'message', outcome: 'replied' }),
+      value(samples, 'butler_turns_total', {
+        platform: 'console',
+        workspace: 'local',
+        trigger: 'message',
+        outcome: 'replied',
+      }),
     ).toBe(1);
     expect(
       value(samples, 'butler_turn_duration_seconds_count', { platform: 'console', outcome: 'replied' }),
@@ -162,7 +167,12 @@ describe(`GET /metrics on ${databaseKind}`, () => {
     expect(value(parked, 'butler_approvals_waiting')).toBe(1);
     expect(value(parked, 'butler_approvals_requested_total', { risk: 'high' })).toBe(1);
     expect(
-      value(parked, 'butler_turns_total', { platform: 'console', trigger: 'message', outcome: 'parked' }),
+      value(parked, 'butler_turns_total', {
+        platform: 'console',
+        workspace: 'local',
+        trigger: 'message',
+        outcome: 'parked',
+      }),
     ).toBe(1);
 
     const approvalId = terminal.lastCard().card.calls[0]?.approvalId ?? '';
@@ -182,7 +192,12 @@ describe(`GET /metrics on ${databaseKind}`, () => {
       1,
     );
     expect(
-      value(samples, 'butler_turns_total', { platform: 'console', trigger: 'resume', outcome: 'replied' }),
+      value(samples, 'butler_turns_total', {
+        platform: 'console',
+        workspace: 'local',
+        trigger: 'resume',
+        outcome: 'replied',
+      }),
     ).toBe(1);
   });
 
@@ -267,6 +282,8 @@ describe(`GET /metrics on ${databaseKind}`, () => {
     }
     const allowed = new Set([
       'platform',
+      // Bounded: past maxWorkspaceLabels workspaces, "(other)".
+      'workspace',
       'trigger',
       'outcome',
       'model',

@@ -4,6 +4,7 @@ import type { ToolCallRecord } from '../../../src/core/contracts/observer.js';
 import {
   createMetricsObserver,
   maxToolLabels,
+  maxWorkspaceLabels,
   otherTool,
 } from '../../../src/observability/metrics-observer.js';
 
@@ -55,6 +56,30 @@ describe('metrics observer', () => {
     const page = await registry.metrics();
     for (const text of ['made_up_by_the_model', 'slack:T1:C1', 'U1', 'argument', 'turn-1'])
       expect(page.includes(text), text).toBe(false);
+  });
+
+  it(`counts turns per workspace for the first ${maxWorkspaceLabels} workspaces, then as ${otherTool}`, async () => {
+    const registry = new Registry();
+    const observer = createMetricsObserver(registry);
+    const turnIn = (team: string) =>
+      observer
+        .startTurn({
+          turnId: `turn-${team}`,
+          conversationKey: `slack:${team}:C1:1.0`,
+          platform: 'slack',
+          userId: 'U1',
+          trigger: 'message',
+        })
+        .end({ status: 'replied' });
+    for (let index = 0; index < maxWorkspaceLabels + 5; index++) turnIn(`T${index}`);
+    turnIn('T0');
+    const [metric] = (await registry.getMetricsAsJSON()).filter(
+      (entry) => entry.name === 'butler_turns_total',
+    );
+    const counts = new Map((metric?.values ?? []).map((sample) => [sample.labels.workspace, sample.value]));
+    expect(counts.size).toBe(maxWorkspaceLabels + 1);
+    expect(counts.get('T0')).toBe(2);
+    expect(counts.get(otherTool)).toBe(5);
   });
 
   it('counts approvals given toward a quorum apart from decisions, by risk only', async () => {
