@@ -16,7 +16,15 @@ export interface ApiKey {
   name: string;
   key: string;
   scopes: readonly ApiScope[];
+  /**
+   * The tenants (`slack:T…`, `feishu:<tenant key>`) whose data alone the key reads and decides; absent: every
+   * tenant. A limited key reaches only the endpoints that narrow to tenants (api-and-console.md).
+   */
+  tenants?: readonly string[];
 }
+
+/** A tenant as the config names it: its platform and workspace (a Slack team or enterprise, a Feishu tenant key). */
+export const tenantPattern = /^(slack|feishu):([^\s:]+)$/;
 
 /** Shorter keys are too easy to guess; generate one with `openssl rand -hex 32`. */
 const minimumKeyLength = 16;
@@ -30,6 +38,10 @@ export const apiSchema = z
             name: z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/, 'letters, digits, _ . and - only, at most 64'),
             key: z.string().min(1),
             scopes: z.array(z.enum(apiScopes)).min(1, 'give at least one of chat, approve, read'),
+            tenants: z
+              .array(z.string().regex(tenantPattern, 'a tenant: slack:T… (or E…) or feishu:<tenant key>'))
+              .min(1)
+              .optional(),
           })
           .strict(),
       )
@@ -66,12 +78,22 @@ export function resolveApiKeys(
         variable: name,
         message: `used by API key ${entry.name} (config file: api.keys.${index}.key) but not set`,
       });
+    if (entry.tenants && entry.scopes.includes('chat'))
+      issues.push({
+        variable: `config file: api.keys.${index}.scopes`,
+        message: `${entry.name} is limited to tenants, and cannot chat: its own conversations belong to no tenant`,
+      });
     if (missing.length === 0 && key.length < minimumKeyLength)
       issues.push({
         variable: `config file: api.keys.${index}.key`,
         message: `shorter than ${minimumKeyLength} characters (try: openssl rand -hex 32)`,
       });
-    return { name: entry.name, key, scopes: [...new Set(entry.scopes)] };
+    return {
+      name: entry.name,
+      key,
+      scopes: [...new Set(entry.scopes)],
+      ...(entry.tenants ? { tenants: [...new Set(entry.tenants)] } : {}),
+    };
   });
   resolved.forEach((entry, index) => {
     // A key whose variable is unset is empty; it was reported as such above.

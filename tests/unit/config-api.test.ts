@@ -25,6 +25,38 @@ describe('api keys', () => {
     expect(banner).not.toContain(longKey);
   });
 
+  it('limits a key to tenants named slack:… or feishu:…, and refuses one that would chat', () => {
+    const config = loadConfigFile(
+      { api: { keys: [{ name: 'team-a', key: longKey, scopes: ['read'], tenants: ['slack:T0AAAAAAA1'] }] } },
+      {},
+    );
+    expect(config.apiKeys[0]?.tenants).toEqual(['slack:T0AAAAAAA1']);
+    const found = configIssues(
+      {
+        api: {
+          keys: [
+            { name: 'chatty', key: longKey, scopes: ['chat'], tenants: ['slack:T0AAAAAAA1'] },
+            { name: 'vague', key: `${longKey}-2`, scopes: ['read'], tenants: ['T0AAAAAAA1'] },
+          ],
+        },
+      },
+      {},
+    );
+    expect(found.map((issue) => issue.variable)).toEqual(
+      expect.arrayContaining(['config file: api.keys.1.tenants.0']),
+    );
+    const chatty = configIssues(
+      { api: { keys: [{ name: 'chatty', key: longKey, scopes: ['chat'], tenants: ['slack:T0AAAAAAA1'] }] } },
+      {},
+    );
+    expect(chatty).toEqual([
+      {
+        variable: 'config file: api.keys.0.scopes',
+        message: 'chatty is limited to tenants, and cannot chat: its own conversations belong to no tenant',
+      },
+    ]);
+  });
+
   it('names an unset variable, a short key, a reused key, duplicate names and unknown scopes', () => {
     const found = configIssues(
       {

@@ -11,14 +11,15 @@ import type { Route } from './routes.js';
 import {
   approvalsQuery,
   auditQuery,
+  conversationsQuery,
   decisionBody,
   describeIssues,
-  pageQuery,
   parseQuery,
   usageQuery,
 } from './schemas.js';
 import { SseStream } from './sse.js';
 import type { StreamSlots } from './stream-slots.js';
+import { inTenants, tenantPrefixes } from './tenant-scope.js';
 
 /** Deciding approvals, and what admins read: conversations, approvals, the audit log, usage, live events. */
 
@@ -63,23 +64,37 @@ const decisionStatus = { not_found: 404, not_authorized: 403, already_decided: 4
 export function adminRoutes(deps: AdminRouteDependencies): Route[] {
   const { store } = deps;
   const profile = (address: ConversationAddress) => deps.profileOf?.(address) ?? null;
+  /** An approval outside the caller's tenants is, to it, no approval at all. */
+  async function requireInTenants(approvalId: string, tenants: readonly string[] | undefined) {
+    if (tenants === undefined) return;
+    const approval = await store.approvals.get(approvalId);
+    if (!approval || !inTenants(tenants, approval.conversationKey))
+      throw new ApiError(404, 'not_found', 'No such approval request.');
+  }
   return [
     {
       // Who the key is and what it may do (a client shows only what it may use).
       method: 'GET',
       pattern: /^\/me$/,
       scope: 'any',
+      tenants: 'narrowed',
       async handle({ response, caller }) {
-        sendJson(response, 200, { name: caller.name, scopes: caller.scopes });
+        sendJson(response, 200, {
+          name: caller.name,
+          scopes: caller.scopes,
+          ...(caller.tenants ? { tenants: caller.tenants } : {}),
+        });
       },
     },
     {
       method: 'POST',
       pattern: /^\/approvals\/([^/]+)\/decision$/,
       scope: 'approve',
-      async handle({ request, response, caller, params }) {
+      tenants: 'narrowed',
+      async handle({ request, response, caller, params, query: search }) {
         const parsed = decisionBody.safeParse(await readJson(request));
         if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'body'));
+        await requireInTenants(params[0] ?? '', tenantPrefixes(caller, search));
         const result = await deps.intake.decide({
           platform: 'api',
           user: { id: caller.name, name: caller.name },
@@ -100,8 +115,14 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       method: 'GET',
       pattern: /^\/conversations$/,
       scope: 'read',
-      async handle({ response, query: params }) {
-        const page = await store.reads.conversations(query(pageQuery, params));
+      tenants: 'narrowed',
+      async handle({ response, caller, query: params }) {
+        const { cursor, limit } = query(conversationsQuery, params);
+        const page = await store.reads.conversations({
+          ...(cursor ? { cursor } : {}),
+          limit,
+          tenants: tenantPrefixes(caller, params),
+        });
         const usage = await store.usage.byConversation(page.items.map((item) => item.key));
         const items = page.items.map((item) => ({
           ...item,
@@ -115,11 +136,14 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       method: 'GET',
       pattern: /^\/conversations\/([^/]+)$/,
       scope: 'read',
-      async handle({ response, caller, params }) {
+      tenants: 'narrowed',
+      async handle({ response, caller, params, query: search }) {
         const raw = params[0] ?? '';
         // A full conversation key, or the id of one of the caller's own API conversations.
         const key = raw.includes(':') ? raw : encodeConversationKey(apiAddress(caller, raw));
-        const detail = await store.reads.conversation(key, 200);
+        const detail = inTenants(tenantPrefixes(caller, search), key)
+          ? await store.reads.conversation(key, 200)
+          : undefined;
         if (!detail) throw new ApiError(404, 'not_found', 'No such conversation.');
         sendJson(response, 200, { ...detail, profile: profile(detail.address) });
       },
@@ -137,8 +161,13 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       method: 'GET',
       pattern: /^\/approvals$/,
       scope: 'read',
+      tenants: 'narrowed',
       async handle({ response, caller, query: params }) {
-        const page = await store.reads.approvals(query(approvalsQuery, params));
+        const { tenant: _tenant, ...filter } = query(approvalsQuery, params);
+        const page = await store.reads.approvals({
+          ...filter,
+          tenants: tenantPrefixes(caller, params),
+        });
         // Whether this key may decide each one, so that a client offers buttons only where they work.
         const user = { platform: 'api' as const, id: caller.name };
         const items = page.items.map((item) => {
@@ -161,8 +190,16 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
         method: 'GET',
         pattern,
         scope: 'read',
-        async handle({ response, params }) {
-          const details = await deps.intake.approvalDetails({ ...target(params[0] ?? ''), platform: 'api' });
+        tenants: 'narrowed',
+        async handle({ response, caller, params, query: search }) {
+          const asked = target(params[0] ?? '');
+          // A batch's calls are all of one conversation: its first names the tenant.
+          const first =
+            'approvalId' in asked
+              ? asked.approvalId
+              : (await store.approvals.listBatch(asked.batchId))[0]?.id;
+          await requireInTenants(first ?? '', tenantPrefixes(caller, search));
+          const details = await deps.intake.approvalDetails({ ...asked, platform: 'api' });
           if (!details) throw new ApiError(404, 'not_found', 'No such approval request.');
           sendJson(response, 200, details);
         },
@@ -180,12 +217,14 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       method: 'GET',
       pattern: /^\/usage$/,
       scope: 'read',
-      async handle({ response, query: params }) {
+      tenants: 'narrowed',
+      async handle({ response, caller, query: params }) {
         const { groupBy, since, until } = query(usageQuery, params);
         const items = await store.usage.rollup({
           groupBy,
           ...(since ? { since } : {}),
           ...(until ? { until } : {}),
+          tenants: tenantPrefixes(caller, params),
         });
         sendJson(response, 200, { groupBy, items });
       },

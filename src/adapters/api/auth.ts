@@ -6,6 +6,8 @@ import type { ApiKey, ApiScope } from '../../config/api-keys.js';
 export interface Caller {
   name: string;
   scopes: readonly ApiScope[];
+  /** The tenants the key is limited to (`slack:T…`); absent: every tenant. */
+  tenants?: readonly string[];
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -17,7 +19,7 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 export function keyChecker(keys: readonly ApiKey[]): (request: IncomingMessage) => Caller | undefined {
   const known = keys.map((key) => ({
     digest: digest(key.key),
-    caller: { name: key.name, scopes: key.scopes },
+    caller: { name: key.name, scopes: key.scopes, ...(key.tenants ? { tenants: key.tenants } : {}) },
   }));
   return (request) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');

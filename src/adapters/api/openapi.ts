@@ -6,6 +6,7 @@ import {
   approvalsQuery,
   auditQuery,
   conversationEvent,
+  conversationsQuery,
   decisionBody,
   errorBody,
   feedbackBody,
@@ -196,11 +197,15 @@ export function openApiDocument(serverUrl: string) {
       '/me': {
         get: {
           operationId: 'getMe',
-          summary: "The calling key's name and scopes",
-          responses: { '200': anyJson('{name, scopes}'), '401': errors['401'] },
+          summary: "The calling key's name and scopes, and the tenants it is limited to (if it is)",
+          responses: { '200': anyJson('{name, scopes, tenants?}'), '401': errors['401'] },
         },
       },
-      '/conversations': read('listConversations', 'Conversations, most recently active first', pageQuery),
+      '/conversations': read(
+        'listConversations',
+        'Conversations, most recently active first',
+        conversationsQuery,
+      ),
       '/conversations/{key}': {
         get: {
           operationId: 'getConversation',

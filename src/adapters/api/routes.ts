@@ -23,6 +23,11 @@ export interface Route {
   pattern: RegExp;
   /** The scope a key needs; `any` for every valid key. */
   scope: ApiScope | 'any';
+  /**
+   * `narrowed`: it reads and decides only within the caller's tenants (tenant-scope.ts). A key limited to tenants
+   * reaches no other route: one that does not say so is refused to it, so a new route cannot leak a tenant.
+   */
+  tenants?: 'narrowed';
   handle(context: RouteContext): Promise<void>;
 }
 
@@ -54,6 +59,12 @@ export function dispatcher(input: {
       }
       if (route.scope !== 'any' && !caller.scopes.includes(route.scope))
         throw new ApiError(403, 'forbidden', `The key ${caller.name} lacks the ${route.scope} scope.`);
+      if (caller.tenants && route.tenants !== 'narrowed')
+        throw new ApiError(
+          403,
+          'forbidden',
+          `The key ${caller.name} is limited to ${caller.tenants.join(', ')}: this endpoint reaches every tenant.`,
+        );
       const params = (route.pattern.exec(path) ?? []).slice(1).map(decodedPathPart);
       await route.handle({ request, response, caller, params, query: url.searchParams });
     } catch (error) {

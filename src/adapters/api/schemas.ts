@@ -188,8 +188,17 @@ export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
+/**
+ * Narrows a read to one tenant: `slack:T…` (or `E…`) or `feishu:<tenant key>`; a key limited to tenants may name
+ * only one of its own (tenant-scope.ts checks it).
+ */
+const tenantParameter = { tenant: z.string().optional() };
+
+export const conversationsQuery = pageQuery.extend(tenantParameter);
+
 export const approvalsQuery = pageQuery.extend({
   status: z.enum(['pending', 'approved', 'rejected', 'expired']).optional(),
+  ...tenantParameter,
 });
 
 /** zod's own message for a bad date reads "expected date, received Date": say what to send instead. */
@@ -207,6 +216,7 @@ export const usageQuery = z.object({
   groupBy: z.enum(['conversation', 'workspace', 'channel', 'user', 'day']).default('day'),
   since: date().optional(),
   until: date().optional(),
+  ...tenantParameter,
 });
 
 /** Each problem with its field: "text: required", "limit: Too big: expected number to be <=200". */

@@ -82,19 +82,25 @@ export interface HomeView {
   capabilities: Capabilities;
 }
 
+/** Conversation keys starting with any of these (`workspaceKeyPrefix`: a tenant's); absent: every conversation. */
+export interface InTenants {
+  tenants?: readonly string[] | undefined;
+}
+
 export interface ReadRepository {
-  conversations(page: PageRequest): Promise<Page<ConversationListItem>>;
+  conversations(page: PageRequest & InTenants): Promise<Page<ConversationListItem>>;
   conversation(key: string, messageLimit: number): Promise<ConversationDetail | undefined>;
   approvals(
-    filter: PageRequest & {
-      status?: ApprovalRecord['status'] | undefined;
-      platform?: ApprovalRecord['platform'] | undefined;
-      conversationKey?: string | undefined;
-      /** Conversation keys that start with this (`channelKeyPrefix`: every thread of a channel). */
-      conversationKeyPrefix?: string | undefined;
-      /** Asked at or after this time. */
-      since?: Date | undefined;
-    },
+    filter: PageRequest &
+      InTenants & {
+        status?: ApprovalRecord['status'] | undefined;
+        platform?: ApprovalRecord['platform'] | undefined;
+        conversationKey?: string | undefined;
+        /** Conversation keys that start with this (`channelKeyPrefix`: every thread of a channel). */
+        conversationKeyPrefix?: string | undefined;
+        /** Asked at or after this time. */
+        since?: Date | undefined;
+      },
   ): Promise<Page<ApprovalListItem>>;
   /** The conversations `person` last wrote in (within the inbox's retention), newest first. */
   /** In `workspace` only, when given: the same member id in another workspace is another person. */

@@ -155,7 +155,14 @@ export interface UsageRepository {
    * Usage per group over turns from `since` (inclusive) to `until` (exclusive): days newest first, other
    * groups the most tokens first.
    */
-  rollup(input: { groupBy: UsageGroup; since?: Date; until?: Date; limit?: number }): Promise<UsageRollup[]>;
+  rollup(input: {
+    groupBy: UsageGroup;
+    since?: Date;
+    until?: Date;
+    limit?: number;
+    /** Conversation keys starting with any of these (a tenant's); absent: all usage. */
+    tenants?: readonly string[] | undefined;
+  }): Promise<UsageRollup[]>;
   /**
    * Usage since `since` of one conversation, one person (`users`: every identity of theirs, each the
    * platform and id a turn's requester had), a workspace or a channel (`platform` with `workspace` or

@@ -12,6 +12,7 @@ import {
 import type { Database } from '../database.js';
 import { approvals, auditLog, compactions, conversations, inboundEvents, messages } from '../schema.js';
 import { toApproval } from './approvals.js';
+import { startsWithAny } from './key-prefixes.js';
 
 /** Newest-first pages for the API's read endpoints: keyset pagination on (time, id), never OFFSET. */
 
@@ -53,11 +54,16 @@ function listItem(row: typeof conversations.$inferSelect): ConversationListItem 
 
 export function readRepository(db: Database): ReadRepository {
   return {
-    async conversations({ cursor, limit }) {
+    async conversations({ cursor, limit, tenants }) {
       const rows = await db
         .select()
         .from(conversations)
-        .where(before(cursor, conversations.updatedAt, conversations.id))
+        .where(
+          all(
+            before(cursor, conversations.updatedAt, conversations.id),
+            startsWithAny(conversations.key, tenants),
+          ),
+        )
         .orderBy(desc(conversations.updatedAt), desc(conversations.id))
         .limit(limit + 1);
       return paged(rows, limit, (row) => encodeCursor(row.updatedAt, row.id), listItem);
@@ -105,7 +111,16 @@ export function readRepository(db: Database): ReadRepository {
       };
     },
 
-    async approvals({ cursor, limit, status, platform, conversationKey, conversationKeyPrefix, since }) {
+    async approvals({
+      cursor,
+      limit,
+      status,
+      platform,
+      conversationKey,
+      conversationKeyPrefix,
+      since,
+      tenants,
+    }) {
       const rows = await db
         .select()
         .from(approvals)
@@ -118,6 +133,7 @@ export function readRepository(db: Database): ReadRepository {
               ? sql`starts_with(${approvals.conversationKey}, ${conversationKeyPrefix})`
               : undefined,
             since ? gte(approvals.createdAt, since) : undefined,
+            startsWithAny(approvals.conversationKey, tenants),
             before(cursor, approvals.createdAt, approvals.id),
           ),
         )

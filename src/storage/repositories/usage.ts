@@ -4,6 +4,7 @@ import type { UsageGroup, UsageRepository, UsageRollup, UsageTotals } from '../.
 import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { turnUsage } from '../schema.js';
+import { startsWithAny } from './key-prefixes.js';
 
 /**
  * Per-turn usage and its roll-ups. Every time filter also bounds `day`, so that the (…, day) indexes
@@ -70,12 +71,12 @@ export function usageRepository(db: Database): UsageRepository {
         .values({ ...cleanJson(row), ...(at ? { day: utcDay(at), createdAt: at } : {}) });
     },
 
-    async rollup({ groupBy, since, until, limit }) {
+    async rollup({ groupBy, since, until, limit, tenants }) {
       const key = groupKeys[groupBy];
       const query = db
         .select({ key, ...sums })
         .from(turnUsage)
-        .where(and(...period(since, until)))
+        .where(and(...period(since, until), startsWithAny(turnUsage.conversationKey, tenants)))
         .groupBy(key)
         .orderBy(groupBy === 'day' ? desc(key) : desc(allTokens), key);
       const rows: UsageRollup[] = limit === undefined ? await query : await query.limit(limit);
