@@ -23,6 +23,7 @@ const keys = {
   auditor: 'auditor-console-key-0123456789',
   ci: 'ci-console-key-0123456789',
   ana: 'ana-console-key-0123456789',
+  acme: 'acme-console-key-0123456789',
 };
 
 let model: FakeModelServer;
@@ -100,6 +101,7 @@ beforeAll(async () => {
       KEY_AUDITOR: keys.auditor,
       KEY_CI: keys.ci,
       KEY_ANA: keys.ana,
+      KEY_ACME: keys.acme,
     },
     config: {
       approvers: { console: ['olga'], api: ['oncall', 'auditor'] },
@@ -134,6 +136,8 @@ beforeAll(async () => {
           { name: 'ci-bot', key: '${KEY_CI}', scopes: ['chat', 'read'] },
           // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
           { name: 'ana', key: '${KEY_ANA}', scopes: ['chat'] },
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+          { name: 'acme', key: '${KEY_ACME}', scopes: ['read'], tenants: ['slack:T0ACME0001'] },
         ],
       },
     },
@@ -189,6 +193,23 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     expect(await page.locator('#workspace').isHidden()).toBe(true);
     expect(page.url()).not.toContain('not-a-real-key');
     expect(await storedKey(page)).toBeNull();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('gives a key limited to tenants only what narrows to them, and nothing it would be refused', async () => {
+    const { page, problems } = await openConsole();
+    await signIn(page, keys.acme);
+    await page.locator('#identity').filter({ hasText: 'tenants: slack:T0ACME0001' }).waitFor();
+    for (const tab of ['approvals', 'conversations', 'usage'])
+      expect(await page.locator(`#tab-${tab}`).isVisible(), tab).toBe(true);
+    for (const tab of ['audit', 'schedules'])
+      expect(await page.locator(`#tab-${tab}`).isHidden(), tab).toBe(true);
+    await page.locator('#tab-usage').click();
+    expect(await page.locator('#feedback').isHidden()).toBe(true);
+    expect(await page.locator('#live-status').textContent()).toBe('Live events: not available for this key');
+    // No panel asked for what serves every tenant: no 403 anywhere on the page.
+    expect(await page.locator('body').textContent()).not.toContain('403');
     expect(problems).toEqual([]);
     await page.context().close();
   });

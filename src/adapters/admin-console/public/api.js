@@ -77,7 +77,7 @@ export function createApi(key) {
      * wants OAuth (the API answers /connections only then).
      */
     async scopes() {
-      const { name, scopes } = await (await send('/me')).json();
+      const { name, scopes, tenants } = await (await send('/me')).json();
       const connections = await send('/connections').then(
         () => true,
         () => false,
@@ -88,6 +88,8 @@ export function createApi(key) {
         chat: scopes.includes('chat'),
         approve: scopes.includes('approve'),
         connections,
+        // A key limited to tenants reaches only what narrows to them (api-and-console.md).
+        tenants,
       };
     },
   };

@@ -55,16 +55,19 @@ function open(api, scopes) {
   byId('session').hidden = false;
   const granted = ['read', 'chat', 'approve'].filter((scope) => scopes[scope]);
   // The key's name is who its decisions and messages are taken as.
-  byId('identity').textContent = `Signed in as ${scopes.name} · scopes: ${granted.join(', ')}`;
+  const limited = scopes.tenants ? ` · tenants: ${scopes.tenants.join(', ')}` : '';
+  byId('identity').textContent = `Signed in as ${scopes.name} · scopes: ${granted.join(', ')}${limited}`;
+  // What serves every tenant (the audit log, tasks, live events) is not for a key limited to some.
+  const everyTenant = !scopes.tenants;
 
   const context = { api, scopes, signOut: () => signOut('Your key was refused. Sign in again.') };
   const panels = {
     approvals: scopes.read ? createApprovalsPanel(context) : undefined,
-    audit: scopes.read ? createAuditPanel(context) : undefined,
+    audit: scopes.read && everyTenant ? createAuditPanel(context) : undefined,
     conversations: scopes.read ? createConversationsPanel(context) : undefined,
     usage: scopes.read ? createUsagePanel(context) : undefined,
     // Every key has tasks: a read key sees everyone's, another its own.
-    schedules: createSchedulesPanel(context),
+    schedules: everyTenant ? createSchedulesPanel(context) : undefined,
     // Only where a server wants OAuth (the API answers /connections then).
     connections: scopes.connections ? createConnectionsPanel(context) : undefined,
     chat: scopes.chat ? createChatPanel(context) : undefined,
@@ -78,15 +81,16 @@ function open(api, scopes) {
   )
     document.querySelector('[role="tab"][aria-selected="true"]')?.focus();
 
-  const stopLive = scopes.read
-    ? followLiveEvents(api, {
-        onEvent: (event) => {
-          for (const panel of Object.values(panels)) panel?.onLiveEvent?.(event);
-        },
-        onState: (state, detail) => showLiveState(state, detail, panels),
-      })
-    : undefined;
-  if (!scopes.read) showLiveState('unavailable');
+  const stopLive =
+    scopes.read && everyTenant
+      ? followLiveEvents(api, {
+          onEvent: (event) => {
+            for (const panel of Object.values(panels)) panel?.onLiveEvent?.(event);
+          },
+          onState: (state, detail) => showLiveState(state, detail, panels),
+        })
+      : undefined;
+  if (!scopes.read || !everyTenant) showLiveState('unavailable');
   session = { stopLive, panels, tabs };
   showRequestInAddress();
 }

@@ -186,15 +186,18 @@ export function createUsagePanel(context) {
   let loaded = false;
   let generation = 0;
   let reloadTimer;
-  const feedback = createFeedbackList(context);
-  const budgets = createBudgetList(context);
-  const installations = createInstallationList(context);
+  // Ratings, budgets and installations serve every tenant: a key limited to some gets none of them.
+  const everyTenant = !context.scopes.tenants;
+  const feedback = everyTenant ? createFeedbackList(context) : undefined;
+  const budgets = everyTenant ? createBudgetList(context) : undefined;
+  const installations = everyTenant ? createInstallationList(context) : undefined;
+  byId('feedback').hidden = !everyTenant;
 
   async function load() {
     const mine = ++generation;
-    void feedback.load();
-    void budgets.load();
-    void installations.load();
+    void feedback?.load();
+    void budgets?.load();
+    void installations?.load();
     const groupBy = group.value;
     const sinceDays = Number(range.value) || 0;
     const params = new URLSearchParams({ groupBy });
