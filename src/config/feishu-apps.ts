@@ -9,7 +9,7 @@ import type { Interpolate } from './mcp-servers.js';
  * of tenants). Give secrets in the file as `${VAR}`, so the file holds none.
  */
 
-/** A self-built app serves the one tenant it was made in; a store app (`isv`) any tenant that installs it. */
+/** One of `feishuAppTypes` (env.ts). */
 export type FeishuAppType = (typeof feishuAppTypes)[number];
 
 /** One Feishu app Butler serves. */

@@ -16,22 +16,22 @@ import type {
  * configured model, risk, decision, tool name up to a cap): never a conversation, user, id or argument.
  */
 
-/** Past this many distinct tool names (MCP servers can offer hundreds), calls count under `otherTool`. */
+/** Past this many distinct tool names (MCP servers can offer hundreds), calls count under `otherLabel`. */
 export const maxToolLabels = 100;
-/** Outside the tool-name alphabet (`[a-zA-Z0-9_-]`), so no real tool shares it. */
-export const otherTool = '(other)';
+/** Outside the tool-name and workspace-id alphabets, so no real tool or workspace shares it. */
+export const otherLabel = '(other)';
 /**
  * Past this many workspaces (anyone may add Butler to theirs when installs are open), turns count under
  * workspace="(other)": a label's values stay bounded whoever installs it.
  */
 export const maxWorkspaceLabels = 100;
 
-/** The first `max` distinct values are labels of their own; later ones share `otherTool`. */
+/** The first `max` distinct values are labels of their own; later ones share `otherLabel`. */
 function boundedLabels(max: number): (value: string) => string {
   const seen = new Set<string>();
   return (value) => {
     if (seen.has(value)) return value;
-    if (seen.size >= max) return otherTool;
+    if (seen.size >= max) return otherLabel;
     seen.add(value);
     return value;
   };
@@ -47,7 +47,7 @@ export function createMetricsObserver(registry: Registry): Observer {
   const registers = [registry];
   const turns = new Counter({
     name: 'butler_turns_total',
-    help: `Turns finished, by platform, workspace (Slack team, Feishu tenant; past ${maxWorkspaceLabels}, "${otherTool}"), trigger (message or resume) and outcome (replied, parked, failed).`,
+    help: `Turns finished, by platform, workspace (Slack team, Feishu tenant; past ${maxWorkspaceLabels}, "${otherLabel}"), trigger (message or resume) and outcome (replied, parked, failed).`,
     labelNames: ['platform', 'workspace', 'trigger', 'outcome'] as const,
     registers,
   });
@@ -73,7 +73,7 @@ export function createMetricsObserver(registry: Registry): Observer {
   });
   const toolCalls = new Counter({
     name: 'butler_tool_calls_total',
-    help: `Tool calls by tool and decision; past ${maxToolLabels} tool names, and refused calls, under tool="${otherTool}".`,
+    help: `Tool calls by tool and decision; past ${maxToolLabels} tool names, and refused calls, under tool="${otherLabel}".`,
     labelNames: ['tool', 'decision'] as const,
     registers,
   });
@@ -105,7 +105,7 @@ export function createMetricsObserver(registry: Registry): Observer {
   const toolName = boundedLabels(maxToolLabels);
   // A refused call may name a tool the model made up: its name is not a label.
   const toolLabel = (record: ToolCallRecord): string =>
-    record.decision === 'invalid' ? otherTool : toolName(record.toolName);
+    record.decision === 'invalid' ? otherLabel : toolName(record.toolName);
   const workspaceLabel = boundedLabels(maxWorkspaceLabels);
 
   const steps: StepObserver = {

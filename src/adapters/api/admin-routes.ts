@@ -4,6 +4,7 @@ import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
 import type { EventBus } from '../../core/contracts/event-bus.js';
 import type { ConversationAddress } from '../../core/contracts/events.js';
+import { isUuid } from '../../core/contracts/ids.js';
 import type { Store } from '../../core/contracts/store.js';
 import { apiAddress } from './conversation-routes.js';
 import { ApiError, readJson, sendJson } from './http-json.js';
@@ -64,11 +65,22 @@ const decisionStatus = { not_found: 404, not_authorized: 403, already_decided: 4
 export function adminRoutes(deps: AdminRouteDependencies): Route[] {
   const { store } = deps;
   const profile = (address: ConversationAddress) => deps.profileOf?.(address) ?? null;
-  /** An approval outside the caller's tenants is, to it, no approval at all. */
-  async function requireInTenants(approvalId: string, tenants: readonly string[] | undefined) {
+  /**
+   * A request outside the caller's tenants is, to it, no request at all. A batch's calls are all of one
+   * conversation: its first names the tenant.
+   */
+  async function requireInTenants(
+    asked: { approvalId: string } | { batchId: string },
+    tenants: readonly string[] | undefined,
+  ) {
     if (tenants === undefined) return;
-    const approval = await store.approvals.get(approvalId);
-    if (!approval || !inTenants(tenants, approval.conversationKey))
+    const id = 'approvalId' in asked ? asked.approvalId : asked.batchId;
+    const [first] = !isUuid(id)
+      ? []
+      : 'approvalId' in asked
+        ? [await store.approvals.get(id)]
+        : await store.approvals.listBatch(id);
+    if (!first || !inTenants(tenants, first.conversationKey))
       throw new ApiError(404, 'not_found', 'No such approval request.');
   }
   return [
@@ -94,7 +106,7 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
       async handle({ request, response, caller, params, query: search }) {
         const parsed = decisionBody.safeParse(await readJson(request));
         if (!parsed.success) throw new ApiError(400, 'invalid_body', describeIssues(parsed.error, 'body'));
-        await requireInTenants(params[0] ?? '', tenantPrefixes(caller, search));
+        await requireInTenants({ approvalId: params[0] ?? '' }, tenantPrefixes(caller, search));
         const result = await deps.intake.decide({
           platform: 'api',
           user: { id: caller.name, name: caller.name },
@@ -193,12 +205,7 @@ export function adminRoutes(deps: AdminRouteDependencies): Route[] {
         tenants: 'narrowed',
         async handle({ response, caller, params, query: search }) {
           const asked = target(params[0] ?? '');
-          // A batch's calls are all of one conversation: its first names the tenant.
-          const first =
-            'approvalId' in asked
-              ? asked.approvalId
-              : (await store.approvals.listBatch(asked.batchId))[0]?.id;
-          await requireInTenants(first ?? '', tenantPrefixes(caller, search));
+          await requireInTenants(asked, tenantPrefixes(caller, search));
           const details = await deps.intake.approvalDetails({ ...asked, platform: 'api' });
           if (!details) throw new ApiError(404, 'not_found', 'No such approval request.');
           sendJson(response, 200, details);

@@ -25,7 +25,7 @@ export class FeishuTenants {
     },
   ) {}
 
-  /** Whether `appId` serves `tenantKey`, claiming it if no app does; a returning tenant's schedules resume. */
+  /** Whether `appId` serves `tenantKey`, claiming it if no app does; a returning tenant's tasks and approvals resume. */
   async admit(tenantKey: string | undefined, appId: string): Promise<boolean> {
     if (!tenantKey) return false;
     const claim = await this.options.repository.claim(tenantKey, appId);
@@ -54,7 +54,7 @@ export class FeishuTenants {
     this.appOfTenant.set(tenantKey, { appId, until: this.options.now() + appOfTenantForMs });
   }
 
-  /** A store app was removed from a tenant: its scheduled tasks pause until it is back. */
+  /** A store app was removed from a tenant: its scheduled tasks and pending approvals pause until it is back. */
   async uninstalled(tenantKey: string, appId: string): Promise<void> {
     this.appOfTenant.delete(tenantKey);
     if (!(await this.options.repository.uninstall(tenantKey, appId))) return;

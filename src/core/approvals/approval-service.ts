@@ -49,6 +49,9 @@ const recordInfo = (approval: ApprovalRecord): ApprovalRecordInfo => ({
 const isCardOf = (first: ApprovalRecord, messageId: string | undefined) =>
   messageId === first.cardMessageId || first.noticeCards.some((notice) => notice.messageId === messageId);
 
+/** Why a request of a workspace Butler was removed from cannot be decided now. */
+const pausedReason = 'It waits until Butler is added to its workspace again.';
+
 export interface ApprovalServiceOptions {
   /** How long "Approve for this conversation" lasts; 0 turns it off. */
   standingApprovalHours: number;
@@ -137,13 +140,21 @@ export class ApprovalService {
   permission(
     approval: Pick<
       ApprovalRecord,
-      'platform' | 'conversationKey' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
+      | 'platform'
+      | 'conversationKey'
+      | 'requesters'
+      | 'confirmBy'
+      | 'risk'
+      | 'status'
+      | 'expiresAt'
+      | 'pausedAt'
     > &
       Partial<Pick<ApprovalRecord, 'quorum' | 'votes'>>,
     user: Person,
   ): Permission {
     if (approval.platform !== user.platform && !decidesEverywhere.includes(user.platform))
       return { allowed: false, reason: 'It is decided where it was asked.' };
+    if (approval.pausedAt) return { allowed: false, reason: pausedReason };
     if (approval.status !== 'pending' || approval.expiresAt <= new Date())
       return { allowed: false, reason: 'It no longer waits for a decision.' };
     const again = votedAlready(this.policy.people, approval, user);
@@ -218,6 +229,9 @@ export class ApprovalService {
     }
     const user = onPlatform(input.user, input.platform);
     const targets = input.approvalId ? batch.filter((approval) => approval.id === input.approvalId) : batch;
+    // Butler was removed from its workspace: nothing it approves could run there, so it waits for Butler's return.
+    if (targets.some((approval) => approval.status === 'pending' && approval.pausedAt))
+      return { ok: false, code: 'not_authorized', message: pausedReason };
     const open = targets.filter((approval) => approval.status === 'pending' && !isPastDeadline(approval));
     if (open.length === 0) return alreadyDecided(batch, input.approvalId, this.card(batch));
 

@@ -206,7 +206,14 @@ export interface ButlerIntake {
   mayDecide(
     approval: Pick<
       ApprovalListItem,
-      'platform' | 'conversationKey' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt'
+      | 'platform'
+      | 'conversationKey'
+      | 'requesters'
+      | 'confirmBy'
+      | 'risk'
+      | 'status'
+      | 'expiresAt'
+      | 'pausedAt'
     >,
     user: Person,
   ): { allowed: true } | { allowed: false; reason: string };

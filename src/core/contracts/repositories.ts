@@ -297,6 +297,8 @@ export interface ApprovalRecord extends NewApproval {
   votes: ApprovalVote[];
   remindedAt: Date | null;
   escalatedAt: Date | null;
+  /** Since when it waits for Butler to be back in its workspace: nobody decides it meanwhile. */
+  pausedAt: Date | null;
   noticeCards: ApprovalNoticeCard[];
   execution: ExecutionState | null;
   /** The tool's output (or error text) once it ran: what the model is given. */

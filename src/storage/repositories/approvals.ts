@@ -3,6 +3,7 @@ import type { ApprovalRecord, ApprovalRepository } from '../../core/contracts/st
 import { cleanJson, cleanText } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
+import { startsWithAny } from './key-prefixes.js';
 
 export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
   return {
@@ -35,6 +36,7 @@ export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
     votes: row.votes,
     remindedAt: row.remindedAt,
     escalatedAt: row.escalatedAt,
+    pausedAt: row.pausedAt,
     noticeCards: row.noticeCards,
     execution: row.execution,
     result: row.result,
@@ -122,6 +124,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
             eq(approvals.id, id),
             eq(approvals.status, 'pending'),
             gt(approvals.expiresAt, sql`now()`),
+            isNull(approvals.pausedAt),
             ...identities.map(
               (identity) =>
                 sql`not ${approvals.votes} @> ${JSON.stringify([{ platform: identity.platform, id: identity.id }])}::jsonb`,
@@ -144,7 +147,12 @@ export function approvalRepository(db: Database): ApprovalRepository {
           standingUntil: decision.standingUntil ?? null,
         })
         .where(
-          and(eq(approvals.id, id), eq(approvals.status, 'pending'), gt(approvals.expiresAt, sql`now()`)),
+          and(
+            eq(approvals.id, id),
+            eq(approvals.status, 'pending'),
+            gt(approvals.expiresAt, sql`now()`),
+            isNull(approvals.pausedAt),
+          ),
         )
         .returning();
       return row ? toApproval(row) : undefined;
@@ -227,6 +235,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
           and(
             eq(approvals.status, 'pending'),
             isNull(approvals.cardMessageId),
+            isNull(approvals.pausedAt),
             lt(approvals.createdAt, before),
           ),
         );
@@ -249,7 +258,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .where(
           and(
             sql`${approvals.status} = 'pending'`,
-            sql`starts_with(${approvals.conversationKey}, ${keyPrefix})`,
+            startsWithAny(approvals.conversationKey, [keyPrefix]),
             isNull(approvals.pausedAt),
           ),
         )
@@ -264,7 +273,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .where(
           and(
             sql`${approvals.status} = 'pending'`,
-            sql`starts_with(${approvals.conversationKey}, ${keyPrefix})`,
+            startsWithAny(approvals.conversationKey, [keyPrefix]),
             isNotNull(approvals.pausedAt),
           ),
         )

@@ -134,6 +134,30 @@ describe('API keys limited to tenants', () => {
       expect((await api(keys.teamA, path)).status, path).toBe(403);
     expect((await api(keys.teamA, `/conversations?tenant=slack:${teamB}`)).status).toBe(403);
     expect((await api(keys.teamA, '/conversations?tenant=nonsense')).status).toBe(400);
+    // A made-up id is not found, whoever asks; never a database error.
+    for (const key of [keys.teamA, keys.admin])
+      for (const path of ['/approvals/not-an-id', '/approval-batches/not-an-id'])
+        expect((await api(key, path)).status, path).toBe(404);
+  });
+
+  it('leave a request of a workspace Butler was removed from to nobody, until Butler is back', async () => {
+    const decide = () =>
+      api(keys.admin, `/approvals/${approvalOf.get(teamB)}/decision`, {
+        method: 'POST',
+        body: JSON.stringify({ decision: 'reject', reason: 'not now' }),
+      });
+    await app.butler.service.workspaceRemoved('slack', teamB);
+    const listed = await json(keys.admin, `/approvals?tenant=slack:${teamB}&status=pending`);
+    expect(listed.body.items).toEqual([
+      expect.objectContaining({
+        mayDecide: false,
+        whyNot: 'It waits until Butler is added to its workspace again.',
+      }),
+    ]);
+    expect((await decide()).status).toBe(403);
+    expect((await app.butler.store.approvals.get(approvalOf.get(teamB) ?? ''))?.status).toBe('pending');
+    await app.butler.service.workspaceInstalled('slack', teamB);
+    expect((await decide()).status).toBe(200);
   });
 
   it('let any key narrow a read to one tenant', async () => {

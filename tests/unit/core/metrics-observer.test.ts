@@ -5,7 +5,7 @@ import {
   createMetricsObserver,
   maxToolLabels,
   maxWorkspaceLabels,
-  otherTool,
+  otherLabel,
 } from '../../../src/observability/metrics-observer.js';
 
 /** The tool label stays bounded however many tools MCP servers offer and whatever names the model makes up. */
@@ -22,7 +22,7 @@ const call = (toolName: string, decision: ToolCallRecord['decision'] = 'auto'): 
 });
 
 describe('metrics observer', () => {
-  it(`labels the first ${maxToolLabels} tool names, then counts the rest and refused calls as ${otherTool}`, async () => {
+  it(`labels the first ${maxToolLabels} tool names, then counts the rest and refused calls as ${otherLabel}`, async () => {
     const registry = new Registry();
     const turn = createMetricsObserver(registry).startTurn({
       turnId: 'turn-1',
@@ -51,14 +51,14 @@ describe('metrics observer', () => {
     expect(counts.size).toBe(maxToolLabels + 3);
     expect(counts.get('docs__tool_0/auto')).toBe(2);
     expect(counts.get('docs__tool_1/approved')).toBe(1);
-    expect(counts.get(`${otherTool}/auto`)).toBe(20);
-    expect(counts.get(`${otherTool}/invalid`)).toBe(1);
+    expect(counts.get(`${otherLabel}/auto`)).toBe(20);
+    expect(counts.get(`${otherLabel}/invalid`)).toBe(1);
     const page = await registry.metrics();
     for (const text of ['made_up_by_the_model', 'slack:T1:C1', 'U1', 'argument', 'turn-1'])
       expect(page.includes(text), text).toBe(false);
   });
 
-  it(`counts turns per workspace for the first ${maxWorkspaceLabels} workspaces, then as ${otherTool}`, async () => {
+  it(`counts turns per workspace for the first ${maxWorkspaceLabels} workspaces, then as ${otherLabel}`, async () => {
     const registry = new Registry();
     const observer = createMetricsObserver(registry);
     const turnIn = (team: string) =>
@@ -79,7 +79,7 @@ describe('metrics observer', () => {
     const counts = new Map((metric?.values ?? []).map((sample) => [sample.labels.workspace, sample.value]));
     expect(counts.size).toBe(maxWorkspaceLabels + 1);
     expect(counts.get('T0')).toBe(2);
-    expect(counts.get(otherTool)).toBe(5);
+    expect(counts.get(otherLabel)).toBe(5);
   });
 
   it('counts approvals given toward a quorum apart from decisions, by risk only', async () => {
