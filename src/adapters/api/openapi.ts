@@ -14,6 +14,7 @@ import {
   pageQuery,
   senderTimezone,
   sendMessageBody,
+  tenantQuery,
   usageQuery,
 } from './schemas.js';
 
@@ -62,7 +63,7 @@ export function openApiDocument(serverUrl: string) {
       operationId,
       summary,
       'x-scope': 'read',
-      parameters: [idParameter('id', id)],
+      parameters: [idParameter('id', id), ...parameters(tenantQuery)],
       responses: {
         '200': anyJson(
           '{batchId, address, calls[{approvalId, toolName, risk, status, summary, argumentsJson, …}], requesters, expiresAt, link?}',
@@ -184,7 +185,10 @@ export function openApiDocument(serverUrl: string) {
           operationId: 'decideApproval',
           summary: 'Approve or reject a pending tool call',
           'x-scope': 'approve',
-          parameters: [idParameter('id', 'The approval id (from confirm_required or GET /approvals)')],
+          parameters: [
+            idParameter('id', 'The approval id (from confirm_required or GET /approvals)'),
+            ...parameters(tenantQuery),
+          ],
           requestBody: { required: true, ...json(decisionBody) },
           responses: {
             '200': anyJson('Decided'),
@@ -211,7 +215,10 @@ export function openApiDocument(serverUrl: string) {
           operationId: 'getConversation',
           summary: 'One conversation: summary, messages, compactions',
           'x-scope': 'read',
-          parameters: [idParameter('key', 'A conversation key, or the id of your own API conversation')],
+          parameters: [
+            idParameter('key', 'A conversation key, or the id of your own API conversation'),
+            ...parameters(tenantQuery),
+          ],
           responses: {
             '200': anyJson('The conversation'),
             '404': { description: 'Not found', ...json(errorBody) },

@@ -194,6 +194,9 @@ export const pageQuery = z.object({
  */
 const tenantParameter = { tenant: z.string().optional() };
 
+/** The `?tenant=` of a read of one item (a conversation, a request). */
+export const tenantQuery = z.object(tenantParameter);
+
 export const conversationsQuery = pageQuery.extend(tenantParameter);
 
 export const approvalsQuery = pageQuery.extend({
