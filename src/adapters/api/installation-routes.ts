@@ -1,3 +1,4 @@
+import type { FeishuTenant } from '../../core/contracts/feishu-tenants.js';
 import type { InstallationRecord } from '../../core/contracts/installation-records.js';
 import type { Store } from '../../core/contracts/store.js';
 import { sendJson } from './http-json.js';
@@ -22,7 +23,31 @@ function installationView(record: InstallationRecord, expectedScopes: readonly s
   };
 }
 
-/** `GET /installations` (scope `read`): the Slack workspaces installed over OAuth, oldest first. */
+/**
+ * A Feishu tenant served by one of several apps, or by a store app: which app, and since when. Its scopes are
+ * the app's (set in the developer console, not per tenant), so none are listed.
+ */
+function tenantView(tenant: FeishuTenant) {
+  return {
+    platform: 'feishu' as const,
+    workspace: tenant.tenantKey,
+    app: tenant.appId,
+    enterprise: null,
+    installer: null,
+    state: tenant.uninstalledAt ? 'uninstalled' : 'active',
+    lastError: null,
+    scopes: [],
+    missingScopes: [],
+    rotatingToken: false,
+    installedAt: tenant.firstSeenAt,
+    uninstalledAt: tenant.uninstalledAt ?? null,
+  };
+}
+
+/**
+ * `GET /installations` (scope `read`): the Slack workspaces installed over OAuth, then the Feishu tenants of
+ * several apps or a store app, oldest first. Never a token.
+ */
 export function installationRoutes(store: Store, expectedScopes: readonly string[]): Route[] {
   return [
     {
@@ -30,8 +55,16 @@ export function installationRoutes(store: Store, expectedScopes: readonly string
       pattern: /^\/installations$/,
       scope: 'read',
       async handle({ response }) {
-        const records = await store.installations.list('slack');
-        sendJson(response, 200, { items: records.map((record) => installationView(record, expectedScopes)) });
+        const [records, tenants] = await Promise.all([
+          store.installations.list('slack'),
+          store.feishuTenants.list(),
+        ]);
+        sendJson(response, 200, {
+          items: [
+            ...records.map((record) => installationView(record, expectedScopes)),
+            ...tenants.map(tenantView),
+          ],
+        });
       },
     },
   ];

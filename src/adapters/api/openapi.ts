@@ -255,7 +255,7 @@ export function openApiDocument(serverUrl: string) {
       '/budgets': read('listBudgets', 'Each configured budget limit: used and allowed in its current period'),
       '/installations': read(
         'listInstallations',
-        'Slack workspaces installed over OAuth (with SLACK_CLIENT_ID): installer, scopes granted and missing, state; never a token',
+        'Slack workspaces installed over OAuth (with SLACK_CLIENT_ID): installer, scopes granted and missing, state; then Feishu tenants of several apps or a store app, with the app serving each; never a token',
       ),
       '/events': {
         get: {

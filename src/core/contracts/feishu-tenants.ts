@@ -22,6 +22,8 @@ export interface FeishuTenantRepository {
    */
   claim(tenantKey: string, appId: string): Promise<TenantClaim>;
   get(tenantKey: string): Promise<FeishuTenant | undefined>;
+  /** Every tenant an app's events named, uninstalled ones included, first seen first. */
+  list(): Promise<FeishuTenant[]>;
   /** The store app was uninstalled from the tenant; false when it was not installed (or is another app's). */
   uninstall(tenantKey: string, appId: string): Promise<boolean>;
 }

@@ -1,7 +1,18 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { FeishuSecretRepository, FeishuTenantRepository } from '../../core/contracts/feishu-tenants.js';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import type {
+  FeishuSecretRepository,
+  FeishuTenant,
+  FeishuTenantRepository,
+} from '../../core/contracts/feishu-tenants.js';
 import type { Database } from '../database.js';
 import { feishuSecrets, feishuTenants } from '../schema.js';
+
+const toTenant = (row: typeof feishuTenants.$inferSelect): FeishuTenant => ({
+  tenantKey: row.tenantKey,
+  appId: row.appId,
+  firstSeenAt: row.firstSeenAt,
+  uninstalledAt: row.uninstalledAt ?? undefined,
+});
 
 /**
  * The claim as one statement: insert the tenant for the app, or take back a row whose app was uninstalled;
@@ -40,14 +51,12 @@ export function feishuTenantRepository(db: Database): FeishuTenantRepository {
 
     async get(tenantKey) {
       const [row] = await db.select().from(feishuTenants).where(eq(feishuTenants.tenantKey, tenantKey));
-      return (
-        row && {
-          tenantKey: row.tenantKey,
-          appId: row.appId,
-          firstSeenAt: row.firstSeenAt,
-          uninstalledAt: row.uninstalledAt ?? undefined,
-        }
-      );
+      return row && toTenant(row);
+    },
+
+    async list() {
+      const rows = await db.select().from(feishuTenants).orderBy(asc(feishuTenants.firstSeenAt));
+      return rows.map(toTenant);
     },
 
     async uninstall(tenantKey, appId) {

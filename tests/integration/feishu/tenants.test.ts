@@ -33,6 +33,7 @@ import { approverOpenId, repliesTo } from './feishu-butler.js';
 const ref = (name: string) => `\${${name}}`;
 
 const secretKey = 'ab'.repeat(32);
+const adminKey = 'admin-key-0123456789abcdef';
 const secondApp = {
   appId: 'cli_b2b2b2b2b2b2b2b2',
   appSecret: 'second-app-secret',
@@ -225,7 +226,11 @@ describe('a store app (ISV) installed in two tenants', () => {
       BUTLER_BASE_URL: model.baseUrl,
       BUTLER_MODEL: 'test-model',
     },
-    config: { approvers: { feishu: [approverOpenId] }, tools: serviceTools(tools) },
+    config: {
+      approvers: { feishu: [approverOpenId] },
+      tools: serviceTools(tools),
+      api: { keys: [{ name: 'admin', key: adminKey, scopes: ['read'] }] },
+    },
     dataDir,
     ...(app?.databaseUrl ? { databaseUrl: app.databaseUrl } : {}),
   });
@@ -367,6 +372,16 @@ describe('a store app (ISV) installed in two tenants', () => {
     const before = await app.butler.store.approvals.get(waiting.approvalId);
     expect((await post(v1Event('app_uninstalled', { tenant_key: 'tenant_two' }))).status).toBe(200);
     expect(await statusOf()).toBe('paused');
+    const listed = await fetch(`${app.url}/api/v1/installations`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    const { items } = (await listed.json()) as { items: Array<Record<string, unknown>> };
+    expect(
+      items.map(({ platform, workspace, app: served, state }) => [platform, workspace, served, state]),
+    ).toEqual([
+      ['feishu', 'tenant_one', storeApp.appId, 'active'],
+      ['feishu', 'tenant_two', storeApp.appId, 'uninstalled'],
+    ]);
     // The request waits with its workspace: a sweep a month on leaves it pending.
     const month = new Date(Date.now() + 30 * 86_400_000);
     expect((await app.butler.store.approvals.expireDue(month)).map((approval) => approval.id)).not.toContain(

@@ -1,13 +1,18 @@
 // Slack installations over OAuth ("Add to Slack", docs/slack.md "Many workspaces"): each workspace, who installed
-// it, its state and the manifest scopes it did not grant. Shown above the usage chart; hidden while there is none.
+// it, its state and the manifest scopes it did not grant; then Feishu tenants of several apps or a store app, with
+// the app serving each. Shown above the usage chart; hidden while there is none.
 
 import { formatDate, h } from './dom.js';
 import { listSection } from './list-section.js';
 
 export function createInstallationList(context) {
   function row(item) {
-    const missing =
-      item.missingScopes.length > 0 ? `missing ${item.missingScopes.join(', ')}` : 'all granted';
+    // A Feishu tenant has its app's scopes: what it names instead is the app serving it.
+    const missing = item.app
+      ? `app ${item.app}`
+      : item.missingScopes.length > 0
+        ? `missing ${item.missingScopes.join(', ')}`
+        : 'all granted';
     return h(
       'tr',
       { dataset: { workspace: item.workspace, state: item.state } },
