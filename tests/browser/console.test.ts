@@ -527,6 +527,33 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await page.context().close();
   }, 30_000);
 
+  it('narrows approvals, conversations and usage to the tenant picked in the header', async () => {
+    for (const tenant of ['tenant_east', 'tenant_west'])
+      await app.butler.store.feishuTenants.claim(tenant, 'cli_e0e0e0e0e0e0e0e0');
+    const { page, problems } = await openConsole();
+    const asked: string[] = [];
+    page.on('request', (request) => asked.push(request.url()));
+    await signIn(page, keys.auditor);
+    const picker = page.getByLabel('Tenant');
+    await picker.waitFor();
+    expect(await picker.locator('option').allTextContents()).toEqual([
+      'All tenants',
+      'feishu:tenant_east',
+      'feishu:tenant_west',
+    ]);
+    asked.length = 0;
+    await picker.selectOption('feishu:tenant_west');
+    const narrowed = (path: string) =>
+      asked.some((url) => url.includes(`/api/v1${path}`) && url.includes('tenant=feishu%3Atenant_west'));
+    await expect.poll(() => narrowed('/approvals')).toBe(true);
+    // Nothing of the tenant is pending, whatever the other tests left in the others.
+    await expect.poll(() => page.locator('article[data-approval-id]').count()).toBe(0);
+    await page.locator('#tab-conversations').click();
+    await expect.poll(() => narrowed('/conversations')).toBe(true);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   // Last: its request stays pending (no key here may decide it), which the tests above would see.
   it('offers no Approve to a key that may not decide, and says why', async () => {
     // oncall asks itself: a high-risk call needs an approver other than the one who asked.

@@ -1,6 +1,8 @@
 // The console's client for Butler's HTTP API. The key travels in the Authorization header only (never in a
 // URL), so EventSource, which cannot send headers, is out: streams are read with fetch and parsed here.
 
+import { withTenant } from './tenants.js';
+
 const base = new URL('../api/v1', document.baseURI).pathname;
 
 /** A request the API refused or could not answer, with what it said. */
@@ -31,10 +33,12 @@ async function failureOf(response) {
 }
 
 export function createApi(key) {
+  /** The tenant picked in the header ('' for all): approvals, conversations and usage are read for it only. */
+  let tenant = '';
   async function send(path, { method = 'GET', body, headers = {}, signal } = {}) {
     let response;
     try {
-      response = await fetch(`${base}${path}`, {
+      response = await fetch(`${base}${withTenant(path, tenant)}`, {
         method,
         signal,
         cache: 'no-store',
@@ -54,6 +58,9 @@ export function createApi(key) {
   }
 
   return {
+    pickTenant(value) {
+      tenant = value;
+    },
     /** A file Butler sent (`/api/v1/files/{id}`), as a Blob: the key goes in a header, so no plain link. */
     async blob(path, options) {
       return (await send(path, options)).blob();

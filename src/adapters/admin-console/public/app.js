@@ -11,6 +11,7 @@ import { byId, say } from './dom.js';
 import { followLiveEvents } from './live.js';
 import { requestInAddress } from './request.js';
 import { createSchedulesPanel } from './schedules.js';
+import { setUpTenantPicker } from './tenants.js';
 import { createUsagePanel } from './usage.js';
 
 const storageKey = 'butler.console.key';
@@ -93,6 +94,10 @@ function open(api, scopes) {
   if (!scopes.read || !everyTenant) showLiveState('unavailable');
   session = { stopLive, panels, tabs };
   showRequestInAddress();
+  void setUpTenantPicker(context, (tenant) => {
+    api.pickTenant(tenant);
+    for (const panel of Object.values(panels)) panel?.onReconnect?.();
+  });
 }
 
 /** A card's console link names a request (`#approval=<id>`): the approvals tab opens on it. */
