@@ -51,8 +51,24 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
   const now = options.now ?? Date.now;
   const many = servesManyTenants(apps);
   if (many && !storage) throw new Error('Feishu: several apps, or a store app, need their tenants stored');
+  // /readyz counts the tenants served: again when they change here, and when its count is older than 10 s
+  // (other processes take events too).
+  let served = 0;
+  let countedAt = Number.NEGATIVE_INFINITY;
+  const count = async () => {
+    countedAt = now();
+    served = (await tenants?.served().catch(() => served)) ?? served;
+  };
   const tenants =
-    many && storage ? new FeishuTenants({ repository: storage.tenants, intake, logger, now }) : undefined;
+    many && storage
+      ? new FeishuTenants({
+          repository: storage.tenants,
+          intake,
+          logger,
+          now,
+          changed: () => void count(),
+        })
+      : undefined;
   const storeCache = (appId: string) => {
     if (!storage?.box) throw new Error('Feishu: a store app needs BUTLER_SECRET_KEY to seal its tokens');
     return sealedLarkCache({ appId, repository: storage.secrets, secrets: storage.box, logger });
@@ -92,12 +108,16 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
     routes,
     async start() {
       for (const app of built) await app.start();
+      await count();
     },
     async stop() {
       for (const app of built) app.stop();
     },
     readiness() {
-      return built.map((app) => app.readiness()).find((state) => state !== 'ok') ?? 'ok';
+      const failing = built.map((app) => app.readiness()).find((state) => state !== 'ok');
+      if (failing || !tenants) return failing ?? 'ok';
+      if (now() - countedAt > 10_000) void count();
+      return `ok (${served} tenant${served === 1 ? '' : 's'})`;
     },
   };
 }

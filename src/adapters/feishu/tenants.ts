@@ -22,6 +22,8 @@ export class FeishuTenants {
       intake: Pick<ButlerIntake, 'workspaceInstalled' | 'workspaceRemoved'>;
       logger: Logger;
       now: () => number;
+      /** The tenants served may have changed (one new to this process, back, or gone): /readyz counts again. */
+      changed: () => void;
     },
   ) {}
 
@@ -33,12 +35,19 @@ export class FeishuTenants {
       this.noteConflict(tenantKey, appId, claim.by);
       return false;
     }
+    if (!this.appOfTenant.has(tenantKey) || claim.returned) this.options.changed();
     this.remember(tenantKey, appId);
     if (claim.returned) {
       this.options.logger.info({ tenantKey, appId }, 'Feishu app installed again in a tenant');
       await this.options.intake.workspaceInstalled('feishu', tenantKey);
     }
     return true;
+  }
+
+  /** How many tenants are served now (uninstalled ones are not), for /readyz. */
+  async served(): Promise<number> {
+    const tenants = await this.options.repository.list();
+    return tenants.filter((tenant) => !tenant.uninstalledAt).length;
   }
 
   /** The app serving `tenantKey`, or undefined when no app's events have named it. */
@@ -58,6 +67,7 @@ export class FeishuTenants {
   async uninstalled(tenantKey: string, appId: string): Promise<void> {
     this.appOfTenant.delete(tenantKey);
     if (!(await this.options.repository.uninstall(tenantKey, appId))) return;
+    this.options.changed();
     this.options.logger.info({ tenantKey, appId }, 'Feishu app uninstalled from a tenant');
     await this.options.intake.workspaceRemoved('feishu', tenantKey);
   }

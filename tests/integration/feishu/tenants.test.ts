@@ -244,6 +244,10 @@ describe('a store app (ISV) installed in two tenants', () => {
       ),
     );
   const tokenRequests = () => fake.callsTo('POST', '/open-apis/auth/v3/tenant_access_token').length;
+  const readiness = async () => {
+    const ready = (await (await fetch(`${app.url}/readyz`)).json()) as { checks: Record<string, string> };
+    return ready.checks.feishu;
+  };
 
   beforeAll(async () => {
     fake = await FakeFeishu.start();
@@ -282,6 +286,7 @@ describe('a store app (ISV) installed in two tenants', () => {
     ]);
     expect(JSON.stringify(model.requests[1]?.messages)).not.toContain('tulip');
 
+    await expect.poll(readiness).toBe('ok (2 tenants)');
     const dump = await dumpDatabase(app);
     expect(dump).toContain('tenant_one');
     expect(dump).not.toContain(ticket);
@@ -372,6 +377,7 @@ describe('a store app (ISV) installed in two tenants', () => {
     const before = await app.butler.store.approvals.get(waiting.approvalId);
     expect((await post(v1Event('app_uninstalled', { tenant_key: 'tenant_two' }))).status).toBe(200);
     expect(await statusOf()).toBe('paused');
+    await expect.poll(readiness).toBe('ok (1 tenant)');
     const listed = await fetch(`${app.url}/api/v1/installations`, {
       headers: { authorization: `Bearer ${adminKey}` },
     });
