@@ -37,7 +37,10 @@ export function openEnvelope(
   const encrypted = outer.encrypt;
   if (encrypted === undefined) return { payload: outer, encrypted: false };
   if (typeof encrypted !== 'string') throw new PayloadError('Feishu payload has a malformed encrypt field');
-  if (!encryptKey) throw new PayloadError('Feishu payload is encrypted but FEISHU_ENCRYPT_KEY is not set');
+  if (!encryptKey)
+    throw new PayloadError(
+      "Feishu payload is encrypted but the app's Encrypt Key is not set (FEISHU_ENCRYPT_KEY)",
+    );
   return { payload: parseJsonObject(decryptPayload(encrypted, encryptKey)), encrypted: true };
 }
 

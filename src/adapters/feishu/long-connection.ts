@@ -72,7 +72,7 @@ export function createLongConnection(options: LongConnectionOptions): LongConnec
   return {
     async start() {
       if (!appIdPattern.test(options.config.appId)) {
-        failure = 'FEISHU_APP_ID is not an app id (cli_ followed by 16 hex digits)';
+        failure = `${options.config.appId} is not an app id the long connection takes (cli_ followed by 16 hex digits)`;
         state = 'failed';
         logger.error(failure);
         return;

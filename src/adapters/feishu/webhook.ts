@@ -48,7 +48,7 @@ export function createWebhookHandler(options: WebhookOptions): RouteHandler {
       // decision or name any approver. Without an Encrypt Key, cards are decided over the long connection.
       logger.error(
         { eventId: envelope.eventId },
-        'Feishu card callback refused: approvals over the webhook need FEISHU_ENCRYPT_KEY',
+        "Feishu card callback refused: approvals over the webhook need the app's Encrypt Key (FEISHU_ENCRYPT_KEY)",
       );
       return sendJson(response, 200, {
         toast: {
