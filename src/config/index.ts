@@ -18,6 +18,7 @@ import { budgetsWithoutApprovers, unpricedBudgetModels } from './budgets.js';
 import { resolveChannels } from './channel-profiles.js';
 import { didYouMean } from './did-you-mean.js';
 import { type Env, envSchema } from './env.js';
+import { feishuApproverIssues } from './feishu-approvers.js';
 import { resolveFeishuApps } from './feishu-apps.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
@@ -291,6 +292,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
     issues.push(...approvalPolicyIssues({ approvalPolicy: file.approvalPolicy, approvers }));
     issues.push(...peopleIssues(file.people, apiKeys));
     issues.push(...slackTenantIssues(file, slack));
+    issues.push(...feishuApproverIssues(file));
     warnings.push(...escalationWarnings(file));
     const compacting = env.BUTLER_CONTEXT_COMPACTION_ENABLED ? compactionModel?.model : undefined;
     // Turns in a channel with its own model are priced by that model's name.

@@ -143,6 +143,24 @@ describe('Feishu apps in the configuration', () => {
     );
   });
 
+  it('takes Feishu approvers that name their tenant, and names one that is neither form', () => {
+    const { config } = loadConfig({
+      ...envApp,
+      BUTLER_CONFIG: writeConfig({ approvers: { feishu: ['2ca1d211f64f6438/ou_olga', 'ou_ben'] } }),
+    });
+    expect(config.file.approvers.feishu).toEqual(['2ca1d211f64f6438/ou_olga', 'ou_ben']);
+    const issues = issuesOf({
+      ...envApp,
+      BUTLER_CONFIG: writeConfig({ approvers: { feishu: ['tenant/U0OLGA'] } }),
+    });
+    expect(issues).toEqual([
+      {
+        variable: 'config file: approvers.feishu',
+        message: 'tenant/U0OLGA: write a Feishu approver ou_… or <tenant key>/ou_…',
+      },
+    ]);
+  });
+
   it('needs BUTLER_SECRET_KEY for a store app on a shared database: its tenant tokens are sealed', () => {
     const issues = issuesOf({
       ...envApp,

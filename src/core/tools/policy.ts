@@ -4,10 +4,13 @@ import { distinctPeople, type Identity, type People } from '../contracts/people.
 import type { Risk } from './tool.js';
 
 /**
- * A Slack id may name its workspace (`T0AAAAAAA/U0BBBBBBB`): it is then an approver only in that workspace's
- * conversations, as the bare member id (a member id of one workspace says nothing of another's). Ids without a
- * workspace apply wherever they are listed.
+ * A Slack id may name its workspace (`T0AAAAAAA/U0BBBBBBB`), a Feishu open_id its tenant (`<tenant key>/ou_…`): it
+ * is then an approver only in that workspace's conversations, as the bare id (a member id of one workspace says
+ * nothing of another's). Ids without a workspace apply wherever they are listed.
  */
+/** The platforms whose approver ids may name their workspace. */
+const tenantQualified: readonly Platform[] = ['slack', 'feishu'];
+
 function inWorkspace(ids: readonly string[], conversationKey: string | undefined): string[] {
   // Without a conversation (start-up counts) every id stands as listed: a qualified one matches no bare id.
   if (conversationKey === undefined || !ids.some((id) => id.includes('/'))) return [...ids];
@@ -91,7 +94,7 @@ export class ApprovalPolicy {
     const own = conversationKey === undefined ? undefined : this.approversIn(conversationKey);
     const profile = own?.platform === platform ? own.ids : [];
     const listed = own?.mode === 'replace' ? profile : [...(this.approvers[platform] ?? []), ...profile];
-    return [...new Set(platform === 'slack' ? inWorkspace(listed, conversationKey) : listed)];
+    return [...new Set(tenantQualified.includes(platform) ? inWorkspace(listed, conversationKey) : listed)];
   }
 
   /**

@@ -43,6 +43,24 @@ describe('approval policy', () => {
     ).toBe('nobody: no approver is configured');
   });
 
+  it('lets a Feishu approver who names a tenant decide only in that tenant', () => {
+    const tenants = new ApprovalPolicy({ feishu: ['tenant_a/ou_olga', 'ou_ben'] }, nobodyListed);
+    const inTenant = (tenant: string) =>
+      encodeConversationKey({ platform: 'feishu', workspace: tenant, channel: 'oc_ops', thread: 'om_1' });
+    expect(tenants.approversOn('feishu', inTenant('tenant_a'))).toEqual(['ou_olga', 'ou_ben']);
+    expect(tenants.approversOn('feishu', inTenant('tenant_b'))).toEqual(['ou_ben']);
+    const feishu = (id: string): Person => ({ platform: 'feishu', id });
+    const mayDecide = (tenant: string, user: string) =>
+      tenants.mayDecide({
+        risk: 'high',
+        requesters: [feishu('ou_ana')],
+        user: feishu(user),
+        conversationKey: inTenant(tenant),
+      }).allowed;
+    expect(mayDecide('tenant_a', 'ou_olga')).toBe(true);
+    expect(mayDecide('tenant_b', 'ou_olga')).toBe(false);
+  });
+
   it('needs approval for anything but low risk', () => {
     expect(policy.needsApproval('low')).toBe(false);
     expect(policy.needsApproval('medium')).toBe(true);
