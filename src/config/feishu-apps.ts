@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ConfigIssue } from '../core/contracts/errors.js';
 import { feishuAppTypes } from './env.js';
-import type { FileConfig } from './file.js';
 import type { Interpolate } from './mcp-servers.js';
 
 /**
