@@ -545,11 +545,11 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await picker.selectOption('feishu:tenant_west');
     const narrowed = (path: string) =>
       asked.some((url) => url.includes(`/api/v1${path}`) && url.includes('tenant=feishu%3Atenant_west'));
-    await expect.poll(() => narrowed('/approvals')).toBe(true);
+    await expect.poll(() => narrowed('/approvals'), { timeout: 10_000 }).toBe(true);
     // Nothing of the tenant is pending, whatever the other tests left in the others.
-    await expect.poll(() => page.locator('article[data-approval-id]').count()).toBe(0);
+    await expect.poll(() => page.locator('article[data-approval-id]').count(), { timeout: 10_000 }).toBe(0);
     await page.locator('#tab-conversations').click();
-    await expect.poll(() => narrowed('/conversations')).toBe(true);
+    await expect.poll(() => narrowed('/conversations'), { timeout: 10_000 }).toBe(true);
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -286,7 +286,7 @@ describe('a store app (ISV) installed in two tenants', () => {
     ]);
     expect(JSON.stringify(model.requests[1]?.messages)).not.toContain('tulip');
 
-    await expect.poll(readiness).toBe('ok (2 tenants)');
+    await expect.poll(readiness, { timeout: 10_000 }).toBe('ok (2 tenants)');
     const dump = await dumpDatabase(app);
     expect(dump).toContain('tenant_one');
     expect(dump).not.toContain(ticket);
@@ -327,7 +327,7 @@ describe('a store app (ISV) installed in two tenants', () => {
       );
     // "Show all arguments" posts them below the card, from the click's own tenant.
     expect((await clickCard({ show_arguments: approvalId })).status).toBe(200);
-    await waitFor(() => repliesTo(fake, card?.messageId as string).length > 0);
+    await waitFor(() => repliesTo(fake, card?.messageId as string).length > 0, 10_000);
     expect(ownersOf(fake, replyCalls(fake, card?.messageId as string))).toEqual([
       `${storeApp.appId}/tenant_two`,
     ]);
@@ -377,7 +377,7 @@ describe('a store app (ISV) installed in two tenants', () => {
     const before = await app.butler.store.approvals.get(waiting.approvalId);
     expect((await post(v1Event('app_uninstalled', { tenant_key: 'tenant_two' }))).status).toBe(200);
     expect(await statusOf()).toBe('paused');
-    await expect.poll(readiness).toBe('ok (1 tenant)');
+    await expect.poll(readiness, { timeout: 10_000 }).toBe('ok (1 tenant)');
     const listed = await fetch(`${app.url}/api/v1/installations`, {
       headers: { authorization: `Bearer ${adminKey}` },
     });
