@@ -217,6 +217,8 @@ export const approvals = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     /** Since when its workspace has been without Butler (uninstalled): it waits, neither expiring nor reminding. */
     pausedAt: timestamp('paused_at', { withTimezone: true }),
+    /** When Butler was last back in its workspace after a pause: its reminders count from then, not from the ask. */
+    resumedAt: timestamp('resumed_at', { withTimezone: true }),
     cardMessageId: text('card_message_id'),
     /** Distinct approvals it needs (`approvalPolicy.quorum`); 1 for most. */
     quorum: integer('quorum').notNull().default(1),

@@ -14,7 +14,10 @@ export async function ageRequest(
 ): Promise<void> {
   await database.db
     .update(approvals)
-    .set({ createdAt: sql`${approvals.createdAt} - ${Math.round(ms)}::int * interval '1 millisecond'` })
+    .set({
+      createdAt: sql`${approvals.createdAt} - ${Math.round(ms)}::int * interval '1 millisecond'`,
+      resumedAt: sql`${approvals.resumedAt} - ${Math.round(ms)}::int * interval '1 millisecond'`,
+    })
     .where(
       sql`${approvals.id} = ${approvalId} or ${approvals.batchId} = (select batch_id from approvals where id = ${approvalId})`,
     );

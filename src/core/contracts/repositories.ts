@@ -341,7 +341,8 @@ export interface ApprovalRepository {
   expireDue(now: Date, as?: { status: 'rejected'; reason: string }): Promise<ApprovalRecord[]>;
   /**
    * Claims, once across processes, the reminder (or escalation) of every waiting request whose card was
-   * posted at or before `postedBefore`: returns the batches claimed (each stage is claimed once per batch).
+   * posted (or that came back from a pause) at or before `postedBefore`: returns the batches claimed (each stage
+   * is claimed once per batch).
    */
   claimNotices(stage: ApprovalNoticeCard['stage'], postedBefore: Date): Promise<string[]>;
   /** Records a copy of a batch's card sent to someone directly. */

@@ -170,7 +170,8 @@ export function approvalRepository(db: Database): ApprovalRepository {
             isNull(approvals.pausedAt),
             isNull(column),
             sql`${approvals.cardMessageId} is not null`,
-            lte(approvals.createdAt, postedBefore),
+            // Counted from the ask, or from Butler's return after a pause: a pause does not make them due at once.
+            sql`coalesce(${approvals.resumedAt}, ${approvals.createdAt}) <= ${postedBefore.toISOString()}::timestamptz`,
           ),
         )
         .returning({ batchId: approvals.batchId, id: approvals.id });
@@ -269,7 +270,11 @@ export function approvalRepository(db: Database): ApprovalRepository {
     async resumeWhere(keyPrefix) {
       const resumed = await db
         .update(approvals)
-        .set({ expiresAt: sql`now() + (${approvals.expiresAt} - ${approvals.pausedAt})`, pausedAt: null })
+        .set({
+          expiresAt: sql`now() + (${approvals.expiresAt} - ${approvals.pausedAt})`,
+          pausedAt: null,
+          resumedAt: sql`now()`,
+        })
         .where(
           and(
             sql`${approvals.status} = 'pending'`,

@@ -147,6 +147,26 @@ describe(`reminders and escalation (${databaseKind})`, () => {
     ).toBe(false);
   });
 
+  it('reminds nobody while the workspace is without Butler, and counts from its return, not from the ask', async () => {
+    const app = await start({ remindAfter: '1h', escalateAfter: '2h' });
+    const card = await askForRestart(app);
+    const approvalId = card.card.calls[0]?.approvalId ?? '';
+    await app.butler.service.workspaceRemoved('console', 'local');
+    // Asked three hours ago: both stages fall due, and a paused request gets neither.
+    await ageRequest(app.butler.database, approvalId, 3 * hour);
+    await delay(800);
+    expect(platform.directChats).toEqual([]);
+    // Back: the request waits a whole reminder period again before anyone is reminded.
+    await app.butler.service.workspaceInstalled('console', 'local');
+    await delay(800);
+    expect(platform.directChats).toEqual([]);
+    await ageRequest(app.butler.database, approvalId, hour);
+    await waitFor(() => sentTo('olga').length > 0 && sentTo('pat').length > 0, 10_000);
+    expect(sentTo('oncall').map((chat) => chat.note)).not.toContainEqual(
+      expect.stringMatching(/^Escalated to you/),
+    );
+  });
+
   it('reminds once across a restart: a reminder due while Butler was down is sent after it, and not again', async () => {
     const before = await start({ remindAfter: '600ms', escalateAfter: '1h' });
     await askForRestart(before);

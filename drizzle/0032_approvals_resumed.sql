@@ -1,0 +1,1 @@
+ALTER TABLE "approvals" ADD COLUMN "resumed_at" timestamp with time zone;
