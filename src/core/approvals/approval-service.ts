@@ -15,6 +15,7 @@ import {
 import { isUuid } from '../contracts/ids.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ApprovalRecordInfo, Observer } from '../contracts/observer.js';
+import type { DecisionSubject } from '../contracts/read-models.js';
 import type {
   ApprovalGrant,
   ApprovalNoticeCard,
@@ -138,18 +139,7 @@ export class ApprovalService {
    * (the admin console shows Approve only to a key that may use it).
    */
   permission(
-    approval: Pick<
-      ApprovalRecord,
-      | 'platform'
-      | 'conversationKey'
-      | 'requesters'
-      | 'confirmBy'
-      | 'risk'
-      | 'status'
-      | 'expiresAt'
-      | 'pausedAt'
-    > &
-      Partial<Pick<ApprovalRecord, 'quorum' | 'votes'>>,
+    approval: DecisionSubject & Partial<Pick<ApprovalRecord, 'quorum' | 'votes'>>,
     user: Person,
   ): Permission {
     if (approval.platform !== user.platform && !decidesEverywhere.includes(user.platform))

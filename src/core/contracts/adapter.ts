@@ -16,7 +16,7 @@ import type {
 } from './events.js';
 import type { FeedbackInput, FeedbackResult } from './feedback-records.js';
 import type { FileBytes, InboundFile, OutboundFile } from './files.js';
-import type { ApprovalListItem, HomeView } from './read-models.js';
+import type { DecisionSubject, HomeView } from './read-models.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
 export interface ReplyTarget {
@@ -203,20 +203,7 @@ export interface ButlerIntake {
    */
   approvalDetails(request: ApprovalDetailsRequest): Promise<ApprovalDetails | undefined>;
   /** Whether `user` may decide `approval` now, and why not: what a decision would answer, decided nothing. */
-  mayDecide(
-    approval: Pick<
-      ApprovalListItem,
-      | 'platform'
-      | 'conversationKey'
-      | 'requesters'
-      | 'confirmBy'
-      | 'risk'
-      | 'status'
-      | 'expiresAt'
-      | 'pausedAt'
-    >,
-    user: Person,
-  ): { allowed: true } | { allowed: false; reason: string };
+  mayDecide(approval: DecisionSubject, user: Person): { allowed: true } | { allowed: false; reason: string };
   /**
    * A person's own page (Slack's App Home): pending requests they may decide or asked for, with whether
    * they may decide each, their recent conversations, and what Butler can do. Decides nothing.

@@ -51,6 +51,12 @@ export interface ConversationDetail extends ConversationListItem {
 
 export type ApprovalListItem = Omit<ApprovalRecord, 'resume'>;
 
+/** What says whether someone may decide a request now (`ButlerIntake.mayDecide`): where, for whom, its state. */
+export type DecisionSubject = Pick<
+  ApprovalRecord,
+  'platform' | 'conversationKey' | 'requesters' | 'confirmBy' | 'risk' | 'status' | 'expiresAt' | 'pausedAt'
+>;
+
 export interface AuditListItem extends Omit<AuditEntry, 'grantId' | 'agent'> {
   id: number;
   grantId: string | null;

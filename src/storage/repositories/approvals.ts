@@ -3,7 +3,7 @@ import type { ApprovalRecord, ApprovalRepository } from '../../core/contracts/st
 import { cleanJson, cleanText } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { approvals } from '../schema.js';
-import { startsWithAny } from './key-prefixes.js';
+import { startsWith } from './key-prefixes.js';
 
 export function toApproval(row: typeof approvals.$inferSelect): ApprovalRecord {
   return {
@@ -259,7 +259,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .where(
           and(
             sql`${approvals.status} = 'pending'`,
-            startsWithAny(approvals.conversationKey, [keyPrefix]),
+            startsWith(approvals.conversationKey, keyPrefix),
             isNull(approvals.pausedAt),
           ),
         )
@@ -278,7 +278,7 @@ export function approvalRepository(db: Database): ApprovalRepository {
         .where(
           and(
             sql`${approvals.status} = 'pending'`,
-            startsWithAny(approvals.conversationKey, [keyPrefix]),
+            startsWith(approvals.conversationKey, keyPrefix),
             isNotNull(approvals.pausedAt),
           ),
         )

@@ -12,7 +12,7 @@ import {
 import type { Database } from '../database.js';
 import { approvals, auditLog, compactions, conversations, inboundEvents, messages } from '../schema.js';
 import { toApproval } from './approvals.js';
-import { startsWithAny } from './key-prefixes.js';
+import { startsWith, startsWithAny } from './key-prefixes.js';
 
 /** Newest-first pages for the API's read endpoints: keyset pagination on (time, id), never OFFSET. */
 
@@ -129,9 +129,7 @@ export function readRepository(db: Database): ReadRepository {
             status ? eq(approvals.status, status) : undefined,
             platform ? eq(approvals.platform, platform) : undefined,
             conversationKey ? eq(approvals.conversationKey, conversationKey) : undefined,
-            conversationKeyPrefix
-              ? sql`starts_with(${approvals.conversationKey}, ${conversationKeyPrefix})`
-              : undefined,
+            conversationKeyPrefix ? startsWith(approvals.conversationKey, conversationKeyPrefix) : undefined,
             since ? gte(approvals.createdAt, since) : undefined,
             startsWithAny(approvals.conversationKey, tenants),
             before(cursor, approvals.createdAt, approvals.id),
@@ -167,7 +165,7 @@ export function readRepository(db: Database): ReadRepository {
             eq(inboundEvents.kind, 'message'),
             workspace === undefined
               ? undefined
-              : sql`starts_with(${inboundEvents.conversationKey}, ${workspaceKeyPrefix(person.platform, workspace)})`,
+              : startsWith(inboundEvents.conversationKey, workspaceKeyPrefix(person.platform, workspace)),
           ),
         )
         .orderBy(desc(inboundEvents.createdAt), desc(inboundEvents.id))

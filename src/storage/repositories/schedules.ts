@@ -9,6 +9,7 @@ import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
 import { scheduleRuns, schedules } from '../schema.js';
 import { inboxRepository } from './inbox.js';
+import { startsWith } from './key-prefixes.js';
 
 /** The outcomes that end a run; anything but `failed` ends a streak of failures. */
 const finalOutcomes: readonly ScheduleRunOutcome[] = ['replied', 'parked', 'stopped', 'failed'];
@@ -25,10 +26,6 @@ const byCreators = (creators: readonly Identity[]) =>
     ],
     sql` or `,
   )})`;
-
-/** `column` starts with `prefix`, taken literally. */
-const startsWith = (column: typeof schedules.conversationKey, prefix: string) =>
-  sql`starts_with(${column}, ${prefix})`;
 
 export function scheduleRepository(db: Database): ScheduleRepository {
   return {
