@@ -65,22 +65,37 @@ function botMessagesIn(threadTs: string) {
 }
 
 /**
- * Postgres only: another transaction holds the approval's row, as a concurrent decision or a loaded server
- * would make a decision wait; released after `milliseconds`.
+ * Postgres only: another transaction holds the approval's row, as a concurrent decision would, so that the
+ * click's decision has to wait for it. `releaseOnceBlocked` lets it go as soon as Butler's decision is seen
+ * waiting on the lock: the acknowledgement then provably came after the wait, whatever the machine's speed.
  */
-async function holdApprovalFor(databaseUrl: string, approvalId: string, milliseconds: number) {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+async function holdApproval(databaseUrl: string, approvalId: string) {
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
   let markHeld = () => {};
+  let release = () => {};
   const held = new Promise<void>((resolve) => {
     markHeld = resolve;
+  });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
   });
   const transaction = sql.begin(async (tx) => {
     await tx`select id from approvals where id = ${approvalId} for update`;
     markHeld();
-    await delay(milliseconds);
+    await released;
   });
   await Promise.race([held, transaction]);
-  return { released: transaction.finally(() => sql.end({ timeout: 5 })) };
+  async function releaseOnceBlocked(): Promise<void> {
+    for (let waited = 0; waited < 15_000; waited += 20) {
+      const [row] = await sql`select count(*)::int as waiting from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`;
+      if ((row?.waiting ?? 0) > 0) break;
+      await delay(20);
+    }
+    release();
+    await transaction.finally(() => sql.end({ timeout: 5 }));
+  }
+  return { releaseOnceBlocked };
 }
 
 async function mention(service: ServiceProcess, threadTs: string, text: string) {
@@ -109,17 +124,17 @@ describe(`the service killed mid-work (${databaseKind})`, () => {
     const cardTs = fake.threadMessages('C0GENERAL', threadTs).find((message) => message.blocks)?.ts ?? '';
     const approvalId = (JSON.stringify(card.args.blocks).match(/"value":"([0-9a-f-]{36})"/) ?? [])[1] ?? '';
 
-    // On Postgres the decision waits 1 s, as on a loaded machine. The click is acknowledged once the decision
-    // is stored: of the 2.3 s a click may wait, 1.3 s are left for a slow or busy machine.
-    const hold = home.databaseUrl ? await holdApprovalFor(home.databaseUrl, approvalId, 1_000) : undefined;
+    // On Postgres the decision first waits for a lock held elsewhere; the click is acknowledged once it is stored.
+    const hold = home.databaseUrl ? await holdApproval(home.databaseUrl, approvalId) : undefined;
     // Slack has its acknowledgement: the process dies before it can do anything else.
-    const click = await postToSlack(
+    const clicked = postToSlack(
       `${service.url}/slack/events`,
       asForm(blockActions({ approvalId, actionId: 'butler_approve', messageTs: cardTs, threadTs })),
     );
+    await hold?.releaseOnceBlocked();
+    const click = await clicked;
     expect(click.status).toBe(200);
     await service.kill();
-    await hold?.released;
 
     model.enqueue({ text: 'Restarted api.' });
     service = await home.start(env);
