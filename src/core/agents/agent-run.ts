@@ -1,5 +1,5 @@
 import { ModelError } from '../contracts/errors.js';
-import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
+import { type ConversationMessage, keptMessages, type ToolCall } from '../contracts/messages.js';
 import type { TokenUsage } from '../contracts/observer.js';
 import type { AgentFrame, ApprovalRecord } from '../contracts/store.js';
 import { cleanText } from '../text/index.js';
@@ -121,7 +121,7 @@ export async function runAgent(
       startTime: result.startTime,
       endTime: result.endTime,
       ...(result.firstTokenTime ? { firstTokenTime: result.firstTokenTime } : {}),
-      input: messages,
+      input: keptMessages(messages),
       output:
         result.toolCalls.length > 0
           ? { content: result.content, toolCalls: result.toolCalls }

@@ -95,5 +95,9 @@ export async function resolveApprovedCall(
     outcome.ok ? 'succeeded' : 'failed',
     outcome.content,
   );
-  return { toolCallId: call.id, content: outcome.content };
+  return {
+    toolCallId: call.id,
+    content: outcome.content,
+    ...(outcome.kept === undefined ? {} : { kept: outcome.kept }),
+  };
 }

@@ -127,7 +127,11 @@ export async function resolveToolCalls(
       ...(grant ? { grantId: grant.id } : {}),
     });
     if (outcome.needs && awaitConnection(outcome.needs, call.id)) continue;
-    results.push({ toolCallId: call.id, content: outcome.content });
+    results.push({
+      toolCallId: call.id,
+      content: outcome.content,
+      ...(outcome.kept === undefined ? {} : { kept: outcome.kept }),
+    });
   }
   // Nothing is asked of anyone else while a connection is missing: the rest is resolved once it is made, and
   // parked sub-agent runs wait with it.

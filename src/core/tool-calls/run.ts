@@ -106,6 +106,7 @@ export async function recordNotRun(
 /** The model's text of a tool's output: its text, then a line for each file it sent. */
 async function withFiles(scope: ToolScope, tool: Tool, callId: string, output: ToolOutput): Promise<string> {
   if (typeof output === 'string') return output;
+  if (!('files' in output)) return output.text;
   const lines = scope.deliverFiles
     ? await scope.deliverFiles(callId, output.files, tool.origin ? 'tool' : 'model')
     : output.files.map((file) => `[file not sent (no conversation to send it to): ${file.name}]`);
@@ -115,6 +116,8 @@ async function withFiles(scope: ToolScope, tool: Tool, callId: string, output: T
 /** How a call went: its output for the model, and, when it needs a connection first, what to connect. */
 export interface RunOutcome {
   content: string;
+  /** What is kept of `content` after the turn, when the model alone may read it (`ToolOutput`). */
+  kept?: string;
   ok: boolean;
   /** Nothing ran: the call waits until the person connects (or authorizes a scope the server asked for). */
   needs?: ConnectionNeededError;
@@ -159,6 +162,7 @@ export async function runTool(
   await scope.report?.({ type: 'tool_call', id: call.id, name: tool.name, args: input.arguments });
   const startTime = new Date();
   let content: string;
+  let kept: string | undefined;
   let error: string | null = null;
   try {
     const output = await tool.execute(input.arguments, {
@@ -172,15 +176,19 @@ export async function runTool(
       callId: call.id,
       signal: scope.signal,
       logger: scope.logger.child({ tool: tool.name }),
+      ...(scope.grant ? { grant: scope.grant } : {}),
+      ...(scope.messageSearch ? { messageSearch: scope.messageSearch } : {}),
     });
     content = cleanText(await withFiles(scope, tool, call.id, output));
+    if (typeof output !== 'string' && 'kept' in output) kept = cleanText(output.kept);
   } catch (caught) {
     if (caught instanceof ConnectionNeededError) return waitsForConnection(scope, input, caught);
     error = cleanText(errorText(caught));
     content = `Error: the tool failed: ${error}`;
   }
   const endTime = new Date();
-  await scope.report?.({ type: 'tool_result', id: call.id, name: tool.name, output: content, error });
+  const shown = kept ?? content;
+  await scope.report?.({ type: 'tool_result', id: call.id, name: tool.name, output: shown, error });
   scope.observer.toolCall({
     toolName: tool.name,
     callId: call.id,
@@ -189,7 +197,7 @@ export async function runTool(
     startTime,
     endTime,
     input: input.arguments,
-    output: content,
+    output: shown,
     ...(error ? { error } : {}),
   });
   await audit(scope, {
@@ -205,7 +213,7 @@ export async function runTool(
     error,
     durationMs: endTime.getTime() - startTime.getTime(),
   });
-  return { content, ok: error === null };
+  return { content, ...(kept === undefined ? {} : { kept }), ok: error === null };
 }
 
 /** A call that did not run because it needs a connection first: audited as not run, and handed back to park. */

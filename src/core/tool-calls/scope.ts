@@ -6,6 +6,7 @@ import type { ChatUser, ConversationAddress } from '../contracts/events.js';
 import type { FileOrigin } from '../contracts/file-records.js';
 import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
+import type { MessageSearch } from '../contracts/message-search.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { StepObserver } from '../contracts/observer.js';
 import type { AgentFrame, ApprovedWait, Store } from '../contracts/store.js';
@@ -21,6 +22,8 @@ import type { Risk, Tool } from '../tools/tool.js';
 export interface ToolResult {
   toolCallId: string;
   content: string;
+  /** What is kept of `content` after the turn (`ToolOutput`), when the model alone may read it. */
+  kept?: string;
 }
 
 export interface ToolScope {
@@ -62,6 +65,10 @@ export interface ToolScope {
    * for the model. Absent where files cannot go anywhere (they are then described, not sent).
    */
   deliverFiles?: (callId: string, files: readonly FileBytes[], origin: FileOrigin) => Promise<string[]>;
+  /** The opened platform credential of the one message the turn answers (`ToolContext.grant`). */
+  grant?: string;
+  /** The conversation's platform search, where it has one. */
+  messageSearch?: MessageSearch;
 }
 
 /** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */

@@ -1,6 +1,7 @@
-import type { ChatUser, ConversationAddress } from '../contracts/events.js';
+import type { ChatUser, ConversationAddress, Platform } from '../contracts/events.js';
 import type { FileBytes } from '../contracts/files.js';
 import type { Logger } from '../contracts/logger.js';
+import type { MessageSearch } from '../contracts/message-search.js';
 
 import type { JsonSchema, Risk, ToolOrigin } from '../contracts/tool-facts.js';
 
@@ -24,13 +25,22 @@ export interface ToolContext {
   callId: string;
   signal: AbortSignal;
   logger: Logger;
+  /**
+   * The opened credential the platform gave with the one message this turn answers (Slack's action token):
+   * absent when the turn answers several people, continues after a wait, or the platform gave none.
+   */
+  grant?: string;
+  /** The conversation's platform search, where it has one. */
+  messageSearch?: MessageSearch;
 }
 
 /**
  * What a tool returns: text for the model, or text and files. The files go to the conversation (sent as the
- * tool's own action, under the same approval); the model is told what was sent, never given the bytes.
+ * tool's own action, under the same approval); the model is told what was sent, never given the bytes. With
+ * `kept`, the text is for this turn's model alone: the history, traces and crash records keep `kept` instead
+ * (a search's results, which only the asker may read, become a line saying what was searched).
  */
-export type ToolOutput = string | { text: string; files: FileBytes[] };
+export type ToolOutput = string | { text: string; files: FileBytes[] } | { text: string; kept: string };
 
 /** The text part of a tool's output. */
 export const outputText = (output: ToolOutput): string => (typeof output === 'string' ? output : output.text);
@@ -60,6 +70,8 @@ export interface Tool<Input = unknown> {
    * (`person`), or the one connection an admin made (`shared`). Such a call waits until its account is connected.
    */
   connection?: ToolConnection;
+  /** The platforms whose conversations are offered the tool; absent: every platform. */
+  platforms?: readonly Platform[];
   parse(raw: unknown): ArgumentsCheck<Input>;
   /** One line a person can read on an approval card. */
   summarize(input: Input): string;

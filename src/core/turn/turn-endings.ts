@@ -5,7 +5,7 @@ import { decodeConversationKey } from '../contracts/conversation-key.js';
 import { ModelError } from '../contracts/errors.js';
 import type { Person } from '../contracts/events.js';
 import type { Logger } from '../contracts/logger.js';
-import type { ConversationMessage } from '../contracts/messages.js';
+import { type ConversationMessage, keptMessages, keptResults } from '../contracts/messages.js';
 import type {
   AgentFrame,
   ApprovalRecord,
@@ -81,7 +81,7 @@ export async function completeTurn(
     ...pending,
     { role: 'assistant', content: finalContent?.trim() ? finalContent : turn.reply.shown },
   ];
-  turn.inflight.deliver({ text: turn.reply.shown, messages });
+  turn.inflight.deliver({ text: turn.reply.shown, messages: keptMessages(messages) });
   await turn.inflight.save();
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');
@@ -211,6 +211,13 @@ export async function parkTurn(
   await postApprovalCard(deps, turn.adapter, turn.target, batch, turn.log);
 }
 
+/** A sub-agent's parked run as it may be stored: its tool results the model alone may read, as kept. */
+const keptFrame = (frame: AgentFrame): AgentFrame => ({
+  ...frame,
+  messages: keptMessages(frame.messages),
+  results: keptResults(frame.results),
+});
+
 /** What a parked turn needs to go on in any process: the step that waits, and what it already has. */
 export async function resumeStateOf(
   turn: Turn,
@@ -221,12 +228,12 @@ export async function resumeStateOf(
   return {
     turnId: turn.id,
     assistant,
-    results,
+    results: keptResults(results),
     isDirect: turn.isDirect,
     replyMessageIds: await turn.reply.messageIds(),
     ...(turn.target.replyTo ? { replyTo: turn.target.replyTo } : {}),
     ...(turn.scheduleId ? { scheduleId: turn.scheduleId } : {}),
-    ...(agents.length > 0 ? { agents: [...agents] } : {}),
+    ...(agents.length > 0 ? { agents: agents.map(keptFrame) } : {}),
     ...(turn.overBudget ? { overBudget: true } : {}),
   };
 }
@@ -356,7 +363,7 @@ export async function commitTurnWith(
 ) {
   await tx.turns.commit({
     conversationId: turn.conversation.id,
-    messages: withTokens(messages),
+    messages: withTokens(keptMessages(messages)),
     promptTokens: turn.usage.promptTokens,
     completionTokens: turn.usage.completionTokens,
     tokenScale: turn.usage.tokenScale,

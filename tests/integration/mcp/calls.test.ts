@@ -144,7 +144,8 @@ describe.each(['stdio', 'http'] as const)('McpServer over %s', (kind) => {
 
   it('hands an image result over as a file for the conversation, whole', async () => {
     const output = await tool('image').execute({}, toolContext());
-    if (typeof output === 'string') throw new Error(`expected a file, got text: ${output}`);
+    if (typeof output === 'string' || !('files' in output))
+      throw new Error(`expected a file, got text: ${JSON.stringify(output)}`);
     expect(output.text).toBe('[image: image/png, 12 KB]');
     expect(output.files.map((file) => [file.name, file.mimeType, file.bytes.byteLength])).toEqual([
       ['image-1.png', 'image/png', testImageBytes],
