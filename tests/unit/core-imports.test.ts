@@ -19,6 +19,7 @@ const floors = [
   'brain',
   'files',
   'connections',
+  'search',
   'schedules',
   'budgets',
   'approvals',

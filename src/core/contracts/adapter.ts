@@ -16,6 +16,7 @@ import type {
 } from './events.js';
 import type { FeedbackInput, FeedbackResult } from './feedback-records.js';
 import type { FileBytes, InboundFile, OutboundFile } from './files.js';
+import type { MessageSearch } from './message-search.js';
 import type { DecisionSubject, HomeView } from './read-models.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
@@ -180,6 +181,8 @@ export interface ChatAdapter {
    * platform does not say; never throws.
    */
   nameOf?(userId: string, workspace: string): Promise<string | undefined>;
+  /** Searches the workspace's messages as the asker may read them; absent where the platform cannot. */
+  readonly messageSearch?: MessageSearch;
 }
 
 export interface PreparedMessage {

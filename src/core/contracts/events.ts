@@ -91,6 +91,12 @@ export interface InboundMessage {
    * as `user`. `messageId` is then Butler's own id for the run; the reply goes under `anchor` when set.
    */
   schedule?: { id: string; slot: string; anchor?: string; name?: string };
+  /**
+   * A credential the platform gave for this message alone (Slack's `action_token`, which lets Butler search as
+   * its sender). The intake seals it, bound to this message, before anything is stored (or drops it without a
+   * secret key); only the turn that answers this message opens it.
+   */
+  grant?: string;
 }
 
 /** Decisions a click can ask for. */

@@ -21,6 +21,7 @@ import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
 import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';
+import { type MessageGrants, withoutGrant } from '../search/grants.js';
 import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
 import type { Admission } from './admission.js';
@@ -74,6 +75,8 @@ export class ButlerService implements ButlerIntake {
       capabilities?: () => Capabilities;
       /** Messages a person may send a minute (the worker enforces it; `precheck` says it early). */
       messagesPerMinute?: number;
+      /** Seals the credentials platforms give with a message (`InboundMessage.grant`); absent: they are dropped. */
+      grants?: MessageGrants;
     } = {},
   ) {
     this.feedback = options.feedback ?? new FeedbackRecorder(store, noopObserver, logger);
@@ -133,7 +136,9 @@ export class ButlerService implements ButlerIntake {
    * woken for it: what the caller shows of the message (the API's `user` event) comes before its turn's.
    */
   async accept(received: InboundMessage, onStored?: () => Promise<void>): Promise<AcceptResult> {
-    const message = this.withinLength(cleanJson(received));
+    const cleaned = this.withinLength(cleanJson(received));
+    // Nothing of a message's own credential reaches the database unsealed.
+    const message = this.options.grants ? this.options.grants.sealed(cleaned) : withoutGrant(cleaned);
     const log = this.logger.child({ platform: message.address.platform, eventId: message.eventId });
     if (!this.isAllowed(message)) {
       log.info(

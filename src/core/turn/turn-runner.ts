@@ -3,7 +3,7 @@ import type { TurnOutcome } from '../contracts/adapter.js';
 import type { ConnectionWaitRecord } from '../contracts/connection-records.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
-import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
+import { type ConversationMessage, keptMessages, type ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
 import {
   inCallOrder,
@@ -95,6 +95,7 @@ export class TurnRunner {
       signal,
       // The interrupted reply came after the earliest message it answered (a run's: after its anchor).
       retriedAfter: retried ? (schedule ? schedule.anchor : first.messageId) : undefined,
+      grant: this.grantOf(messages),
     });
     if (turn.inflight.delivered) {
       await this.released(turn, redeliverTurn(this.deps, turn));
@@ -120,6 +121,17 @@ export class TurnRunner {
       this.endCosmetics(turn);
       await turn.stop?.release();
     }
+  }
+
+  /**
+   * The credential the platform gave with the newest message, when every message is one person's: a turn that
+   * answers several people acts as none of them.
+   */
+  private grantOf(messages: readonly InboundMessage[]): string | undefined {
+    const { grants, policy } = this.deps;
+    if (!grants || requestersOf(policy.people, messages).length !== 1) return undefined;
+    const newest = [...messages].reverse().find((message) => message.grant !== undefined);
+    return newest ? grants.opened(newest) : undefined;
   }
 
   /** Continues a parked turn once every call on its card was decided or expired. */
@@ -364,7 +376,8 @@ export class TurnRunner {
           startTime: result.startTime,
           endTime: result.endTime,
           ...(result.firstTokenTime ? { firstTokenTime: result.firstTokenTime } : {}),
-          input: prompt.messages,
+          // Traces keep what the history keeps: a search's results are the asker's alone.
+          input: keptMessages(prompt.messages),
           output:
             result.toolCalls.length > 0
               ? { content: result.content, toolCalls: result.toolCalls }

@@ -46,6 +46,8 @@ export function toolScopeOf(deps: TurnRunnerDeps, turn: Turn, afterToolOutput: b
     signal: turn.signal,
     report: (event) => reportTurnEvent(turn, event),
     ...(deps.files ? { deliverFiles: fileSender(turn, deps.files) } : {}),
+    ...(turn.grant ? { grant: turn.grant } : {}),
+    ...(turn.adapter.messageSearch ? { messageSearch: turn.adapter.messageSearch } : {}),
   };
 }
 

@@ -13,8 +13,10 @@ import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../co
 import type { Files } from '../files/index.js';
 import type { ModelClient } from '../model/model-client.js';
 import type { ChannelProfiles, TurnProfile } from '../profiles/index.js';
+import type { MessageGrants } from '../search/grants.js';
 import type { TurnStop, TurnStops } from '../stop/turn-stops.js';
 import { memoryOwnerOf } from '../tools/memory-tools.js';
+import { toolsOn } from '../tools/platform-tools.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ModelTokens, PriceTable } from '../usage/pricing.js';
@@ -63,6 +65,8 @@ export interface TurnRunnerDeps {
   profiles?: ChannelProfiles;
   /** People's OAuth connections; absent when no server needs one. */
   connections?: ConnectionBook;
+  /** Opens the credentials platforms gave with messages (`InboundMessage.grant`); absent: none are kept. */
+  grants?: MessageGrants;
 }
 
 /** Thrown when shutdown interrupts a turn: its events stay claimed and are retried after the restart. */
@@ -87,6 +91,8 @@ export interface Turn {
   scheduleId?: string;
   /** An approver let this answer go on past a spent budget: it and its continuations are not checked again. */
   overBudget?: boolean;
+  /** The opened credential of the one person's message this turn answers (`ToolContext.grant`). */
+  grant?: string;
   /** Its conversation's channel profile: the model, tools and agents it uses, and its extra instructions. */
   profile: TurnProfile;
   eventIds: number[];
@@ -193,6 +199,8 @@ export async function beginTurn(
     retriedAfter?: string | undefined;
     /** Platform messages shown by this turn before it parked (a continuation must not reuse them). */
     shownBefore?: readonly string[];
+    /** The opened credential of the message the turn answers, when it answers one person. */
+    grant?: string | undefined;
   },
 ): Promise<Turn> {
   const { store } = deps;
@@ -230,7 +238,8 @@ export async function beginTurn(
   }
   const record = new InflightRecord(store, conversation.id, inflight);
   const stop = deps.stops?.track(conversation.key);
-  const profile = profileFor(deps, address);
+  const defaults = profileFor(deps, address);
+  const profile = { ...defaults, tools: toolsOn(defaults.tools, address.platform) };
   const reply = new TurnReply(
     adapter,
     input.target,
@@ -250,6 +259,7 @@ export async function beginTurn(
     requesters: input.requesters,
     isDirect: input.isDirect,
     ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
+    ...(input.grant ? { grant: input.grant } : {}),
     profile,
     eventIds: input.eventIds,
     inflight: record,
