@@ -15,6 +15,7 @@ import type { Store } from '../contracts/store.js';
 import type { McpOAuthSettings } from '../tools/mcp/mcp-settings.js';
 import type { ToolConnection } from '../tools/tool.js';
 import { challengeOf } from './challenge.js';
+import { type FixedEndpoints, fixedAuth } from './fixed-oauth.js';
 import { hashOf } from './hash.js';
 import { oauthFetch } from './oauth-fetch.js';
 import { type Freshness, Refresher } from './refresher.js';
@@ -33,6 +34,8 @@ export interface OAuthServer {
   name: string;
   url: string;
   oauth: McpOAuthSettings;
+  /** Known endpoints instead of discovery (a platform's own OAuth, not an MCP server's): `fixed-oauth.ts`. */
+  fixed?: FixedEndpoints;
 }
 
 export interface ConnectionBookOptions {
@@ -99,7 +102,7 @@ export class ConnectionBook {
             failure = error;
             throw error;
           });
-        const result = await auth(provider, { serverUrl: this.serverUrl(server), fetchFn });
+        const result = await this.authorize(server, provider, { fetchFn });
         if (result !== 'AUTHORIZED' && failure) throw failure;
         return result === 'AUTHORIZED';
       },
@@ -270,10 +273,9 @@ export class ConnectionBook {
       { kind: 'link', flowId: flow.id },
     );
     const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
-    const challenge = await challengeOf(server.url, fetchFn);
+    const challenge = server.fixed ? {} : await challengeOf(server.url, fetchFn);
     const scope = flow.scope ?? challenge.scope ?? server.oauth.scopes?.join(' ');
-    await auth(provider, {
-      serverUrl: server.url,
+    await this.authorize(flow.server, provider, {
       fetchFn,
       ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
       ...(scope ? { scope } : {}),
@@ -331,8 +333,7 @@ export class ConnectionBook {
       scope,
     });
     const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
-    await auth(provider, {
-      serverUrl: server.url,
+    await this.authorize(flow.server, provider, {
       authorizationCode: input.code,
       fetchFn,
       ...(scope ? { scope } : {}),
@@ -398,6 +399,23 @@ export class ConnectionBook {
 
   list(ownerKeys?: readonly string[]): Promise<ConnectionRecord[]> {
     return this.store.connections.list(ownerKeys);
+  }
+
+  /** The scopes configured for `server`, space-separated (what a step-up asks for again). */
+  scopeOf(server: string): string | undefined {
+    return this.servers.get(server)?.oauth.scopes?.join(' ');
+  }
+
+  /** One step of OAuth for `server`: the MCP SDK's `auth()`, or `fixedAuth` where the endpoints are known. */
+  private authorize(
+    server: string,
+    provider: StoredOAuthProvider,
+    options: { fetchFn: FetchLike; authorizationCode?: string; scope?: string; resourceMetadataUrl?: URL },
+  ): Promise<'AUTHORIZED' | 'REDIRECT'> {
+    const found = this.servers.get(server);
+    if (!found) throw new Error(`no OAuth server is named ${server}`);
+    if (found.fixed) return fixedAuth(provider, found.fixed, found.oauth, options);
+    return auth(provider, { serverUrl: found.url, ...options });
   }
 
   serverUrl(server: string): string {
