@@ -77,5 +77,15 @@ export function routedAdapter(platform: Platform, adapterOf: AdapterOf, fail: Ro
     },
     nameOf: async (userId, workspace) =>
       cosmetic(workspace, (adapter) => adapter.nameOf?.(userId, workspace)),
+    messageSearch: {
+      search: async (workspace, request, credential, signal) => {
+        const adapter = await adapterFor(workspace);
+        if (!adapter.messageSearch) throw fail('search', 'not_supported');
+        return adapter.messageSearch.search(workspace, request, credential, signal);
+      },
+      // Unknown (and so private) where the workspace is gone or cannot say.
+      audienceOf: async (workspace, conversationId) =>
+        cosmetic(workspace, (adapter) => adapter.messageSearch?.audienceOf(workspace, conversationId)),
+    },
   };
 }

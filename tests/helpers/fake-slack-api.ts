@@ -7,6 +7,7 @@ import { createFakeSlackFiles, type FakeSlackFiles } from './fake-slack-files.js
 import { createFakeSlackHome, type FakeSlackHome } from './fake-slack-home.js';
 import { createFakeSlackOAuth, type FakeSlackOAuth } from './fake-slack-oauth.js';
 import { FakeRateTiers } from './fake-slack-rate-tiers.js';
+import { answerRetryAfter, createFakeSlackSearch, type FakeSlackSearch } from './fake-slack-search.js';
 
 /**
  * A local stand-in for Slack's Web API (plain node:http). Point SLACK_API_URL (or the adapter's
@@ -88,6 +89,8 @@ export interface FakeSlackApi {
   home: FakeSlackHome;
   /** Installs over OAuth (fake-slack-oauth.ts): codes to issue, each workspace's own bot token. */
   oauth: FakeSlackOAuth;
+  /** Real-time search (assistant.search.context) and conversations.info (fake-slack-search.ts). */
+  search: FakeSlackSearch;
   botToken: string;
   callsTo(method: string): RecordedCall[];
   /** The next `times` calls to `method` fail this way. */
@@ -244,6 +247,8 @@ export async function startFakeSlackApi(
   fake.home = homeRoom.home;
   const oauthRoom = createFakeSlackOAuth();
   fake.oauth = oauthRoom.oauth;
+  const searchRoom = createFakeSlackSearch({ teamId: identity.teamId });
+  fake.search = searchRoom.search;
 
   const newMessage = (channel: string, ts: string, args: Record<string, unknown>): FakeMessage => ({
     channel,
@@ -468,6 +473,7 @@ export async function startFakeSlackApi(
     ...fileRoom.methods,
     ...agentRoom.methods,
     ...homeRoom.methods,
+    ...searchRoom.methods,
   };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -508,7 +514,11 @@ export async function startFakeSlackApi(
     }
     const implementation = methods[method];
     if (!implementation) return send(200, fail('unknown_method'));
-    send(200, implementation(args, token));
+    const answer = implementation(args, token);
+    // A room may ask for HTTP 429 (fake-slack-search.ts failNext with Retry-After).
+    const answerRetry = answerRetryAfter(answer);
+    if (answerRetry === undefined) return send(200, answer);
+    send(429, answer, { 'retry-after': String(answerRetry) });
   }
 
   const server = createServer((request, response) => {
@@ -582,6 +592,7 @@ export async function startFakeSlackApi(
       fileRoom.reset();
       agentRoom.reset();
       homeRoom.reset();
+      searchRoom.reset();
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -37,6 +37,8 @@ export interface SlackConnectorOptions {
   hooks?: PlatformHooks;
   /** Installs over OAuth (`config.install`): where installations are kept, sealed, and Butler's public URL. */
   installs?: { stored: StoredInstallations; publicUrl: string };
+  /** Offer message search with the asker's action token (the core seals it: needs a secret key). */
+  search?: boolean;
 }
 
 /**
@@ -61,6 +63,7 @@ export function createSlackConnector(options: SlackConnectorOptions): PlatformCo
     ...options.tuning,
   };
   const context = {
+    search: options.search ?? false,
     intake,
     file: options.file,
     logger,

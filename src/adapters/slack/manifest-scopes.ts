@@ -15,4 +15,12 @@ export const manifestBotScopes = [
   'files:read',
   'files:write',
   'assistant:write',
+  'search:read.public',
+  'search:read.private',
+  'search:read.im',
+  'search:read.mpim',
+  'channels:read',
+  'groups:read',
+  'im:read',
+  'mpim:read',
 ] as const;

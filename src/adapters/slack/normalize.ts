@@ -135,6 +135,10 @@ export function normalizeMessageEvent(
     requiresKnownConversation = true;
   }
 
+  // Agent apps get the sender's action token (search as them) on the event, or in its assistant_thread.
+  const actionToken =
+    text(event, 'action_token') ??
+    (isRecord(event.assistant_thread) ? text(event.assistant_thread, 'action_token') : undefined);
   const ownText = text(event, 'text') ?? '';
   // Some clients and apps send only blocks (`text` empty); the blocks then carry what the person wrote.
   const rawText = writtenText(ownText, event.blocks);
@@ -161,6 +165,7 @@ export function normalizeMessageEvent(
     isDirect,
     sentAt: timestampToIso(ts),
     ...(files.length > 0 ? { files } : {}),
+    ...(actionToken ? { grant: actionToken } : {}),
   };
   return { kind: 'message', message, requiresKnownConversation };
 }

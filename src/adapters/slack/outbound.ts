@@ -12,6 +12,7 @@ import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
 import { type AgentSessions, createAgentSessions } from './agent-sessions.js';
 import { renderApprovalCard } from './approval-blocks.js';
+import { createSlackMessageSearch } from './message-search.js';
 import { escapeMrkdwn, markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
 import { prepareMessage, UserNames } from './prepare.js';
@@ -37,6 +38,8 @@ export interface SlackAdapterDependencies {
   onDelivered?: ((way: ReplyDelivery) => void) | undefined;
   /** The workspace's agent sessions (shared with the inbound stop handler); made here when absent. */
   sessions?: AgentSessions;
+  /** Offers searching the workspace's messages (`message-search.ts`). */
+  searchable?: boolean;
 }
 
 /** Shown while Butler works where assistant status does not apply. */
@@ -248,6 +251,8 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
     },
 
     nameOf: (userId) => names.get(userId),
+
+    ...(dependencies.searchable ? { messageSearch: createSlackMessageSearch(api, logger) } : {}),
 
     prepare: (message: InboundMessage, options: { newConversation: boolean }) =>
       prepareMessage({ api, names, identity: dependencies.identity, logger }, message, options),

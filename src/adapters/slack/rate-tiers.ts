@@ -27,6 +27,10 @@ export const slackMethodTiers: Readonly<Record<string, RateLimit>> = {
   'conversations.open': tier3,
   // Tier 4 (docs.slack.dev/reference/methods/users.info): a burst of new people spends it in a minute.
   'users.info': tier4,
+  // The method page gives "special rate limits" and no number: paced as Tier 2 until Slack publishes one.
+  'assistant.search.context': tier2,
+  // Tier 3 (docs.slack.dev/reference/methods/conversations.info).
+  'conversations.info': tier3,
 };
 
 /**

@@ -136,6 +136,11 @@ export interface SlackApi {
   }): Promise<string>;
   /** A repeating caller's part of the workspace's budget for `method` (each live reply takes one). */
   share(method: SharedSlackMethod): Share;
+  /**
+   * A call a person waits on (a search), made only when `method`'s budget has room now and never retried:
+   * `SlackApiError` `paced` when it has none, or Slack's error (a 429's Retry-After backs the method off).
+   */
+  callNow(method: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
 export interface SlackApiOptions {
@@ -337,6 +342,13 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
     // No thread_ts: Slack's method page says an agent app's call with one "will silently fail".
     async setSuggestedPrompts({ channel, prompts, title }) {
       await call('assistant.threads.setSuggestedPrompts', { channel_id: channel, prompts, title }, 'routine');
+    },
+    async callNow(method, args) {
+      const running = pacer.runIfFree(method, [laneOf(method, args)], () => send(method, args), noRetries);
+      if (!running) throw new SlackApiError(method, 'paced');
+      return running.catch((error: unknown) => {
+        throw toSlackApiError(method, error);
+      });
     },
     async userProfile(userId) {
       // A name only dresses the message: with the tier spent (a burst of new people) or a 429, the turn goes

@@ -32,6 +32,8 @@ export interface WorkspaceContext {
   now: () => number;
   tuning: SlackTuning;
   hooks: PlatformHooks;
+  /** Conversations offer message search (`message-search.ts`). */
+  search: boolean;
 }
 
 /**
@@ -89,6 +91,7 @@ export function createSlackWorkspace(
       identity: currentIdentity,
       now: context.now,
       onDelivered: hooks.onReplyDelivered,
+      searchable: context.search,
     }),
     handlers: createInboundHandlers({
       intake,
