@@ -268,6 +268,7 @@ export class FakeFeishuApi {
       response.writeHead(status, { 'content-type': download.contentType }).end(download.bytes);
       return;
     }
+    if (status === 302) response.setHeader('location', String(body.location));
     const payload = JSON.stringify(body);
     response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(payload);
   }

@@ -19,6 +19,7 @@ import { forwardedHistoryText } from './forwarded-history.js';
 import { linkCard } from './link-card.js';
 import { defuseMentions } from './mentions.js';
 import { parseFileLocator } from './message-files.js';
+import { createFeishuMessageSearch } from './message-search.js';
 import { sendFeishuFile } from './outbound-files.js';
 import { FeishuReplyStream } from './reply-stream.js';
 import { stopValueFor } from './stop-button.js';
@@ -39,6 +40,8 @@ export interface FeishuChatAdapterOptions {
   suggestedPrompts?: readonly string[];
   /** Hears how each reply went out (metrics). */
   onDelivered?: ((way: ReplyDelivery) => void) | undefined;
+  /** Set where people search messages as themselves: the Open API base URL (which names the app links). */
+  searchBaseUrl?: string;
 }
 
 /** Feishu's "typing" emoji: shown on the user's message while Butler works. */
@@ -67,6 +70,9 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
 
   return {
     platform: 'feishu',
+    ...(options.searchBaseUrl
+      ? { messageSearch: createFeishuMessageSearch({ api, names, baseUrl: options.searchBaseUrl, logger }) }
+      : {}),
 
     async openReply(target: ReplyTarget, replyOptions?: OpenReplyOptions): Promise<ReplyStream> {
       return new FeishuReplyStream({

@@ -2,6 +2,7 @@ import type { Priority, Share } from '../pacing/index.js';
 import type { FeishuBotIdentity } from './bot-identity.js';
 import type { JsonRecord } from './fields.js';
 import type { FeishuFileLocator } from './message-files.js';
+import type { FeishuSearchCalls } from './search-calls.js';
 
 /**
  * What the rest of the adapter sees of Feishu's Open API: `feishu-api.ts` implements it over the Lark SDK, the
@@ -29,7 +30,7 @@ export interface DownloadedResource {
   mimeType: string | undefined;
 }
 
-export interface FeishuApi {
+export interface FeishuApi extends FeishuSearchCalls {
   botInfo(): Promise<FeishuBotIdentity>;
   /**
    * A person's display name and time zone from the contact API, by open_id; each undefined when the answer has

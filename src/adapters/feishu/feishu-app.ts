@@ -43,6 +43,8 @@ export interface FeishuAppOptions {
   tenants: FeishuTenants | undefined;
   /** A store app's ticket and tenant tokens, kept in Postgres. */
   storeCache: SealedLarkCache | undefined;
+  /** Its conversations offer message search (`message-search.ts`). */
+  searchable: boolean;
 }
 
 /** One Feishu app as Butler runs it: its calls, its inbound path, and its parts in each tenant. */
@@ -94,6 +96,7 @@ export function createFeishuApp(options: FeishuAppOptions): FeishuApp {
         names,
         suggestedPrompts: file.feishu.suggestedPrompts,
         onDelivered: hooks.onReplyDelivered,
+        ...(options.searchable ? { searchBaseUrl: config.baseUrl } : {}),
       });
       found = { api, names, adapter };
       parts.set(key, found);

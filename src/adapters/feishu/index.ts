@@ -34,6 +34,8 @@ export interface FeishuConnectorOptions {
   hooks?: PlatformHooks;
   /** Needed when Butler serves several apps or a store app (the config refuses a store app without a key). */
   storage?: FeishuStorage | undefined;
+  /** The app whose people search messages with their own Feishu connection (`core/search`); absent: none. */
+  searchApp?: string | undefined;
 }
 
 /** Several apps, or a store app: tenants are then told apart and kept in Postgres. */
@@ -85,6 +87,7 @@ export function createFeishuConnector(options: FeishuConnectorOptions): Platform
       hooks: options.hooks ?? {},
       tenants,
       storeCache: config.type === 'isv' ? storeCache(config.appId) : undefined,
+      searchable: options.searchApp === config.appId,
     }),
   );
   const [first] = built;

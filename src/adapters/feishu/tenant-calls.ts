@@ -1,13 +1,14 @@
 import * as lark from '@larksuiteoapi/node-sdk';
-import type { FeishuConfig } from '../../config/index.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
 import { isTimeZone } from '../../core/schedules/index.js';
-import type { LaneSpec, Pacer, RunOptions } from '../pacing/index.js';
+import type { RunOptions } from '../pacing/index.js';
 import { requireString } from './feishu-api-error.js';
 import type { FeishuApi } from './feishu-api-types.js';
 import { endpointLane, noRetries, perKeyLane } from './feishu-lanes.js';
 import { asRecord, type JsonRecord, recordField, recordsField, stringField } from './fields.js';
 import { fileCallError, headerValue, readWithin, untilAborted } from './resource-download.js';
+import { searchCalls } from './search-calls.js';
+import type { TenantCallsContext } from './tenant-context.js';
 
 /** Each Open API call Butler makes, as one tenant's (feishu-api.ts builds the clients and the pacing). */
 
@@ -34,25 +35,6 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 type Request = () => Promise<unknown>;
-type Paced = { lanes: readonly LaneSpec[]; request: Request };
-
-export interface TenantCallsContext {
-  config: FeishuConfig;
-  client: lark.Client;
-  /** The same, logging nothing: for lookups whose failures the caller handles. */
-  quietClient: () => lark.Client;
-  pacer: Pacer;
-  /** Runs a call through the pacing layer and checks its answer (`code === 0`). */
-  call: <T>(
-    operation: string,
-    request: Request | Paced,
-    read: (body: JsonRecord) => T,
-    runOptions?: RunOptions,
-  ) => Promise<T>;
-  paced: (lanes: readonly LaneSpec[], request: Request) => Paced;
-  /** A store app's tenant; undefined for a self-built app. */
-  tenantKey: string | undefined;
-}
 
 const data = (body: JsonRecord) => recordField(body, 'data');
 
@@ -98,6 +80,7 @@ export function tenantCalls(context: TenantCallsContext): FeishuApi {
     );
 
   return {
+    ...searchCalls(context),
     botInfo: () =>
       call(
         'bot info',
