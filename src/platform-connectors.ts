@@ -28,6 +28,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           logger: logger.child({ platform: 'slack' }),
           hooks,
           ...(installs ? { installs } : {}),
+          search: config.search.slack,
         }),
       );
     }
@@ -48,6 +49,7 @@ export function platformConnectors(config: AppConfig, logger: Logger): Connector
           logger: logger.child({ platform: 'feishu' }),
           hooks,
           storage,
+          searchApp: config.search.feishu?.appId,
         }),
       );
     }

@@ -1,14 +1,16 @@
 import { createConnectWeb } from '../adapters/connect-web/index.js';
-import type { AppConfig } from '../config/index.js';
+import type { AppConfig, FeishuConfig } from '../config/index.js';
 import {
   AccountMcpServer,
   ConnectionBook,
   createConnectionTools,
+  type OAuthServer,
   SecretBox,
 } from '../core/connections/index.js';
 import type { Logger } from '../core/contracts/logger.js';
 import type { People } from '../core/contracts/people.js';
 import type { Store } from '../core/contracts/store.js';
+import { feishuSearchConnection } from '../core/search/index.js';
 import type { McpServerSettings } from '../core/tools/mcp/index.js';
 
 /**
@@ -25,16 +27,20 @@ const isOAuthHttp = (server: McpServerSettings): server is HttpSettings =>
 
 export function createConnections(config: AppConfig, store: Store, people: People, logger: Logger) {
   const servers = config.mcpServers.filter(isOAuthHttp);
-  if (servers.length === 0 || !config.secretKeys || !config.publicUrl) return undefined;
+  const feishu = config.search.feishu;
+  if ((servers.length === 0 && !feishu) || !config.secretKeys || !config.publicUrl) return undefined;
   const book = new ConnectionBook(
     store,
     new SecretBox(config.secretKeys),
     people,
-    servers.map((server) => ({
-      name: server.name,
-      url: server.transport.url,
-      oauth: server.oauth ?? { identity: 'person' },
-    })),
+    [
+      ...servers.map((server) => ({
+        name: server.name,
+        url: server.transport.url,
+        oauth: server.oauth ?? { identity: 'person' as const },
+      })),
+      ...(feishu ? [feishuSearchServer(feishu)] : []),
+    ],
     {
       publicUrl: config.publicUrl,
       linkTtlMs: 10 * minute,
@@ -58,3 +64,31 @@ export function createConnections(config: AppConfig, store: Store, people: Peopl
 }
 
 export type Connections = NonNullable<ReturnType<typeof createConnections>>;
+
+/**
+ * Feishu's user OAuth, for searching as the asker (Feishu: "Get user_access_token", v2): the authorization page
+ * on the accounts host (a private deployment or stand-in serves it on its own base URL), the token endpoint
+ * with a JSON body, and the scopes search needs (`offline_access` for a refresh token). Codes 20026, 20037,
+ * 20064 and 20073 say a refresh token is spent, revoked or expired.
+ */
+function feishuSearchServer(app: FeishuConfig): OAuthServer {
+  const accounts: Record<string, string> = {
+    'https://open.feishu.cn': 'https://accounts.feishu.cn',
+    'https://open.larksuite.com': 'https://accounts.larksuite.com',
+  };
+  return {
+    name: feishuSearchConnection,
+    url: app.baseUrl,
+    oauth: {
+      identity: 'person',
+      clientId: app.appId,
+      clientSecret: app.appSecret,
+      scopes: ['search:message', 'im:message:readonly', 'offline_access'],
+    },
+    fixed: {
+      authorizationUrl: `${accounts[app.baseUrl] ?? app.baseUrl}/open-apis/authen/v1/authorize`,
+      tokenUrl: `${app.baseUrl}/open-apis/authen/v2/oauth/token`,
+      refusedCodes: [20026, 20037, 20064, 20073],
+    },
+  };
+}

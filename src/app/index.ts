@@ -7,6 +7,7 @@ import { ApprovalService } from '../core/approvals/approval-service.js';
 import { createApprovalTools } from '../core/approvals/approval-tools.js';
 import { ApprovalNotices } from '../core/approvals/notices.js';
 import { BudgetBook } from '../core/budgets/index.js';
+import { SecretBox } from '../core/connections/index.js';
 import type { ButlerIntake, ChatAdapter } from '../core/contracts/adapter.js';
 import { decodeConversationKey } from '../core/contracts/conversation-key.js';
 import { ConfigError } from '../core/contracts/errors.js';
@@ -22,6 +23,7 @@ import { SharedModelSlots } from '../core/model/shared-slots.js';
 import { PeopleDirectory } from '../core/people/index.js';
 import { firstCovering, profileApprovers } from '../core/profiles/index.js';
 import type { ScheduleBook } from '../core/schedules/index.js';
+import { MessageGrants } from '../core/search/index.js';
 import { TurnStops } from '../core/stop/turn-stops.js';
 import { ApprovalPolicy } from '../core/tools/policy.js';
 import { TurnRunner } from '../core/turn/turn-runner.js';
@@ -37,6 +39,7 @@ import { createObserver } from './observers.js';
 import { PacingShares } from './pacing-shares.js';
 import { createProfiles } from './profiles.js';
 import { createSchedules } from './schedules.js';
+import { searchTools } from './search.js';
 import { createTools } from './tools.js';
 import { fileOptions, turnOptions, workerOptions } from './turns.js';
 
@@ -125,6 +128,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
       ...createApprovalTools(store.reads, policy, file.schedules.defaultTimezone),
       ...(connections?.tools ?? []),
       ...(demo?.tools ?? []),
+      ...searchTools(config, people, connections?.book),
     ],
     connections?.sources,
     connections?.book,
@@ -182,6 +186,11 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     ...(config.publicUrl ? { requestLink: consoleLink(config.publicUrl) } : {}),
   });
   const fileLimits = fileOptions(config);
+  // Slack's action tokens come with messages: sealed before the inbox stores them, opened by their turn.
+  const grants =
+    config.search.slack && config.secretKeys
+      ? new MessageGrants(new SecretBox(config.secretKeys))
+      : undefined;
   const files = createFiles(store, fileLimits, logger);
   const stops = new TurnStops(store, logger);
   // Turns start while deliveries store quickly: the intake reports, the worker reads.
@@ -190,6 +199,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     admission,
     maxMessageChars: file.maxMessageChars,
     messagesPerMinute: file.rateLimit.messagesPerMinute,
+    ...(grants ? { grants } : {}),
     files: files.intake,
     stops,
     feedback: new FeedbackRecorder(store, observer, logger),
@@ -254,6 +264,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     stops,
     ...(budgets ? { budgets } : {}),
     ...(connections ? { connections: connections.book } : {}),
+    ...(grants ? { grants } : {}),
     options: turnOptions(config),
   });
   const { approvalPolicy } = file;

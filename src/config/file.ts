@@ -116,9 +116,13 @@ export const fileConfigSchema = z
     standingApprovalHours: z.number().min(0).max(720).default(8),
     /** Messages a user may send per minute before Butler answers politely instead of with the model. */
     rateLimit: z
-      .object({ messagesPerMinute: z.number().int().positive().default(20) })
+      .object({
+        messagesPerMinute: z.number().int().positive().default(20),
+        /** Message searches one person may make a minute (`search_messages`). */
+        searchesPerMinute: z.number().int().positive().default(10),
+      })
       .strict()
-      .default({ messagesPerMinute: 20 }),
+      .default({ messagesPerMinute: 20, searchesPerMinute: 10 }),
     /** Per-platform allowlists; an omitted list allows everyone. */
     access: z
       .object({ slack: allowlist.optional(), feishu: allowlist.optional(), console: allowlist.optional() })

@@ -23,6 +23,7 @@ import { resolveFeishuApps } from './feishu-apps.js';
 import { type FileConfig, fileConfigSchema } from './file.js';
 import { resolveMcpServers } from './mcp-servers.js';
 import { approversByPlatform, peopleIssues } from './people.js';
+import { resolveSearch } from './search.js';
 import { resolveSecretKeys } from './secret-key.js';
 import { slackFromEnv } from './slack-env.js';
 import { slackTenantIssues } from './slack-tenants.js';
@@ -273,6 +274,22 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
         oauthServers.length > 0 ||
         slack?.install !== undefined ||
         (feishu ?? []).some((app) => app.type === 'isv'),
+      // Message search seals what it keeps (Slack's action tokens, Feishu users' tokens): on the embedded
+      // database a key is made for it; with DATABASE_URL and no key, search is off (resolveSearch says so).
+      wanted: slack !== undefined || feishu !== undefined,
+    },
+    issues,
+    warnings,
+  );
+  const search = resolveSearch(
+    {
+      perMinute: file?.rateLimit.searchesPerMinute ?? 10,
+      slackPrivate: file?.slack.search.private ?? true,
+      slack: slack !== undefined,
+      feishu,
+      secretKeys,
+      publicUrl: env.BUTLER_PUBLIC_URL,
+      mcpServerNames: mcpServers.map((server) => server.name),
     },
     issues,
     warnings,
@@ -341,6 +358,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, cwd = proces
       langfuse,
       mcpServers,
       secretKeys,
+      search,
       apiKeys,
       agents,
       routing,

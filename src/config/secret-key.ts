@@ -14,7 +14,15 @@ import type { ConfigIssue } from '../core/contracts/errors.js';
 export const keyFileName = 'secret.key';
 
 export function resolveSecretKeys(
-  input: { text: string | undefined; embedded: boolean; dataDir: string; needed: boolean },
+  input: {
+    text: string | undefined;
+    embedded: boolean;
+    dataDir: string;
+    /** Something configured cannot work without a key. */
+    needed: boolean;
+    /** Something would use a key, and works less without one: made on the embedded database only. */
+    wanted?: boolean;
+  },
   issues: ConfigIssue[],
   warnings: string[],
 ): SecretKey[] | undefined {
@@ -30,7 +38,7 @@ export function resolveSecretKeys(
     }
     return keys as SecretKey[];
   }
-  if (!input.needed) return undefined;
+  if (!input.needed && !(input.wanted && input.embedded)) return undefined;
   if (!input.embedded) {
     issues.push({
       variable: 'BUTLER_SECRET_KEY',
@@ -51,7 +59,7 @@ export function resolveSecretKeys(
     return undefined;
   }
   warnings.push(
-    `BUTLER_SECRET_KEY unset: OAuth tokens are encrypted with a key generated in ${file}; set BUTLER_SECRET_KEY for a shared server`,
+    `BUTLER_SECRET_KEY unset: tokens are encrypted with a key generated in ${file}; set BUTLER_SECRET_KEY for a shared server`,
   );
   return [key];
 }

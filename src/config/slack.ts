@@ -14,6 +14,16 @@ const suggestedPrompt = z
   .strict();
 
 export const slackSchema = z
-  .object({ suggestedPrompts: z.array(suggestedPrompt).max(4).default([]) })
+  .object({
+    suggestedPrompts: z.array(suggestedPrompt).max(4).default([]),
+    /**
+     * Message search: `private: false` asks Slack for public channels only (private channels, DMs and group DMs
+     * are never searched); either way Butler shows a result only where its readers may see it.
+     */
+    search: z
+      .object({ private: z.boolean().default(true) })
+      .strict()
+      .default({ private: true }),
+  })
   .strict()
-  .default({ suggestedPrompts: [] });
+  .default({ suggestedPrompts: [], search: { private: true } });

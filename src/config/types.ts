@@ -5,6 +5,7 @@ import type { ApiKey } from './api-keys.js';
 import type { Env } from './env.js';
 import type { FeishuConfig } from './feishu-apps.js';
 import type { FileConfig } from './file.js';
+import type { SearchConfig } from './search.js';
 
 export type { FeishuAppType, FeishuConfig } from './feishu-apps.js';
 
@@ -83,6 +84,8 @@ export interface AppConfig {
   langfuse: LangfuseConfig;
   /** The keys that seal secrets at rest (OAuth tokens), the sealing one first; undefined when none is needed. */
   secretKeys: SecretKey[] | undefined;
+  /** Where messages can be searched (`search.ts`). */
+  search: SearchConfig;
   /** The HTTP API's keys, with `${VAR}` resolved (secrets: never log them). */
   apiKeys: ApiKey[];
   /** The config file's `mcpServers`, with `${VAR}` resolved. */
