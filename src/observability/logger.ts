@@ -22,6 +22,11 @@ const secretKeys = [
   'authorization',
   'secretKey',
   'publicKey',
+  // A message's own credential (Slack's action token) and people's OAuth tokens.
+  'grant',
+  'action_token',
+  'access_token',
+  'refresh_token',
 ];
 const redactPaths = [
   ...secretKeys,
