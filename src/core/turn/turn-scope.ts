@@ -67,6 +67,7 @@ export function systemPromptOf(deps: TurnRunnerDeps, turn: Turn, note?: string):
     scheduled: turn.scheduleId !== undefined,
     memories,
     pendingApprovals,
+    searchable: turn.profile.tools.get('search_messages') !== undefined,
   });
   return note ? `${prompt}\n\n${note}` : prompt;
 }

@@ -138,6 +138,7 @@ describe(`search_messages on Slack (${databaseKind})`, () => {
     await replied('C0GENERAL', ts, 'Here is what the team said.');
 
     expect(fake.search.requests).toHaveLength(1);
+    expect(String(model.requests[0]?.messages[0]?.content)).toContain('Cite the link of every message');
     const [request] = fake.search.requests;
     expect(request?.token).toBe('xoxb-integration');
     expect(request?.args.action_token).toBe(token);
