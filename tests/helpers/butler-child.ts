@@ -32,7 +32,7 @@ export function startButlerChild(env: Record<string, string>) {
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const waitFor = <T extends ChildLine>(
     match: (line: ChildLine) => line is T,
-    timeoutMs = 20_000,
+    timeoutMs = 45_000,
   ): Promise<T> =>
     new Promise((resolve, reject) => {
       const check = () => {

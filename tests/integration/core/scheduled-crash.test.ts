@@ -169,7 +169,7 @@ describe(`scheduled runs across crashes (${databaseKind})`, () => {
     const { task, runs } = await onlyTask();
     expect(task).toMatchObject({ status: 'done', lastOutcome: 'replied', failures: 0 });
     expect(runs).toEqual(['replied']);
-  }, 60_000);
+  }, 150_000);
 
   it('finishes a run killed mid-reply once, in place, after the restart', async () => {
     const first = await start();
@@ -201,7 +201,7 @@ describe(`scheduled runs across crashes (${databaseKind})`, () => {
     const { task, runs } = await onlyTask();
     expect(task).toMatchObject({ status: 'done', lastOutcome: 'replied' });
     expect(runs).toEqual(['replied']);
-  }, 60_000);
+  }, 150_000);
 
   it.skipIf(databaseKind !== 'postgres')(
     'runs a task once when two Butler processes share the database',
