@@ -135,10 +135,13 @@ export function normalizeMessageEvent(
     requiresKnownConversation = true;
   }
 
-  // Agent apps get the sender's action token (search as them) on the event, or in its assistant_thread.
+  // Agent apps get the sender's action token (search as them) on the event, or in its assistant_thread: that
+  // one only when the thread names the sender as its person (never another person's token).
+  const agentThread = isRecord(event.assistant_thread) ? event.assistant_thread : undefined;
+  const threadPerson = agentThread ? (text(agentThread, 'user_id') ?? senderId) : undefined;
   const actionToken =
     text(event, 'action_token') ??
-    (isRecord(event.assistant_thread) ? text(event.assistant_thread, 'action_token') : undefined);
+    (agentThread && threadPerson === senderId ? text(agentThread, 'action_token') : undefined);
   const ownText = text(event, 'text') ?? '';
   // Some clients and apps send only blocks (`text` empty); the blocks then carry what the person wrote.
   const rawText = writtenText(ownText, event.blocks);

@@ -220,7 +220,8 @@ export function createSlackApi(options: SlackApiOptions): SlackApi {
       return isRecord(result) ? result : {};
     } catch (error) {
       const { slackError } = toSlackApiError(method, error);
-      if (tokenRefusals.has(slackError)) options.onTokenRefused?.(slackError);
+      // A call that carries a person's action token may be refused for that token, not the bot's.
+      if (tokenRefusals.has(slackError) && !('action_token' in args)) options.onTokenRefused?.(slackError);
       throw error;
     }
   };

@@ -5,6 +5,7 @@ import type { AgentFrame, ApprovalRecord, Store } from '../contracts/store.js';
 import type { ToolDefinition } from '../model/model-client.js';
 import type { Delegation, DelegationOutcome, ToolScope } from '../tool-calls/index.js';
 import { waitingApprovals } from '../tool-calls/index.js';
+import { toolsOn } from '../tools/platform-tools.js';
 import type { ToolSet } from '../tools/registry.js';
 import { type AgentRunResult, type AgentRunState, failureText, runAgent, taskMessage } from './agent-run.js';
 import { type AgentSpec, delegateToolName } from './agent-spec.js';
@@ -132,7 +133,8 @@ export class Delegator {
     const { delegation: _noFurther, ...outer } = scope;
     const agentScope: ToolScope = {
       ...outer,
-      tools: this.toolSets.get(spec.name) as AgentToolSet,
+      // Only what works on the conversation's platform, as for Butler's own calls.
+      tools: toolsOn(this.toolSets.get(spec.name) as AgentToolSet, scope.address.platform),
       observer,
       agent: spec.name,
       // A sub-agent reads Butler's words, not the person's: its personal calls need confirmation.

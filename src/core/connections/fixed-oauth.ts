@@ -42,6 +42,11 @@ export async function fixedAuth(
     return 'AUTHORIZED';
   }
   const held = await provider.tokens();
+  if (held && !held.refresh_token) {
+    // Nothing to refresh with (the server gave no refresh token): the person connects again.
+    await provider.invalidateCredentials('tokens');
+    return 'REDIRECT';
+  }
   if (held?.refresh_token) {
     const answer = await post(endpoints, options.fetchFn, {
       grant_type: 'refresh_token',

@@ -93,7 +93,8 @@ export async function resolveApprovedCall(
   await scope.store.approvals.finishExecution(
     approval.id,
     outcome.ok ? 'succeeded' : 'failed',
-    outcome.content,
+    // A result the model alone may read is stored as what is kept of it, and replayed so after a restart.
+    outcome.kept ?? outcome.content,
   );
   return {
     toolCallId: call.id,

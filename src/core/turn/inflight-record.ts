@@ -1,3 +1,4 @@
+import { keptMessages } from '../contracts/messages.js';
 import type { InflightTurn, Store } from '../contracts/store.js';
 
 /**
@@ -29,9 +30,12 @@ export class InflightRecord {
     return this.save();
   }
 
-  /** The complete answer; written by the next `save`, before the reply is finished. */
+  /**
+   * The complete answer; written by the next `save`, before the reply is finished. Tool results the model alone
+   * may read are recorded as what is kept of them (`ToolOutput.kept`).
+   */
   deliver(delivered: NonNullable<InflightTurn['delivered']>): void {
-    this.state.delivered = delivered;
+    this.state.delivered = { ...delivered, messages: keptMessages(delivered.messages) };
     this.changes += 1;
   }
 

@@ -81,7 +81,7 @@ export async function completeTurn(
     ...pending,
     { role: 'assistant', content: finalContent?.trim() ? finalContent : turn.reply.shown },
   ];
-  turn.inflight.deliver({ text: turn.reply.shown, messages: keptMessages(messages) });
+  turn.inflight.deliver({ text: turn.reply.shown, messages });
   await turn.inflight.save();
   await deliverReply(deps, turn);
   await commitTurn(deps, turn, await withReplyMessages(turn, messages), 'done');

@@ -119,7 +119,7 @@ describe(`search_messages on Feishu (${databaseKind})`, () => {
 
     const [request] = search.searchRequests;
     expect(request?.token).toMatch(/^u-/);
-    expect((request?.body as Record<string, unknown>).query).toBe('rollback');
+    expect(request?.body).toMatchObject({ query: 'rollback' });
     expect(search.messageReads.every((read) => read.token === request?.token)).toBe(true);
     const result = lastToolResult();
     expect(result).toContain(publicText);

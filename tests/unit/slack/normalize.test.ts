@@ -257,6 +257,26 @@ describe('normalizeMessageEvent', () => {
   });
 });
 
+describe('the action token of a message (search as its sender)', () => {
+  const mention = appMention({ ts: '1700000000.000100', user: 'U0ALICE' });
+  const grantOf = (event: Record<string, unknown>) => accepted(normalize(event)).message.grant;
+
+  it('is read from the event, or from its assistant_thread when that names the sender', () => {
+    expect(grantOf({ ...mention, action_token: 'at-top' })).toBe('at-top');
+    expect(grantOf({ ...mention, assistant_thread: { action_token: 'at-thread' } })).toBe('at-thread');
+    expect(grantOf({ ...mention, assistant_thread: { user_id: 'U0ALICE', action_token: 'at-own' } })).toBe(
+      'at-own',
+    );
+    expect(grantOf(mention)).toBeUndefined();
+  });
+
+  it("is never another person's: a thread naming someone else gives none", () => {
+    expect(
+      grantOf({ ...mention, assistant_thread: { user_id: 'U0BOB', action_token: 'at-bobs' } }),
+    ).toBeUndefined();
+  });
+});
+
 function appMentionFrom(event: Record<string, unknown>) {
   return { ...event, type: 'app_mention' };
 }
