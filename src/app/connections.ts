@@ -3,6 +3,7 @@ import type { AppConfig, FeishuConfig } from '../config/index.js';
 import {
   AccountMcpServer,
   ConnectionBook,
+  clientMetadataUrlOf,
   createConnectionTools,
   type OAuthServer,
   SecretBox,
@@ -28,21 +29,30 @@ const isOAuthHttp = (server: McpServerSettings): server is HttpSettings =>
 export function createConnections(config: AppConfig, store: Store, people: People, logger: Logger) {
   const servers = config.mcpServers.filter(isOAuthHttp);
   const feishu = config.search.feishu;
-  if ((servers.length === 0 && !feishu) || !config.secretKeys || !config.publicUrl) return undefined;
+  const { publicUrl } = config;
+  if ((servers.length === 0 && !feishu) || !config.secretKeys || !publicUrl) return undefined;
   const book = new ConnectionBook(
     store,
     new SecretBox(config.secretKeys),
     people,
     [
-      ...servers.map((server) => ({
-        name: server.name,
-        url: server.transport.url,
-        oauth: server.oauth ?? { identity: 'person' as const },
-      })),
+      ...servers.map((server) => {
+        const oauth = server.oauth ?? { identity: 'person' as const };
+        // Butler's own metadata document, unless the server names another or none (`false`).
+        const ownDocument = clientMetadataUrlOf(publicUrl);
+        return {
+          name: server.name,
+          url: server.transport.url,
+          oauth:
+            oauth.clientMetadataUrl === undefined && ownDocument
+              ? { ...oauth, clientMetadataUrl: ownDocument }
+              : oauth,
+        };
+      }),
       ...(feishu ? [feishuSearchServer(feishu)] : []),
     ],
     {
-      publicUrl: config.publicUrl,
+      publicUrl,
       linkTtlMs: 10 * minute,
       // No OAuth request may hold Butler: 15 s and 1 MB each, a Connect page answers within 20 s, and a call
       // whose refresh stalls ends within 30 s (docs/security.md).
@@ -56,7 +66,7 @@ export function createConnections(config: AppConfig, store: Store, people: Peopl
     book,
     sources,
     tools: createConnectionTools(book),
-    routes: createConnectWeb(book, logger, { publicUrl: config.publicUrl }),
+    routes: createConnectWeb(book, logger, { publicUrl }),
     start: () => Promise.all(sources.map((source) => source.start())),
     stop: () => Promise.all(sources.map((source) => source.stop())),
     describe: () => Object.fromEntries(sources.map((source) => [source.name, source.describe()])),

@@ -35,7 +35,9 @@ export const mcpServerSchema = z
         scopes: z
           .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'one scope token, no spaces'))
           .optional(),
-        clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
+        clientMetadataUrl: z
+          .union([z.url({ protocol: /^https$/, error: 'must be an https URL' }), z.literal(false)])
+          .optional(),
       })
       .strict()
       .optional(),
@@ -148,7 +150,9 @@ export function resolveMcpServers(
               ...(oauth.clientId ? { clientId: value(oauth.clientId) } : {}),
               ...(clientSecret ? { clientSecret } : {}),
               ...(oauth.scopes ? { scopes: oauth.scopes } : {}),
-              ...(oauth.clientMetadataUrl ? { clientMetadataUrl: oauth.clientMetadataUrl } : {}),
+              ...(oauth.clientMetadataUrl !== undefined
+                ? { clientMetadataUrl: oauth.clientMetadataUrl }
+                : {}),
             },
           }
         : {}),

@@ -34,6 +34,8 @@ export const testAccountHeader = 'x-test-account';
 
 export interface OAuthMcpStats {
   registrations: number;
+  /** Client metadata documents fetched (an https client id). */
+  metadataFetches: number;
   /** Authorization requests approved (codes issued). */
   authorizations: number;
   codeExchanges: number;
@@ -63,6 +65,11 @@ export interface ProviderSettings {
   preRegisteredClient: PreRegisteredClient | undefined;
   /** Delays every token response after its tokens are issued (and any old refresh token is spent). */
   slowTokenEndpointMs: number;
+  /**
+   * Client ID Metadata Documents: an https client id is the URL of the client's metadata document, fetched with
+   * this (the test's stand-in for the provider's HTTP client); absent: such ids are unknown.
+   */
+  fetchClientMetadata?: ((url: string) => Promise<unknown>) | undefined;
 }
 
 const authorizationCodeTtlMs = 60_000;
@@ -126,6 +133,7 @@ function checkRedirectUri(uri: string): void {
 export class TestAuthorizationServer implements OAuthServerProvider {
   readonly stats: OAuthMcpStats = {
     registrations: 0,
+    metadataFetches: 0,
     authorizations: 0,
     codeExchanges: 0,
     refreshes: 0,
@@ -157,11 +165,42 @@ export class TestAuthorizationServer implements OAuthServerProvider {
           : { client_secret: preRegistered.clientSecret, token_endpoint_auth_method: 'client_secret_post' }),
       });
     }
-    const getClient = (clientId: string) => this.clients.get(clientId);
+    const getClient = (clientId: string) =>
+      this.clients.get(clientId) ??
+      (clientId.startsWith('https://') ? this.fromMetadata(clientId) : undefined);
     // The SDK advertises and mounts the registration endpoint only when the store can register.
     this.clientsStore = settings.dynamicRegistration
       ? { getClient, registerClient: (client) => this.register(client) }
       : { getClient };
+  }
+
+  /**
+   * A client whose id is its metadata document's URL (draft-ietf-oauth-client-id-metadata-document): the
+   * document must name that URL as `client_id` and list its redirect URIs; such a client is public.
+   */
+  private async fromMetadata(clientId: string): Promise<OAuthClientInformationFull | undefined> {
+    const fetchDocument = this.settings.fetchClientMetadata;
+    if (!fetchDocument) return undefined;
+    this.stats.metadataFetches += 1;
+    const document = (await fetchDocument(clientId).catch(() => undefined)) as
+      | Record<string, unknown>
+      | undefined;
+    const redirectUris = document?.redirect_uris;
+    if (document?.client_id !== clientId || !Array.isArray(redirectUris) || redirectUris.length === 0)
+      throw new InvalidClientMetadataError(`the metadata document at ${clientId} does not describe it`);
+    for (const uri of redirectUris) checkRedirectUri(String(uri));
+    if (document.token_endpoint_auth_method !== undefined && document.token_endpoint_auth_method !== 'none')
+      throw new InvalidClientMetadataError('a metadata document client authenticates with none');
+    return {
+      client_id: clientId,
+      redirect_uris: redirectUris.map(String),
+      grant_types: Array.isArray(document.grant_types)
+        ? document.grant_types.map(String)
+        : ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(typeof document.client_name === 'string' ? { client_name: document.client_name } : {}),
+    };
   }
 
   private register(

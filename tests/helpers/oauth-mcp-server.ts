@@ -34,6 +34,11 @@ export interface OAuthMcpServerOptions {
   accessTokenTtlSeconds?: number;
   /** Holds every token response this long, after the tokens are issued. */
   slowTokenEndpointMs?: number;
+  /**
+   * Takes Client ID Metadata Documents (its metadata says `client_id_metadata_document_supported`), fetching
+   * each with this; absent: it does not.
+   */
+  fetchClientMetadata?: (url: string) => Promise<unknown>;
 }
 
 export interface Ticket {
@@ -187,6 +192,7 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
     dynamicRegistration: options.dynamicRegistration ?? true,
     preRegisteredClient: options.preRegisteredClient,
     slowTokenEndpointMs: options.slowTokenEndpointMs ?? 0,
+    fetchClientMetadata: options.fetchClientMetadata,
   });
   const tickets: Ticket[] = [];
   const calls: OAuthToolCall[] = [];
@@ -194,6 +200,8 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
   const app = express();
   app.use(recordRefusals(provider.stats.rejected));
   app.use('/authorize', echoStateInErrorRedirects());
+  if (options.fetchClientMetadata)
+    app.use('/.well-known/oauth-authorization-server', advertiseClientMetadata());
   app.use(
     mcpAuthRouter({
       provider,
@@ -257,5 +265,15 @@ export async function startOAuthMcpServer(options: OAuthMcpServerOptions = {}): 
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
+  };
+}
+
+/** Adds `client_id_metadata_document_supported: true` to the SDK's authorization server metadata. */
+function advertiseClientMetadata(): RequestHandler {
+  return (_request, response, next) => {
+    const json = response.json.bind(response);
+    response.json = (body: unknown) =>
+      json({ ...(body as Record<string, unknown>), client_id_metadata_document_supported: true });
+    next();
   };
 }

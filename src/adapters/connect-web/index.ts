@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clientMetadataDocument, clientMetadataPath } from '../../core/connections/client-metadata.js';
 import { type ConnectionBook, callbackPath, connectPath } from '../../core/connections/connection-book.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import { escapeHtml, htmlPage, paragraph } from '../../http/html-page.js';
@@ -143,9 +144,21 @@ export function createConnectWeb(
     }
   };
 
+  // Butler's client metadata document, for servers that take its URL as Butler's client id (no secrets in it).
+  const document = JSON.stringify(clientMetadataDocument(options.publicUrl));
+  const metadata: RouteHandler = async (request, response) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=3600' });
+    response.end(request.method === 'HEAD' ? undefined : document);
+  };
+
   return new Map([
     [connectPath.replace(/\/$/, ''), connect],
     [callbackPath, callback],
+    [clientMetadataPath, metadata],
   ]);
 }
 

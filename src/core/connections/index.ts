@@ -1,4 +1,5 @@
 export { AccountMcpServer } from './account-mcp-server.js';
+export { clientMetadataDocument, clientMetadataPath, clientMetadataUrlOf } from './client-metadata.js';
 export {
   type Connected,
   ConnectionBook,

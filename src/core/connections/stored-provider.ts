@@ -58,7 +58,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     private readonly owner: { key: string; person: Person },
     private readonly role: ProviderRole,
   ) {
-    if (deps.oauth.clientMetadataUrl) this.clientMetadataUrl = deps.oauth.clientMetadataUrl;
+    if (typeof deps.oauth.clientMetadataUrl === 'string')
+      this.clientMetadataUrl = deps.oauth.clientMetadataUrl;
   }
 
   get redirectUrl(): string {

@@ -24,8 +24,11 @@ export interface McpOAuthSettings {
   clientSecret?: string;
   /** Asked for when the server names none (its `WWW-Authenticate` and metadata come first). */
   scopes?: string[];
-  /** An HTTPS URL of Butler's client metadata document, for servers that take URL client ids. */
-  clientMetadataUrl?: string;
+  /**
+   * The HTTPS URL of Butler's client metadata document, used as its client id by servers that take URL client
+   * ids; `false`: never (register, or use `clientId`). Butler serves its own under an https public URL.
+   */
+  clientMetadataUrl?: string | false;
 }
 
 /**
