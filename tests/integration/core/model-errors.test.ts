@@ -5,6 +5,7 @@ import { startTestButler, type TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import {
   type FakeModelServer,
+  type RecordedRequest,
   type ReplyScript,
   startFakeModelServer,
 } from '../../helpers/fake-model-server.js';
@@ -42,24 +43,27 @@ async function turn(...replies: ReplyScript[]) {
     channel: 'errors',
     thread: `e${thread}`,
   };
-  model.enqueue(...replies);
-  await app.butler.service.accept(
-    inboundMessage({ text: 'question', address, user: { id: `user${thread}` } }),
-  );
+  // Only this turn's requests get its replies and count: an abandoned attempt of an earlier test that reaches
+  // the model late (a loaded machine) takes none of them.
+  const text = `question ${address.thread}`;
+  const mine = (request: RecordedRequest) => JSON.stringify(request.messages).includes(text);
+  if (replies.length > 0) model.enqueueFor(mine, ...replies);
+  await app.butler.service.accept(inboundMessage({ text, address, user: { id: `user${thread}` } }));
   await app.settle();
   const conversation = await app.butler.store.conversations.find(encodeConversationKey(address));
   const stored = await app.butler.store.conversations.window(conversation?.id ?? '');
   const reply = platform.replies.find((entry) => entry.target.address.thread === address.thread);
   const notice = platform.notices.find((entry) => entry.target.address.thread === address.thread);
-  return { address, conversation, stored, shown: reply?.finalText ?? notice?.text ?? '' };
+  const requests = model.requests.filter(mine);
+  return { address, conversation, stored, requests, shown: reply?.finalText ?? notice?.text ?? '' };
 }
 
 describe(`model failures on ${databaseKind}`, () => {
   it('tells the user when the model stays rate-limited until the deadline', async () => {
     const limited = { status: 429, headers: { 'retry-after': '0' } };
     model.setFallback(limited);
-    const { shown, stored } = await turn();
-    expect(model.requests.length).toBeGreaterThan(1);
+    const { shown, stored, requests } = await turn();
+    expect(requests.length).toBeGreaterThan(1);
     expect(shown).toContain('rate-limited');
     expect(stored.map((message) => message.role)).toEqual(['user']);
   });
@@ -71,17 +75,20 @@ describe(`model failures on ${databaseKind}`, () => {
 
   it('gives up on a model that does not answer in time: one deadline over every attempt', async () => {
     const started = Date.now();
-    const { shown, stored } = await turn({ hang: true }, { hang: true });
+    const { shown, stored, requests } = await turn({ hang: true }, { hang: true });
     expect(shown).toContain('took too long');
     // The configured deadline bound the whole call: no second attempt of another deadline.
-    expect(model.requests).toHaveLength(1);
+    expect(requests).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(2 * modelTimeoutMs);
     expect(stored.map((message) => message.role)).toEqual(['user']);
   });
 
   it('retries a server error when the server says when, within the deadline', async () => {
-    const { shown } = await turn({ status: 503, headers: { 'retry-after': '0' } }, { text: 'Recovered.' });
-    expect(model.requests).toHaveLength(2);
+    const { shown, requests } = await turn(
+      { status: 503, headers: { 'retry-after': '0' } },
+      { text: 'Recovered.' },
+    );
+    expect(requests).toHaveLength(2);
     expect(shown).toBe('Recovered.');
   });
 
@@ -94,11 +101,11 @@ describe(`model failures on ${databaseKind}`, () => {
   });
 
   it('feeds malformed tool-call arguments back to the model as a tool error', async () => {
-    const { shown, stored } = await turn(
+    const { shown, stored, requests } = await turn(
       { toolCalls: [{ id: 'bad_json', name: 'remember', arguments: '{"content": "unterminated' }] },
       { text: 'Sorry, let me answer directly.' },
     );
-    const toolMessage = model.requests[1]?.messages.find((message) => message.role === 'tool');
+    const toolMessage = requests[1]?.messages.find((message) => message.role === 'tool');
     expect(toolMessage).toMatchObject({ tool_call_id: 'bad_json' });
     expect(String(toolMessage?.content)).toContain('not valid JSON');
     expect(shown).toBe('Sorry, let me answer directly.');
@@ -106,18 +113,18 @@ describe(`model failures on ${databaseKind}`, () => {
   });
 
   it('feeds an unknown tool back to the model with the tools it has', async () => {
-    await turn(
+    const { requests } = await turn(
       { toolCalls: [{ id: 'ghost', name: 'launch_rocket', arguments: '{}' }] },
       { text: 'I cannot do that.' },
     );
-    const toolMessage = model.requests[1]?.messages.find((message) => message.role === 'tool');
+    const toolMessage = requests[1]?.messages.find((message) => message.role === 'tool');
     expect(String(toolMessage?.content)).toMatch(/unknown tool "launch_rocket".*remember, recall, forget/);
   });
 
   it('stops a model that keeps calling tools after the step budget', async () => {
     model.setFallback({ toolCalls: [{ name: 'recall', arguments: '{"query":""}' }] });
-    const { shown, stored } = await turn();
-    expect(model.requests).toHaveLength(3);
+    const { shown, stored, requests } = await turn();
+    expect(requests).toHaveLength(3);
     expect(shown).toContain('I stopped after 3 steps');
     // Every stored tool call has its result: the history stays valid for the next turn.
     const callIds = stored.flatMap((message) =>
