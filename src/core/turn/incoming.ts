@@ -29,6 +29,17 @@ export function requestersOf(people: People, messages: readonly InboundMessage[]
     .reverse();
 }
 
+/**
+ * The credential the platform gave with the newest message, when every message is one person's: a turn that
+ * answers several people acts as none of them.
+ */
+export function grantOf(deps: TurnRunnerDeps, messages: readonly InboundMessage[]): string | undefined {
+  const { grants, policy } = deps;
+  if (!grants || requestersOf(policy.people, messages).length !== 1) return undefined;
+  const newest = [...messages].reverse().find((message) => message.grant !== undefined);
+  return newest ? grants.opened(newest) : undefined;
+}
+
 /** What the reply says first when the intake cut a message to its length limit. */
 function cutNotice(messages: readonly InboundMessage[]): string | undefined {
   const cut = messages.filter((message) => message.cutFrom !== undefined);

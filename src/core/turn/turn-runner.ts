@@ -19,7 +19,7 @@ import { endedByBudget, isBudgetOverride, overrideDecided } from './budget-gate.
 import { answerCommand } from './commands.js';
 import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
-import { incomingMessages, requestersOf } from './incoming.js';
+import { grantOf, incomingMessages, requestersOf } from './incoming.js';
 import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import {
   completeTurn,
@@ -95,7 +95,7 @@ export class TurnRunner {
       signal,
       // The interrupted reply came after the earliest message it answered (a run's: after its anchor).
       retriedAfter: retried ? (schedule ? schedule.anchor : first.messageId) : undefined,
-      grant: this.grantOf(messages),
+      grant: grantOf(this.deps, messages),
     });
     if (turn.inflight.delivered) {
       await this.released(turn, redeliverTurn(this.deps, turn));
@@ -121,17 +121,6 @@ export class TurnRunner {
       this.endCosmetics(turn);
       await turn.stop?.release();
     }
-  }
-
-  /**
-   * The credential the platform gave with the newest message, when every message is one person's: a turn that
-   * answers several people acts as none of them.
-   */
-  private grantOf(messages: readonly InboundMessage[]): string | undefined {
-    const { grants, policy } = this.deps;
-    if (!grants || requestersOf(policy.people, messages).length !== 1) return undefined;
-    const newest = [...messages].reverse().find((message) => message.grant !== undefined);
-    return newest ? grants.opened(newest) : undefined;
   }
 
   /** Continues a parked turn once every call on its card was decided or expired. */
