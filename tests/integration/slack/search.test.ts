@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSlackApi } from '../../../src/adapters/slack/slack-api.js';
+import { silentLogger } from '../../../src/core/contracts/logger.js';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { databaseKind } from '../../helpers/database.js';
 import { dumpDatabase } from '../../helpers/database-dump.js';
@@ -260,5 +262,27 @@ describe(`search_messages on Slack (${databaseKind})`, () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('never takes a refused action token for a refused bot token (an installation stays served)', async () => {
+    const refused: string[] = [];
+    const api = createSlackApi({
+      token: 'xoxb-integration',
+      apiUrl: fake.url,
+      logger: silentLogger,
+      onTokenRefused: (error) => refused.push(error),
+    });
+    const token = fake.search.issueToken('U0ALICE');
+    fake.failNext('assistant.search.context', { error: 'token_expired' });
+    await expect(
+      api.callNow('assistant.search.context', { query: 'rollback', action_token: token }),
+    ).rejects.toThrow(/token_expired/);
+    expect(refused).toEqual([]);
+    // The bot token's own refusal still counts.
+    fake.failNext('conversations.info', { error: 'token_revoked' });
+    await expect(api.callNow('conversations.info', { channel: 'C0GENERAL' })).rejects.toThrow(
+      /token_revoked/,
+    );
+    expect(refused).toEqual(['token_revoked']);
   });
 });

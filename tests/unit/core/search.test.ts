@@ -4,6 +4,7 @@ import type { InboundMessage } from '../../../src/core/contracts/events.js';
 import { silentLogger } from '../../../src/core/contracts/logger.js';
 import type { Audience, MessageSearch, SearchHit } from '../../../src/core/contracts/message-search.js';
 import { keptMessages } from '../../../src/core/contracts/messages.js';
+import type { Store } from '../../../src/core/contracts/store.js';
 import { PeopleDirectory } from '../../../src/core/people/index.js';
 import {
   createSearchTool,
@@ -18,6 +19,7 @@ import {
 import { toolsOn } from '../../../src/core/tools/platform-tools.js';
 import type { ToolSet } from '../../../src/core/tools/registry.js';
 import type { ToolContext } from '../../../src/core/tools/tool.js';
+import { InflightRecord } from '../../../src/core/turn/inflight-record.js';
 
 const hit = (conversationId: string, text = `from ${conversationId}`): SearchHit => ({
   conversationId,
@@ -116,6 +118,25 @@ describe('what the model reads and what is kept', () => {
       { role: 'user', content: 'hi' },
       { role: 'tool', content: '[search: 1 shown]', toolCallId: 'c1' },
     ]);
+  });
+});
+
+describe('the crash record', () => {
+  it('keeps the kept text of a result, whichever ending delivers the answer', async () => {
+    const written: string[] = [];
+    const store = {
+      conversations: {
+        setInflight: async (_id: string, state: unknown) => void written.push(JSON.stringify(state)),
+      },
+    } as unknown as Store;
+    const record = new InflightRecord(store, 'c1', { turnId: 't1', eventIds: [1], replyMessageIds: [] });
+    record.deliver({
+      text: 'answer',
+      messages: [{ role: 'tool', content: 'the private results', toolCallId: 'c', kept: '[kept line]' }],
+    });
+    await record.save();
+    expect(written.join()).not.toContain('the private results');
+    expect(written.join()).toContain('[kept line]');
   });
 });
 
