@@ -23,6 +23,10 @@ export class ExpiringMap<K, V> {
     return this.has(key) ? this.entries.get(key)?.value : undefined;
   }
 
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, { value, expiresAt: this.now() + this.options.ttlMs });

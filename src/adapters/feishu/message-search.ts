@@ -3,6 +3,7 @@ import type {
   Audience,
   MessageSearch,
   SearchAnswer,
+  SearchCredential,
   SearchHit,
   SearchRequest,
 } from '../../core/contracts/message-search.js';
@@ -32,23 +33,23 @@ export function createFeishuMessageSearch(options: {
   logger: Logger;
 }): MessageSearch {
   const { api, names, logger } = options;
-  const chats = new ExpiringMap<string, JsonRecord | undefined>({ ttlMs: 60_000, maxEntries: 2000 });
+  // By chat: the lookup itself, so results read at once from one chat ask Feishu once.
+  const chats = new ExpiringMap<string, Promise<JsonRecord | undefined>>({ ttlMs: 60_000, maxEntries: 2000 });
   const applink = options.baseUrl.includes('larksuite')
     ? 'https://applink.larksuite.com'
     : 'https://applink.feishu.cn';
 
-  async function chatOf(chatId: string): Promise<JsonRecord | undefined> {
-    if (chats.has(chatId)) return chats.get(chatId);
-    try {
-      const chat = await api.chatInfo(chatId);
-      chats.set(chatId, chat);
-      return chat;
-    } catch (error) {
+  function chatOf(chatId: string): Promise<JsonRecord | undefined> {
+    const known = chats.get(chatId);
+    if (known) return known;
+    const lookup = api.chatInfo(chatId).catch((error: unknown) => {
       // The bot is not in it (or it is gone): Butler cannot say who reads it. Anything else is asked again.
-      if (error instanceof FeishuApiError && error.httpStatus !== undefined && error.httpStatus < 500)
-        chats.set(chatId, undefined);
+      if (!(error instanceof FeishuApiError && error.httpStatus !== undefined && error.httpStatus < 500))
+        chats.delete(chatId);
       return undefined;
-    }
+    });
+    chats.set(chatId, lookup);
+    return lookup;
   }
 
   async function hitOf(workspace: string, item: JsonRecord): Promise<SearchHit | undefined> {
@@ -72,7 +73,7 @@ export function createFeishuMessageSearch(options: {
   async function search(
     workspace: string,
     request: SearchRequest,
-    credential: { kind: string; token: string },
+    credential: SearchCredential,
   ): Promise<SearchAnswer> {
     if (credential.kind !== 'user_token')
       return { ok: false, refusal: 'credential', detail: 'Feishu searches with a user access token' };
@@ -88,13 +89,14 @@ export function createFeishuMessageSearch(options: {
         },
         request.limit,
       );
-      const hits: SearchHit[] = [];
-      for (const id of ids.slice(0, request.limit)) {
-        const item = await api.userMessage(credential.token, id);
-        const hit = item ? await hitOf(workspace, item) : undefined;
-        if (hit) hits.push(hit);
-      }
-      return { ok: true, hits };
+      // The person waits: the messages are read at once, not one after another (each call is paced).
+      const hits = await Promise.all(
+        ids.slice(0, request.limit).map(async (id) => {
+          const item = await api.userMessage(credential.token, id);
+          return item ? hitOf(workspace, item) : undefined;
+        }),
+      );
+      return { ok: true, hits: hits.filter((hit): hit is SearchHit => hit !== undefined) };
     } catch (error) {
       return refusalOf(error);
     }

@@ -3,11 +3,14 @@ import type {
   Audience,
   MessageSearch,
   SearchAnswer,
+  SearchCredential,
   SearchHit,
   SearchRequest,
 } from '../../core/contracts/message-search.js';
 import { ExpiringMap } from '../expiring-map.js';
+import { stringField } from './listed-messages.js';
 import { timestampToIso } from './normalize.js';
+import { isRecord } from './parse.js';
 import type { SlackApi } from './slack-api.js';
 import { SlackApiError } from './slack-api-error.js';
 
@@ -30,10 +33,6 @@ const credentialRefusals = new Set([
   'token_expired',
 ]);
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const text = (record: Record<string, unknown>, key: string) =>
-  typeof record[key] === 'string' ? (record[key] as string) : undefined;
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 export function createSlackMessageSearch(api: SlackApi, logger: Logger): MessageSearch {
@@ -43,7 +42,7 @@ export function createSlackMessageSearch(api: SlackApi, logger: Logger): Message
   async function search(
     _workspace: string,
     request: SearchRequest,
-    credential: { kind: string; token: string },
+    credential: SearchCredential,
   ): Promise<SearchAnswer> {
     if (credential.kind !== 'action_token')
       return { ok: false, refusal: 'credential', detail: 'Slack searches with an action token' };
@@ -64,18 +63,18 @@ export function createSlackMessageSearch(api: SlackApi, logger: Logger): Message
     const results = isRecord(result.results) ? result.results : {};
     const messages = Array.isArray(results.messages) ? results.messages.filter(isRecord) : [];
     const hits = messages.flatMap((message): SearchHit[] => {
-      const conversationId = text(message, 'channel_id');
-      const ts = text(message, 'message_ts');
-      const permalink = text(message, 'permalink');
+      const conversationId = stringField(message, 'channel_id');
+      const ts = stringField(message, 'message_ts');
+      const permalink = stringField(message, 'permalink');
       if (!conversationId || !ts || !permalink) return [];
-      const name = text(message, 'channel_name');
+      const name = stringField(message, 'channel_name');
       return [
         {
           conversationId,
           ...(name ? { conversationName: `#${name}` } : {}),
-          author: text(message, 'author_name') ?? text(message, 'author_user_id') ?? 'someone',
+          author: stringField(message, 'author_name') ?? stringField(message, 'author_user_id') ?? 'someone',
           sentAt: timestampToIso(ts),
-          text: text(message, 'content') ?? '',
+          text: stringField(message, 'content') ?? '',
           permalink,
         },
       ];

@@ -30,15 +30,11 @@ export async function filterHits(
   hits: readonly SearchHit[],
 ): Promise<{ shown: SearchHit[]; withheld: number }> {
   if (where.askersDirectChat) return { shown: [...hits], withheld: 0 };
-  const audiences = new Map<string, Audience | undefined>();
-  const audienceOf = async (conversationId: string) => {
-    if (!audiences.has(conversationId))
-      audiences.set(conversationId, await search.audienceOf(where.workspace, conversationId));
-    return audiences.get(conversationId);
-  };
-  const here = await audienceOf(where.conversationId);
-  const shown: SearchHit[] = [];
-  for (const hit of hits)
-    if (mayShow(here, where, hit, await audienceOf(hit.conversationId))) shown.push(hit);
+  // Each conversation is looked up once, all at once (the person waits for the answer).
+  const ids = [...new Set([where.conversationId, ...hits.map((hit) => hit.conversationId)])];
+  const found = await Promise.all(ids.map((id) => search.audienceOf(where.workspace, id)));
+  const audiences = new Map(ids.map((id, index) => [id, found[index]]));
+  const here = audiences.get(where.conversationId);
+  const shown = hits.filter((hit) => mayShow(here, where, hit, audiences.get(hit.conversationId)));
   return { shown, withheld: hits.length - shown.length };
 }
