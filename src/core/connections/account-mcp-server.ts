@@ -1,4 +1,4 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InsufficientScopeError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { ConnectionNeededError } from '../contracts/connection-needed.js';
 import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { Person } from '../contracts/events.js';
@@ -32,10 +32,16 @@ interface Session {
   lastUsed: number;
 }
 
-/** The HTTP status an MCP request failed with (401, 403), found along the error's causes. */
+/**
+ * The HTTP status an MCP request failed with (401, 403), found along the error's causes. Without an OAuth
+ * provider of its own the SDK reports a 401 as `UnauthorizedError` and a step-up 403 as `InsufficientScopeError`.
+ */
 const httpStatusOf = (error: unknown): number | undefined => {
-  for (let cause = error; cause instanceof Error; cause = cause.cause)
-    if (cause instanceof StreamableHTTPError) return cause.code;
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof SdkHttpError) return cause.status;
+    if (cause instanceof UnauthorizedError) return 401;
+    if (cause instanceof InsufficientScopeError) return 403;
+  }
   return undefined;
 };
 

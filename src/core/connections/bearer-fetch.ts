@@ -1,5 +1,5 @@
-import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 
 /**
  * The MCP transport's fetch for one owner's session: each request carries the owner's stored access token, read

@@ -1,7 +1,9 @@
-import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import {
+  Client,
+  extractWWWAuthenticateParams,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 
 /**
  * What an MCP server's own 401 says about its authorization (MCP 2025-11-25, Authorization: protected resource

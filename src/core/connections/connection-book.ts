@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { auth } from '@modelcontextprotocol/client';
 import type {
   ConnectionOwner,
   ConnectionRecord,

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, OAuthTokens } from '@modelcontextprotocol/client';
 import type { McpOAuthSettings } from '../tools/mcp/mcp-settings.js';
 import type { StoredOAuthProvider } from './stored-provider.js';
 

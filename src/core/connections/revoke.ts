@@ -1,6 +1,5 @@
-import { selectClientAuthMethod } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, OAuthTokens } from '@modelcontextprotocol/client';
+import { selectClientAuthMethod } from '@modelcontextprotocol/client';
 import type { StoredOAuthProvider } from './stored-provider.js';
 
 /**

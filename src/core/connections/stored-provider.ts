@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+} from '@modelcontextprotocol/client';
 import type { ConnectionRepository } from '../contracts/connection-records.js';
 import type { Person } from '../contracts/events.js';
 import type { McpOAuthSettings } from '../tools/mcp/mcp-settings.js';

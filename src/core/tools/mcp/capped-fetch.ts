@@ -1,5 +1,4 @@
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { type FetchLike, ProtocolErrorCode, type RequestId } from '@modelcontextprotocol/client';
 import { ButlerError } from '../../contracts/errors.js';
 
 /**
@@ -109,7 +108,7 @@ function messageCap(options: {
     const answer = JSON.stringify({
       jsonrpc: '2.0',
       id: requestId,
-      error: { code: ErrorCode.InternalError, message: error.message },
+      error: { code: ProtocolErrorCode.InternalError, message: error.message },
     });
     controller.enqueue(new TextEncoder().encode(options.isEventStream ? `data: ${answer}\n\n` : answer));
     // Ends what the SDK reads and cancels the server's body, which closes the connection.

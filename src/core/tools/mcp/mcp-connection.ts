@@ -1,13 +1,14 @@
 import type { Readable } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
+  Client,
+  type FetchLike,
+  SdkHttpError,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type VersionNegotiationOptions,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { cappedFetch } from './capped-fetch.js';
 import { describeError } from './error-text.js';
 import type { McpServerSettings } from './mcp-settings.js';
@@ -30,6 +31,8 @@ export interface ConnectionEvents {
 /** A live client session with one MCP server: the only place that talks to the SDK's client. */
 export interface McpConnection {
   readonly transportKind: McpTransportKind;
+  /** The MCP revision the handshake settled on: 2026-07-28 (stateless) or a 2025 one. */
+  readonly protocolVersion: string | undefined;
   listTools(options: { signal?: AbortSignal; timeoutMs: number }): Promise<McpToolDefinition[]>;
   callTool(
     name: string,
@@ -53,15 +56,27 @@ function forwardLines(stream: Readable, onLine: (line: string) => void): void {
   });
 }
 
-/** Remembers the child's pid: the SDK forgets it as soon as it starts closing the transport. */
-class PidKeepingStdioTransport extends StdioClientTransport {
-  spawnedPid: number | null = null;
-
-  override async start(): Promise<void> {
-    await super.start();
-    this.spawnedPid = this.pid;
-  }
+/**
+ * The SDK's stdio transport, remembering the child's pid: the SDK forgets it as soon as it starts closing.
+ * Not a subclass: version negotiation probes on a disposable sibling child only for the SDK's own class (a
+ * subclass is probed in place, and a 2025 server that exits on the unknown probe would take the session down).
+ */
+function pidKeepingStdioTransport(parameters: ConstructorParameters<typeof StdioClientTransport>[0]): {
+  transport: StdioClientTransport;
+  spawnedPid(): number | null;
+} {
+  const transport = new StdioClientTransport(parameters);
+  let pid: number | null = null;
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    pid = transport.pid;
+  };
+  return { transport, spawnedPid: () => pid };
 }
+
+/** How long a stdio child may stay silent on the version probe before it is taken for a 2025 server. */
+const STDIO_PROBE_TIMEOUT_MS = 5_000;
 
 function isRunning(pid: number): boolean {
   try {
@@ -96,8 +111,8 @@ async function ensureExited(pid: number | null): Promise<void> {
 
 /** Per the spec's backwards-compatibility rule: a 4xx to the Streamable HTTP POST means "try the old SSE". */
 function worthSseFallback(error: unknown): boolean {
-  if (!(error instanceof StreamableHTTPError) || error.code === undefined) return false;
-  return error.code >= 400 && error.code < 500 && error.code !== 401 && error.code !== 403;
+  if (!(error instanceof SdkHttpError)) return false;
+  return error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 403;
 }
 
 async function connectClient(
@@ -111,14 +126,28 @@ async function connectClient(
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
+  const connecting = client.connect(transport, { signal, timeout: timeoutMs });
   try {
     // The race also covers transport start-up (spawning, the SSE handshake), which the request timeout misses.
-    await Promise.race([client.connect(transport, { signal, timeout: timeoutMs }), aborted]);
+    await Promise.race([connecting, aborted]);
   } catch (error) {
+    // Closing the transport itself matters while the version probe runs: the client has no transport yet then,
+    // and the SDK reaps its probe child and never starts the session's only when the transport is closed.
     // Not awaited: a child gets seconds to exit, and a failed attempt must not hold start-up beyond its timeout.
-    options.onClosing(client.close().catch(() => {}));
+    const closed = Promise.allSettled([connecting, transport.close(), client.close()]);
+    options.onClosing(settledWithin(closed, 5_000));
     throw error;
   }
+}
+
+/** Resolves when `work` settles or after `ms`, whichever is first: what `stop()` waits for stays bounded. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([work.then(() => {}), elapsed]);
+  clearTimeout(timer);
 }
 
 /**
@@ -137,17 +166,27 @@ export async function openMcpConnection(input: {
 }): Promise<McpConnection> {
   const { settings, events, signal } = input;
   const attempt = { signal, timeoutMs: settings.connectTimeoutMs, onClosing: events.onClosing };
-  const newClient = () => {
-    const client = new Client(input.clientInfo, { capabilities: {} });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.onToolsChanged());
-    return client;
-  };
-  let client = newClient();
+  const newClient = (versionNegotiation: VersionNegotiationOptions) =>
+    new Client(input.clientInfo, {
+      capabilities: {},
+      versionNegotiation,
+      // A bound on pages, so a server that keeps returning a cursor cannot hold the connection forever.
+      listMaxPages: 100,
+      // Butler refetches on its own schedule (coalesced across servers): the SDK only says that it changed.
+      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => events.onToolsChanged() } },
+    });
+  let client: Client;
   let transportKind: McpTransportKind;
   let session: StreamableHTTPClientTransport | undefined;
   const { transport: transportSettings } = settings;
   if (transportSettings.kind === 'stdio') {
-    const transport = new PidKeepingStdioTransport({
+    // A 2025 server that stays silent on the probe is found out when the probe times out, so that wait is
+    // kept short; one that answers or exits is known at once.
+    client = newClient({
+      mode: 'auto',
+      probe: { timeoutMs: Math.min(settings.connectTimeoutMs, STDIO_PROBE_TIMEOUT_MS) },
+    });
+    const child = pidKeepingStdioTransport({
       command: transportSettings.command,
       args: transportSettings.args,
       // Only the configured variables: the SDK adds PATH and HOME (with LOGNAME, SHELL, TERM and USER, sudo's
@@ -157,12 +196,12 @@ export async function openMcpConnection(input: {
       stderr: 'pipe',
       cwd: transportSettings.cwd ?? input.workingDirectory(),
     });
-    const stderr = transport.stderr;
+    const stderr = child.transport.stderr;
     if (stderr) forwardLines(stderr as Readable, events.onStderrLine);
     try {
-      await connectClient(client, transport, attempt);
+      await connectClient(client, child.transport, attempt);
     } catch (error) {
-      events.onClosing(ensureExited(transport.spawnedPid));
+      events.onClosing(ensureExited(child.spawnedPid()));
       throw error;
     }
     transportKind = 'stdio';
@@ -171,6 +210,7 @@ export async function openMcpConnection(input: {
     const requestInit = { headers: transportSettings.headers };
     const capped = cappedFetch(settings.maxResponseBytes);
     const fetch = input.wrapFetch ? input.wrapFetch(capped) : capped;
+    client = newClient({ mode: 'auto' });
     try {
       const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch });
       await connectClient(client, transport, attempt);
@@ -178,7 +218,8 @@ export async function openMcpConnection(input: {
       session = transport;
     } catch (streamableError) {
       if (!worthSseFallback(streamableError) || signal.aborted) throw streamableError;
-      client = newClient();
+      // The old HTTP+SSE transport predates the 2026 protocol: nothing to negotiate there.
+      client = newClient({ mode: 'legacy' });
       try {
         await connectClient(client, new SSEClientTransport(url, { requestInit, fetch }), attempt);
       } catch (sseError) {
@@ -202,26 +243,21 @@ export async function openMcpConnection(input: {
   const connected = client;
   return {
     transportKind,
+    protocolVersion: connected.getNegotiatedProtocolVersion(),
     async listTools(options) {
-      const tools: McpToolDefinition[] = [];
-      let cursor: string | undefined;
-      // A bound on pages, so a server that keeps returning a cursor cannot hold the connection forever.
-      for (let page = 0; page < 100; page++) {
-        const result = await connected.listTools(cursor === undefined ? {} : { cursor }, {
-          timeout: options.timeoutMs,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
-        });
-        tools.push(...result.tools.map(toToolDefinition));
-        cursor = result.nextCursor;
-        if (cursor === undefined) break;
-      }
-      return tools;
+      // Every page, walked by the SDK (which also keeps the list to validate structured results against).
+      const result = await connected.listTools(undefined, {
+        timeout: options.timeoutMs,
+        cacheMode: 'refresh',
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      return result.tools.map(toToolDefinition);
     },
     async callTool(name, args, options) {
-      const result: unknown = await connected.callTool({ name, arguments: args }, undefined, {
-        signal: options.signal,
-        timeout: options.timeoutMs,
-      });
+      const result: unknown = await connected.callTool(
+        { name, arguments: args },
+        { signal: options.signal, timeout: options.timeoutMs },
+      );
       return toCallResult(result);
     },
     async ping(pingTimeoutMs) {

@@ -24,6 +24,8 @@ export interface McpServerStatus {
   tools: number;
   /** How the live connection was made, when connected. */
   transport?: McpTransportKind;
+  /** The MCP revision the live connection speaks (2026-07-28 or a 2025 one), when connected. */
+  protocolVersion?: string | undefined;
 }
 
 export interface McpServerOptions {
@@ -121,7 +123,9 @@ export class McpServer {
       state: this.state,
       tools: this.tools().length,
       ...(this.lastError === undefined ? {} : { error: this.lastError }),
-      ...(this.state === 'connected' && this.connection ? { transport: this.connection.transportKind } : {}),
+      ...(this.state === 'connected' && this.connection
+        ? { transport: this.connection.transportKind, protocolVersion: this.connection.protocolVersion }
+        : {}),
     };
   }
 

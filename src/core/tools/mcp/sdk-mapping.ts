@@ -1,4 +1,4 @@
-import type { Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as SdkTool } from '@modelcontextprotocol/client';
 import type { McpToolDefinition } from './mcp-tool.js';
 import type { McpCallResult, McpContent } from './tool-result.js';
 import type { McpToolAnnotations } from './tool-risk.js';

@@ -1,8 +1,13 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { describeError } from './error-text.js';
 import type { McpConnection } from './mcp-connection.js';
 import { McpToolCallError } from './mcp-errors.js';
 import type { McpCallResult } from './tool-result.js';
+
+/** An answer the server gave that the SDK could not take (not a sign that the connection is broken). */
+const answeredBadly = (error: unknown) =>
+  error instanceof SdkError &&
+  (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType);
 
 /**
  * A failed `tools/call` as a typed error whose message tells the model what happened and whether the tool
@@ -31,11 +36,11 @@ export function toCallError(
       connectionSuspect: false,
     };
   }
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     const message = `The MCP tool ${tool} on ${server} did not answer within ${context.timeoutMs} ms; the call was cancelled and may have partly run.`;
     return { error: new McpToolCallError('mcp_tool_timeout', location, message), connectionSuspect: false };
   }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
     const message = `The connection to the MCP server ${server} was lost during the call; ${tool} may or may not have run.`;
     return { error: new McpToolCallError('mcp_call_failed', location, message), connectionSuspect: true };
   }
@@ -49,7 +54,7 @@ export function toCallError(
         cause: error,
       },
     ),
-    connectionSuspect: !(error instanceof McpError),
+    connectionSuspect: !(error instanceof ProtocolError || answeredBadly(error)),
   };
 }
 
