@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 const floors = [
   'contracts',
   'text',
+  'forms',
   'observe',
   'people',
   'stop',
