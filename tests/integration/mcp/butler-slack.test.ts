@@ -127,7 +127,7 @@ describe(`MCP tools through the running Butler on Slack (${databaseKind})`, () =
     );
     expect(names).not.toContain('records__structured');
     const ready = (await (await fetch(`${app.url}/readyz`)).json()) as Record<string, unknown>;
-    expect(ready).toMatchObject({ ready: true, mcp: { records: 'connected, 7 tools' } });
+    expect(ready).toMatchObject({ ready: true, mcp: { records: 'connected (MCP 2025-11-25), 7 tools' } });
   });
 
   it('runs a read-only tool at once and gives the model its result', async () => {

@@ -32,7 +32,10 @@ export class McpServerGroup {
     return Object.fromEntries(
       this.servers.map((server) => {
         const status = server.status();
-        if (status.state === 'connected') return [server.name, `connected, ${status.tools} tools`];
+        if (status.state === 'connected') {
+          const revision = status.protocolVersion ? ` (MCP ${status.protocolVersion})` : '';
+          return [server.name, `connected${revision}, ${status.tools} tools`];
+        }
         const why = status.error ? ` (${status.error})` : '';
         return [server.name, `degraded: ${status.state}${why}; its tools are left out until it is back`];
       }),
