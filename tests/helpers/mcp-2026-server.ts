@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { McpServerSettings } from '../../src/core/tools/mcp/index.js';
 import { repositoryRoot, tsxLoader } from './entry-points.js';
-import { create2026McpServer } from './mcp-2026-tools.js';
+import { type Call2026, create2026McpServer } from './mcp-2026-tools.js';
 
 const stdioEntry = fileURLToPath(new URL('./mcp-2026-server-stdio.ts', import.meta.url));
 
@@ -38,8 +38,13 @@ async function send(response: Response, to: ServerResponse): Promise<void> {
 }
 
 /** The v2 SDK's test server over Streamable HTTP (its web-standard handler behind node:http), on a free port. */
-export async function start2026HttpServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const handler = createMcpHandler(() => create2026McpServer());
+export async function start2026HttpServer(): Promise<{
+  url: string;
+  calls: Call2026[];
+  close(): Promise<void>;
+}> {
+  const calls: Call2026[] = [];
+  const handler = createMcpHandler(() => create2026McpServer((call) => calls.push(call)));
   let origin = '';
   const http = createServer((request, response) => {
     toRequest(request, origin)
@@ -54,6 +59,7 @@ export async function start2026HttpServer(): Promise<{ url: string; close(): Pro
   origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   return {
     url: `${origin}/mcp`,
+    calls,
     async close() {
       await handler.close();
       http.closeAllConnections();

@@ -32,7 +32,7 @@ export function testSettings(
     name,
     transport,
     timeoutMs: 5_000,
-    connectTimeoutMs: 5_000,
+    connectTimeoutMs: 15_000,
     risk: {},
     trustAnnotations: true,
     maxResultChars: 20_000,

@@ -108,10 +108,12 @@ export function createConnectWeb(
       const state = value('state');
       const code = value('code');
       const error = value('error');
+      const iss = value('iss');
       const outcome = await book.complete({
         ...(state ? { state } : {}),
         ...(code ? { code } : {}),
         ...(error ? { error } : {}),
+        ...(iss ? { iss } : {}),
         browserSecret: (id) => {
           flowId = id;
           return cookie.read(request, id);

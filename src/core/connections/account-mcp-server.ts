@@ -2,6 +2,7 @@ import { InsufficientScopeError, SdkHttpError, UnauthorizedError } from '@modelc
 import { ConnectionNeededError } from '../contracts/connection-needed.js';
 import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { Person } from '../contracts/events.js';
+import type { InputAnswer } from '../contracts/input-needed.js';
 import type { Logger } from '../contracts/logger.js';
 import { describeError } from '../tools/mcp/error-text.js';
 import { type McpConnection, openMcpConnection } from '../tools/mcp/mcp-connection.js';
@@ -11,7 +12,7 @@ import { createRedactor } from '../tools/mcp/redact.js';
 import type { ToolArguments } from '../tools/mcp/tool-arguments.js';
 import { callLiveTool } from '../tools/mcp/tool-call.js';
 import { buildToolList } from '../tools/mcp/tool-list.js';
-import type { McpCallResult } from '../tools/mcp/tool-result.js';
+import type { McpCallResult, McpInputRequired } from '../tools/mcp/tool-result.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
 import { type BearerState, bearerFetch } from './bearer-fetch.js';
@@ -151,8 +152,8 @@ export class AccountMcpServer implements ToolSource {
   private async callAs(
     tool: string,
     input: ToolArguments,
-    options: { signal: AbortSignal; as: Person },
-  ): Promise<McpCallResult> {
+    options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined },
+  ): Promise<McpCallResult | McpInputRequired> {
     const owner = this.book.ownerFor(this.name, options.as);
     for (let attempt = 0; ; attempt++) {
       if ((await this.book.ensureFresh(this.name, owner.key)) === 'missing')
@@ -166,6 +167,7 @@ export class AccountMcpServer implements ToolSource {
           server: this.name,
           tool,
           input,
+          answer: options.answer,
           signal: options.signal,
           timeoutMs: this.settings.timeoutMs,
           redact: this.redact,

@@ -300,6 +300,8 @@ export class ConnectionBook {
     state?: string;
     code?: string;
     error?: string;
+    /** The issuer the authorization response names (RFC 9207), checked against the server's metadata. */
+    iss?: string;
     browserSecret: (flowId: string) => string | undefined;
   }): Promise<Connected> {
     const refuse = (reason: string): Connected => ({ ok: false, refusal: 'not_completed', reason });
@@ -335,6 +337,7 @@ export class ConnectionBook {
     const fetchFn = this.fetchFor(flow.server, AbortSignal.timeout(this.options.deadlines.pageMs));
     await this.authorize(flow.server, provider, {
       authorizationCode: input.code,
+      ...(input.iss ? { iss: input.iss } : {}),
       fetchFn,
       ...(scope ? { scope } : {}),
     });
@@ -410,7 +413,13 @@ export class ConnectionBook {
   private authorize(
     server: string,
     provider: StoredOAuthProvider,
-    options: { fetchFn: FetchLike; authorizationCode?: string; scope?: string; resourceMetadataUrl?: URL },
+    options: {
+      fetchFn: FetchLike;
+      authorizationCode?: string;
+      iss?: string;
+      scope?: string;
+      resourceMetadataUrl?: URL;
+    },
   ): Promise<'AUTHORIZED' | 'REDIRECT'> {
     const found = this.servers.get(server);
     if (!found) throw new Error(`no OAuth server is named ${server}`);

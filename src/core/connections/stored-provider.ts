@@ -117,6 +117,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (this.role.kind === 'link') return;
     const { repository, box, server } = this.deps;
     const previous = this.role.kind === 'refresh' ? await this.tokens() : undefined;
+    // The SDK re-saves the tokens it holds (stamped with their issuer) before it refreshes them: the same access
+    // token is no news, so neither its expiry nor the version moves (a failed refresh must not look fresh).
+    if (
+      previous?.access_token === tokens.access_token &&
+      previous.refresh_token === tokens.refresh_token &&
+      previous.expires_in === tokens.expires_in
+    )
+      return;
     // A server that does not rotate refresh tokens answers a refresh without one: the old one still works.
     const kept = tokens.refresh_token ?? previous?.refresh_token;
     // A token response need not say its scope: then it is what was asked for (or held before a refresh).

@@ -1,5 +1,6 @@
 import type { ChatUser, ConversationAddress, Platform } from '../contracts/events.js';
 import type { FileBytes } from '../contracts/files.js';
+import type { InputAnswer } from '../contracts/input-needed.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MessageSearch } from '../contracts/message-search.js';
 
@@ -32,6 +33,8 @@ export interface ToolContext {
   grant?: string;
   /** The conversation's platform search, where it has one. */
   messageSearch?: MessageSearch;
+  /** This call was made before and its server asked for input: the person's answers, for the same call again. */
+  answer?: InputAnswer;
 }
 
 /**

@@ -231,7 +231,7 @@ describe(`MCP tools through the running Butler on Slack (${databaseKind})`, () =
   it('keeps a parked stdio tool call across a Butler restart (and its child), and runs it once after the click', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'butler-mcp-restart-'));
     const callLog = join(dataDir, 'calls.jsonl');
-    const child = { name: 'local', ...stdioTestTransportConfig(callLog), connectTimeoutMs: 10_000 };
+    const child = { name: 'local', ...stdioTestTransportConfig(callLog), connectTimeoutMs: 20_000 };
     const first = await startTestButler(options([child], { dataDir }));
     const threadTs = await ask(first, 'delete r9', {
       toolCalls: [{ id: 'delete_9', name: 'local__delete_record', arguments: '{"id":"r9"}' }],

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { InputNeededError } from '../../../src/core/contracts/input-needed.js';
 import { McpServer, type McpServerSettings } from '../../../src/core/tools/mcp/index.js';
 import { outputText } from '../../../src/core/tools/tool.js';
 import { start2026HttpServer, stdio2026Transport } from '../../helpers/mcp-2026-server.js';
@@ -52,6 +53,49 @@ describe('a 2026-07-28 server (v2 server SDK)', () => {
       protocolVersion: '2026-07-28',
     });
     expect(await call(server, 'echo', { text: 'hello' })).toBe('echo: hello');
+  });
+
+  it('hands back a question the server asks mid-call, and goes on with the answers and its state untouched', async () => {
+    const server = await connected(testSettings('modern', { kind: 'http', url: http.url, headers: {} }));
+    const ship = server.tools().find((each) => each.name === 'modern__ship');
+    if (!ship) throw new Error('no ship tool');
+    const asked = await ship.execute({ item: 'mug' }, toolContext()).catch((error: unknown) => error);
+    expect(asked).toBeInstanceOf(InputNeededError);
+    const { requests, requestState } = asked as InputNeededError;
+    expect(requestState).toBe('ship:mug');
+    expect(requests).toEqual([
+      expect.objectContaining({ key: 'shipping', mode: 'form', message: 'Where should the mug go?' }),
+    ]);
+    const content = { address: '1 Main St', speed: 'express' };
+    const answer = {
+      responses: { shipping: { action: 'accept' as const, content } },
+      requestState: 'ship:mug',
+    };
+    const done = await ship.execute({ item: 'mug' }, { ...toolContext(), answer });
+    expect(outputText(done)).toBe(`Shipped mug: ${JSON.stringify(content)}`);
+    expect(http.calls.at(-1)).toEqual({
+      tool: 'ship',
+      args: { item: 'mug' },
+      inputResponses: { shipping: { action: 'accept', content } },
+      requestState: 'ship:mug',
+    });
+  });
+
+  it('keeps a 2026-07-28 connection through its health checks (the revision has no ping)', async () => {
+    const log = recordingLogger();
+    const server = new McpServer(
+      testSettings('modern', { kind: 'http', url: http.url, headers: {} }),
+      log.logger,
+      {
+        ...fast,
+        pingIntervalMs: 50,
+      },
+    );
+    servers.push(server);
+    await server.start();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(server.status()).toMatchObject({ state: 'connected', protocolVersion: '2026-07-28' });
+    expect(log.entries.filter((entry) => entry.level !== 'debug' && entry.level !== 'info')).toEqual([]);
   });
 
   it('is spoken to in 2026-07-28 over Streamable HTTP', async () => {

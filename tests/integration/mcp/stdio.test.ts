@@ -142,8 +142,9 @@ describe('McpServer over stdio', () => {
       code: 'mcp_call_failed',
       message: /may or may not have run/,
     });
-    await waitFor(() => changes.includes(0));
-    await waitFor(() => server.status().state === 'connected' && server.tools().length > 0);
+    // A child started through tsx, on a busy machine: seconds, not milliseconds.
+    await waitFor(() => changes.includes(0), 20_000);
+    await waitFor(() => server.status().state === 'connected' && server.tools().length > 0, 20_000);
     const secondPid = Number(await toolOf(server, 'pid').execute({}, toolContext()));
     expect(secondPid).not.toBe(firstPid);
     expect(readCallLog(callLog).filter((call) => call.tool === 'crash')).toHaveLength(1);
@@ -165,7 +166,7 @@ describe('McpServer over stdio', () => {
     expect(server.tools()).toEqual([]);
 
     writeFileSync(entry, `import ${JSON.stringify(pathToFileURL(stdioEntry).href)};\n`);
-    await waitFor(() => server.status().state === 'connected', 10_000);
+    await waitFor(() => server.status().state === 'connected', 20_000);
     expect(server.status().error).toBeUndefined();
     await expect(toolOf(server, 'lookup').execute({ query: 'up' }, toolContext())).resolves.toBe('found up');
   });

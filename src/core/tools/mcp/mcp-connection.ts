@@ -1,7 +1,11 @@
 import type { Readable } from 'node:stream';
 import {
+  type CallToolRequest,
+  CLIENT_CAPABILITIES_META_KEY,
   Client,
   type FetchLike,
+  isInputRequiredResult,
+  type PriorDiscovery,
   SdkHttpError,
   SSEClientTransport,
   StreamableHTTPClientTransport,
@@ -9,12 +13,13 @@ import {
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { InputAnswer } from '../../contracts/input-needed.js';
 import { cappedFetch } from './capped-fetch.js';
 import { describeError } from './error-text.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
 import { toCallResult, toToolDefinition } from './sdk-mapping.js';
-import type { McpCallResult } from './tool-result.js';
+import type { McpCallResult, McpInputRequired } from './tool-result.js';
 
 export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
 
@@ -28,17 +33,27 @@ export interface ConnectionEvents {
   onClosing(closed: Promise<void>): void;
 }
 
+/**
+ * What Butler lets a 2026-07-28 server ask of a person mid-call. Declared per request, in the envelope the 2026
+ * revision carries on every request, not at connect: a 2025 server would push such requests over its session
+ * instead, which Butler does not answer yet.
+ */
+const modernCapabilities = { [CLIENT_CAPABILITIES_META_KEY]: { elicitation: { form: {}, url: {} } } };
+
 /** A live client session with one MCP server: the only place that talks to the SDK's client. */
 export interface McpConnection {
   readonly transportKind: McpTransportKind;
   /** The MCP revision the handshake settled on: 2026-07-28 (stateless) or a 2025 one. */
   readonly protocolVersion: string | undefined;
+  /** What the handshake found, for the next connect to the same server to skip the version probe. */
+  readonly era: PriorDiscovery | undefined;
   listTools(options: { signal?: AbortSignal; timeoutMs: number }): Promise<McpToolDefinition[]>;
+  /** `answer`: the person's answers to the input the server asked for when this call was made before. */
   callTool(
     name: string,
     input: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number },
-  ): Promise<McpCallResult>;
+    options: { signal: AbortSignal; timeoutMs: number; answer?: InputAnswer },
+  ): Promise<McpCallResult | McpInputRequired>;
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -118,15 +133,20 @@ function worthSseFallback(error: unknown): boolean {
 async function connectClient(
   client: Client,
   transport: Transport,
-  options: { signal: AbortSignal; timeoutMs: number; onClosing(closed: Promise<void>): void },
+  options: {
+    signal: AbortSignal;
+    timeoutMs: number;
+    onClosing(closed: Promise<void>): void;
+    prior?: PriorDiscovery | undefined;
+  },
 ): Promise<void> {
-  const { signal, timeoutMs } = options;
+  const { signal, timeoutMs, prior } = options;
   const aborted = new Promise<never>((_resolve, reject) => {
     const fail = () => reject(signal.reason);
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
-  const connecting = client.connect(transport, { signal, timeout: timeoutMs });
+  const connecting = client.connect(transport, { signal, timeout: timeoutMs, ...(prior ? { prior } : {}) });
   try {
     // The race also covers transport start-up (spawning, the SSE handshake), which the request timeout misses.
     await Promise.race([connecting, aborted]);
@@ -138,6 +158,13 @@ async function connectClient(
     options.onClosing(settledWithin(closed, 5_000));
     throw error;
   }
+}
+
+/** The era verdict of a connected client, as `connect({ prior })` takes it. */
+function eraOf(client: Client): PriorDiscovery | undefined {
+  if (client.getProtocolEra() === 'legacy') return { kind: 'legacy' };
+  const discover = client.getDiscoverResult();
+  return discover ? { kind: 'modern', discover } : undefined;
 }
 
 /** Resolves when `work` settles or after `ms`, whichever is first: what `stop()` waits for stays bounded. */
@@ -163,18 +190,37 @@ export async function openMcpConnection(input: {
   workingDirectory: () => string;
   /** HTTP only: wraps the fetch of every request (a person's access token goes with each: `core/connections`). */
   wrapFetch?: (fetch: FetchLike) => FetchLike;
+  /**
+   * What the last connect to this server found (`McpConnection.era`): a reconnect (a crashed child restarted)
+   * then skips the version probe and its extra child. A server that changed revision meanwhile fails this connect;
+   * the caller forgets the verdict, and the next attempt probes.
+   */
+  prior?: PriorDiscovery | undefined;
 }): Promise<McpConnection> {
   const { settings, events, signal } = input;
-  const attempt = { signal, timeoutMs: settings.connectTimeoutMs, onClosing: events.onClosing };
-  const newClient = (versionNegotiation: VersionNegotiationOptions) =>
-    new Client(input.clientInfo, {
+  const attempt = {
+    signal,
+    timeoutMs: settings.connectTimeoutMs,
+    onClosing: events.onClosing,
+    prior: input.prior,
+  };
+  const newClient = (versionNegotiation: VersionNegotiationOptions) => {
+    const client = new Client(input.clientInfo, {
       capabilities: {},
       versionNegotiation,
       // A bound on pages, so a server that keeps returning a cursor cannot hold the connection forever.
       listMaxPages: 100,
+      // A server's question is answered by a person, maybe hours later and in another process: the SDK hands
+      // it back (`allowInputRequired`) instead of answering it within the call.
+      inputRequired: { autoFulfill: false },
       // Butler refetches on its own schedule (coalesced across servers): the SDK only says that it changed.
       listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => events.onToolsChanged() } },
     });
+    // The option above listens only to a server that declares `tools.listChanged` (and subscribes on 2026-07-28);
+    // a 2025 server that sends the notification without declaring it is heard too, as before the v2 client.
+    client.setNotificationHandler('notifications/tools/list_changed', () => events.onToolsChanged());
+    return client;
+  };
   let client: Client;
   let transportKind: McpTransportKind;
   let session: StreamableHTTPClientTransport | undefined;
@@ -221,7 +267,10 @@ export async function openMcpConnection(input: {
       // The old HTTP+SSE transport predates the 2026 protocol: nothing to negotiate there.
       client = newClient({ mode: 'legacy' });
       try {
-        await connectClient(client, new SSEClientTransport(url, { requestInit, fetch }), attempt);
+        await connectClient(client, new SSEClientTransport(url, { requestInit, fetch }), {
+          ...attempt,
+          prior: undefined,
+        });
       } catch (sseError) {
         throw new Error(
           `${describeError(streamableError)}; then the SSE fallback: ${describeError(sseError)}`,
@@ -244,6 +293,7 @@ export async function openMcpConnection(input: {
   return {
     transportKind,
     protocolVersion: connected.getNegotiatedProtocolVersion(),
+    era: eraOf(connected),
     async listTools(options) {
       // Every page, walked by the SDK (which also keeps the list to validate structured results against).
       const result = await connected.listTools(undefined, {
@@ -254,14 +304,29 @@ export async function openMcpConnection(input: {
       return result.tools.map(toToolDefinition);
     },
     async callTool(name, args, options) {
-      const result: unknown = await connected.callTool(
-        { name, arguments: args },
-        { signal: options.signal, timeout: options.timeoutMs },
-      );
+      const { answer } = options;
+      const params = {
+        name,
+        arguments: args,
+        ...(answer ? { inputResponses: answer.responses } : {}),
+        ...(answer?.requestState === undefined ? {} : { requestState: answer.requestState }),
+        ...(connected.getProtocolEra() === 'modern' ? { _meta: modernCapabilities } : {}),
+      } as CallToolRequest['params'];
+      const result: unknown = await connected.callTool(params, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        allowInputRequired: true,
+      });
+      if (isInputRequiredResult(result)) {
+        const { inputRequests, requestState } = result;
+        return { inputRequired: { inputRequests, ...(requestState === undefined ? {} : { requestState }) } };
+      }
       return toCallResult(result);
     },
     async ping(pingTimeoutMs) {
-      await connected.ping({ timeout: pingTimeoutMs });
+      // 2026-07-28 has no `ping`: asking the server what it offers is the cheapest request that it answers.
+      if (connected.getProtocolEra() === 'modern') await connected.discover({ timeout: pingTimeoutMs });
+      else await connected.ping({ timeout: pingTimeoutMs });
     },
     async close() {
       closing = true;

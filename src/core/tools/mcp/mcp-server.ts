@@ -1,3 +1,5 @@
+import type { PriorDiscovery } from '@modelcontextprotocol/client';
+import type { InputAnswer } from '../../contracts/input-needed.js';
 import type { Logger } from '../../contracts/logger.js';
 import type { Tool } from '../tool.js';
 import { coalesce } from './coalesce.js';
@@ -12,7 +14,7 @@ import { StderrTail } from './stderr-tail.js';
 import type { ToolArguments } from './tool-arguments.js';
 import { callLiveTool } from './tool-call.js';
 import { buildToolList } from './tool-list.js';
-import type { McpCallResult } from './tool-result.js';
+import type { McpCallResult, McpInputRequired } from './tool-result.js';
 
 export type McpServerState = 'connecting' | 'connected' | 'down' | 'stopped';
 
@@ -59,6 +61,8 @@ export class McpServer {
   private readonly warned = new Set<string>();
   private state: McpServerState = 'stopped';
   private lastError: string | undefined;
+  /** What the last connect found (the revision spoken): a reconnect skips the version probe. */
+  private era: PriorDiscovery | undefined;
   private connection: McpConnection | undefined;
   private currentTools: readonly Tool[] = noTools;
   private attempt: { controller: AbortController; settled: Promise<void> } | undefined;
@@ -182,6 +186,7 @@ export class McpServer {
           onClosing: (closed) => this.track(closed),
         },
         workingDirectory: () => this.scratch.get(),
+        prior: this.era,
       });
       const definitions = await connection.listTools({ signal, timeoutMs: this.settings.connectTimeoutMs });
       if (generation !== this.generation) {
@@ -189,6 +194,7 @@ export class McpServer {
         return;
       }
       this.connection = connection;
+      this.era = connection.era;
       this.currentTools = this.buildTools(definitions);
       this.state = 'connected';
       this.failures = 0;
@@ -206,6 +212,8 @@ export class McpServer {
       if (changedWhileConnecting) void this.refreshTools();
     } catch (error) {
       if (connection) this.closeInBackground(connection);
+      // The server may have changed revision: the next attempt probes again.
+      this.era = undefined;
       if (generation !== this.generation) return;
       this.goDown(signal.aborted ? describeError(signal.reason) : describeError(error));
     }
@@ -289,12 +297,13 @@ export class McpServer {
   private callTool(
     tool: string,
     input: ToolArguments,
-    options: { signal: AbortSignal },
-  ): Promise<McpCallResult> {
+    options: { signal: AbortSignal; answer?: InputAnswer | undefined },
+  ): Promise<McpCallResult | McpInputRequired> {
     return callLiveTool({
       server: this.name,
       tool,
       input,
+      answer: options.answer,
       signal: options.signal,
       timeoutMs: this.settings.timeoutMs,
       redact: this.redact,

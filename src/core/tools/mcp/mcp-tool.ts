@@ -1,6 +1,8 @@
 import { onPlatform, type Person } from '../../contracts/events.js';
+import { type InputAnswer, InputNeededError } from '../../contracts/input-needed.js';
 import { truncateText } from '../../text/index.js';
 import type { JsonSchema, Tool } from '../tool.js';
+import { toInputRequests } from './input-requests.js';
 import { McpToolCallError } from './mcp-errors.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import {
@@ -10,7 +12,12 @@ import {
   toModelParameters,
 } from './tool-arguments.js';
 import { mcpToolName } from './tool-name.js';
-import { formatToolResult, type McpCallResult, toolResultFiles } from './tool-result.js';
+import {
+  formatToolResult,
+  type McpCallResult,
+  type McpInputRequired,
+  toolResultFiles,
+} from './tool-result.js';
 import { type McpToolAnnotations, mcpToolRisk } from './tool-risk.js';
 
 /** One entry of an MCP server's `tools/list`, as Butler uses it. */
@@ -30,8 +37,8 @@ export interface McpToolDefinition {
 export type McpToolCaller = (
   tool: string,
   input: ToolArguments,
-  options: { signal: AbortSignal; as: Person },
-) => Promise<McpCallResult>;
+  options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined },
+) => Promise<McpCallResult | McpInputRequired>;
 
 const maxDescriptionChars = 2_000;
 
@@ -68,7 +75,22 @@ export function createMcpTool(input: {
     summarize: (args) => summarizeArguments(server, definition.name, args),
     async execute(args, context) {
       const as = onPlatform(context.requester, context.address.platform);
-      const result = await input.call(definition.name, args, { signal: context.signal, as });
+      const result = await input.call(definition.name, args, {
+        signal: context.signal,
+        as,
+        answer: context.answer,
+      });
+      if ('inputRequired' in result) {
+        const { inputRequests, requestState } = result.inputRequired;
+        const asked = toInputRequests(inputRequests);
+        if ('unsupported' in asked)
+          throw new McpToolCallError(
+            'mcp_call_failed',
+            { server, tool: definition.name },
+            `${server} did not finish ${definition.name}: ${asked.unsupported}.`,
+          );
+        throw new InputNeededError(server, asked.requests, requestState);
+      }
       const text = formatToolResult(result, settings.maxResultChars);
       if (result.isError) {
         throw new McpToolCallError('mcp_tool_failed', { server, tool: definition.name }, text);

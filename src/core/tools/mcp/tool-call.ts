@@ -1,8 +1,9 @@
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { InputAnswer } from '../../contracts/input-needed.js';
 import { describeError } from './error-text.js';
 import type { McpConnection } from './mcp-connection.js';
 import { McpToolCallError } from './mcp-errors.js';
-import type { McpCallResult } from './tool-result.js';
+import type { McpCallResult, McpInputRequired } from './tool-result.js';
 
 /** An answer the server gave that the SDK could not take (not a sign that the connection is broken). */
 const answeredBadly = (error: unknown) =>
@@ -66,6 +67,8 @@ export async function callLiveTool(input: {
   server: string;
   tool: string;
   input: Record<string, unknown>;
+  /** The person's answers to what the server asked when the call was made before. */
+  answer?: InputAnswer | undefined;
   signal: AbortSignal;
   timeoutMs: number;
   redact(text: string): string;
@@ -73,7 +76,7 @@ export async function callLiveTool(input: {
   liveConnection(): Promise<McpConnection | { unavailable: string | undefined }>;
   /** Told when a failure hints that the connection itself is broken. */
   onSuspectConnection(connection: McpConnection): void;
-}): Promise<McpCallResult> {
+}): Promise<McpCallResult | McpInputRequired> {
   const { server, tool, signal } = input;
   const failure = (error: unknown) =>
     toCallError(error, {
@@ -94,7 +97,11 @@ export async function callLiveTool(input: {
     );
   }
   try {
-    return await connection.callTool(tool, input.input, { signal, timeoutMs: input.timeoutMs });
+    return await connection.callTool(tool, input.input, {
+      signal,
+      timeoutMs: input.timeoutMs,
+      ...(input.answer ? { answer: input.answer } : {}),
+    });
   } catch (caught) {
     const { error, connectionSuspect } = failure(caught);
     if (connectionSuspect) input.onSuspectConnection(connection);

@@ -17,6 +17,11 @@ export type McpContent =
   | { type: 'resource_link'; uri: string; name: string; mimeType?: string; description?: string }
   | { type: 'unknown'; originalType: string };
 
+/** A call the server did not finish: it asks for input first (MCP 2026-07-28 `input_required`). */
+export interface McpInputRequired {
+  inputRequired: { inputRequests: unknown; requestState?: string };
+}
+
 export interface McpCallResult {
   content: McpContent[];
   structuredContent?: Record<string, unknown>;
