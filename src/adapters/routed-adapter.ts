@@ -70,6 +70,11 @@ export function routedAdapter(platform: Platform, adapterOf: AdapterOf, fail: Ro
       if (!adapter.openDirectConversation) throw fail('direct conversation', 'not_supported');
       return adapter.openDirectConversation(user, workspace, note);
     },
+    postInputForm: async (target, form) => {
+      const adapter = await adapterFor(target.address.workspace);
+      if (!adapter.postInputForm) throw fail('forms', 'not_supported');
+      return adapter.postInputForm(target, form);
+    },
     sendPrivateLink: async (target, user, link) => {
       const adapter = await adapterFor(target.address.workspace);
       if (!adapter.sendPrivateLink) throw fail('private link', 'not_supported');

@@ -19,6 +19,7 @@ import { createFiles } from '../core/files/index.js';
 import { Admission, defaultAdmission } from '../core/inbox/admission.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
+import { InputService } from '../core/inputs/index.js';
 import { SharedModelSlots } from '../core/model/shared-slots.js';
 import { PeopleDirectory } from '../core/people/index.js';
 import { firstCovering, profileApprovers } from '../core/profiles/index.js';
@@ -195,8 +196,10 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const stops = new TurnStops(store, logger);
   // Turns start while deliveries store quickly: the intake reports, the worker reads.
   const admission = new Admission(defaultAdmission);
+  const inputs = new InputService(store, people, logger);
   const service = new ButlerService(store, approvals, file.access, people, logger, wake, {
     admission,
+    inputs,
     maxMessageChars: file.maxMessageChars,
     messagesPerMinute: file.rateLimit.messagesPerMinute,
     ...(grants ? { grants } : {}),
@@ -287,6 +290,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     notices,
     queueNotices: () => notices.queueDue(),
     ...(connections ? { expireConnectionWaits: () => connections.book.expireWaits() } : {}),
+    expireInputWaits: () => inputs.expireDue(),
   });
   const scheduler = schedules.scheduler(wake);
 

@@ -42,6 +42,7 @@ export { connectionWaits, oauthConnections, oauthFlows, oauthServers } from './c
 export { feedback } from './feedback-schema.js';
 export { feishuSecrets, feishuTenants } from './feishu-schema.js';
 export { fileContents, files } from './files-schema.js';
+export { inputWaits } from './inputs-schema.js';
 export { installations } from './installations-schema.js';
 export { butlerProcesses } from './roster-schema.js';
 export { scheduleRuns, schedules } from './schedules-schema.js';

@@ -12,6 +12,7 @@ import { feishuSecretRepository, feishuTenantRepository } from './repositories/f
 import { fileRepository } from './repositories/files.js';
 import { grantRepository } from './repositories/grants.js';
 import { inboxRepository } from './repositories/inbox.js';
+import { inputWaitRepository } from './repositories/input-waits.js';
 import { installationRepository } from './repositories/installations.js';
 import { memoryRepository } from './repositories/memories.js';
 import { modelSlotRepository } from './repositories/model-slots.js';
@@ -47,6 +48,7 @@ export function createStore(db: Database, options: { inTransaction?: boolean } =
     budgets: guardRepository('budgets', budgetRepository(db)),
     reads: guardRepository('reads', readRepository(db)),
     connections: guardRepository('connections', connectionRepository(db)),
+    inputWaits: guardRepository('inputWaits', inputWaitRepository(db)),
     modelSlots: guardRepository('modelSlots', modelSlotRepository(db)),
     installations: guardRepository('installations', installationRepository(db)),
     feishuTenants: guardRepository('feishuTenants', feishuTenantRepository(db)),

@@ -24,6 +24,7 @@ const floors = [
   'schedules',
   'budgets',
   'approvals',
+  'inputs',
   'tool-calls',
   'agents',
   'profiles',

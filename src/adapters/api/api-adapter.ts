@@ -113,6 +113,32 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPref
       return `approval-${card.batchId}`;
     },
 
+    // The question is an event of the key's own stream: only that key can answer it.
+    async postInputForm(target, form) {
+      await appendInOrder(target, [
+        {
+          type: 'input_required',
+          inputId: form.inputId,
+          server: form.server,
+          tool: form.tool,
+          requests: form.requests.map((request) =>
+            request.mode === 'url'
+              ? { key: request.key, mode: 'url', message: request.message, url: request.url }
+              : {
+                  key: request.key,
+                  mode: 'form',
+                  message: request.message,
+                  requestedSchema: request.requestedSchema,
+                },
+          ),
+          expiresAt: form.expiresAt.toISOString(),
+          ...answersOf(target),
+        },
+      ]);
+      openReplies.delete(keyOf(target));
+      return `input-${form.inputId}`;
+    },
+
     // The API has no card to redraw: a client reads an approval's state from GET /api/v1/approvals.
     async updateApprovalCard() {},
 

@@ -18,6 +18,7 @@ import { conversationRoutes } from './conversation-routes.js';
 import type { WatchTiming } from './conversation-watch.js';
 import { feedbackRoutes } from './feedback-routes.js';
 import { fileRoutes } from './file-routes.js';
+import { inputRoutes } from './input-routes.js';
 import { installationRoutes } from './installation-routes.js';
 import { withLiveLinks } from './live-links.js';
 import type { UploadLimits } from './message-body.js';
@@ -94,6 +95,7 @@ export function createApi(options: ApiOptions) {
       }),
       ...fileRoutes(store),
       ...feedbackRoutes({ intake: options.intake, store }),
+      ...inputRoutes({ intake: options.intake }),
       ...scheduleRoutes({ ...options.schedules, store }),
       ...connectionRoutes(connections),
       ...installationRoutes(store, options.installations.expectedScopes),

@@ -10,6 +10,7 @@ import {
   decisionBody,
   errorBody,
   feedbackBody,
+  inputAnswerBody,
   messageText,
   pageQuery,
   senderTimezone,
@@ -244,6 +245,32 @@ export function openApiDocument(serverUrl: string) {
             '200': anyJson('Stored: the turn, the rating and its comment as kept'),
             '404': { description: "`not_a_reply`: no reply of this key's conversations", ...json(errorBody) },
             ...errors,
+          },
+        },
+      },
+      '/inputs/{id}': {
+        post: {
+          operationId: 'answerInput',
+          summary:
+            "Answers what a server asked this key mid-call (the stream's `input_required` event): once, before it expires",
+          'x-scope': 'chat',
+          parameters: [idParameter('id', 'The `inputId` of the `input_required` event')],
+          requestBody: { required: true, ...json(inputAnswerBody) },
+          responses: {
+            '200': anyJson(
+              '{ok: true, status: answered | partly}: the turn goes on once every request is answered',
+            ),
+            ...errors,
+            '400': {
+              description: '`invalid`: `fields` names what to fix, by field (or `invalid_body`)',
+              ...json(errorBody),
+            },
+            '403': {
+              description: '`not_yours`: another key asked for the call (or the key lacks the scope)',
+              ...json(errorBody),
+            },
+            '404': { description: '`missing`: no such question of this key', ...json(errorBody) },
+            '409': { description: '`closed` or `answered_already`: nothing changed', ...json(errorBody) },
           },
         },
       },

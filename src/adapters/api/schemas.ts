@@ -42,6 +42,13 @@ export const sendMessageBody = z
     when: ({ value }) => typeof value === 'object' && value !== null,
   });
 
+/** An answer to a server's question (`input_required`): `content` holds an accepted form's values by field name. */
+export const inputAnswerBody = z.strictObject({
+  action: z.enum(['accept', 'decline', 'cancel']),
+  key: z.string().max(200).optional().describe("Which of the event's requests; the only one when absent"),
+  content: z.record(z.string(), z.unknown()).optional(),
+});
+
 export const decisionBody = z.strictObject({
   decision: z.enum(['approve', 'reject']),
   reason: z.string().max(2000).optional(),
@@ -97,6 +104,23 @@ export const conversationEvent = z.discriminatedUnion('type', [
     answers,
   }),
   z.object({ type: z.literal('error'), error: z.string(), answers }),
+  z.object({
+    type: z.literal('input_required'),
+    inputId: z.string().describe('Answer with POST /api/v1/inputs/{inputId}'),
+    server: z.string(),
+    tool: z.string(),
+    requests: z.array(
+      z.object({
+        key: z.string(),
+        mode: z.enum(['form', 'url']),
+        message: z.string(),
+        requestedSchema: z.unknown().optional().describe("A form's fields: MCP's restricted JSON Schema"),
+        url: z.string().optional().describe('A page to open (`url` mode)'),
+      }),
+    ),
+    expiresAt: z.string(),
+    answers,
+  }),
   z.object({
     type: z.literal('connection_required'),
     server: z

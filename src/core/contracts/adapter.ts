@@ -16,6 +16,7 @@ import type {
 } from './events.js';
 import type { FeedbackInput, FeedbackResult } from './feedback-records.js';
 import type { FileBytes, InboundFile, OutboundFile } from './files.js';
+import type { InputAnswerInput, InputAnswerResult, InputForm, InputQuestionResult } from './input-form.js';
 import type { MessageSearch } from './message-search.js';
 import type { DecisionSubject, HomeView } from './read-models.js';
 
@@ -112,6 +113,12 @@ export interface ChatAdapter {
   /** Replaces a posted approval card with its outcome (used for expiry and decisions made elsewhere). */
   updateApprovalCard(address: ConversationAddress, messageId: string, card: ApprovalCard): Promise<void>;
   /**
+   * Shows a server's question to the person who asked for the call, where only they can answer it; returns the
+   * platform message that shows it, when there is one. Absent where forms cannot be shown: such a question is
+   * declined.
+   */
+  postInputForm?(target: ReplyTarget, form: InputForm): Promise<string | undefined>;
+  /**
    * Shows that Butler is working (a status line, a reaction). Returns the function that clears it.
    * Failures are the adapter's to swallow: an indicator never blocks a reply, and the core never waits for
    * either call in a turn's path.
@@ -200,6 +207,10 @@ export interface ButlerIntake {
   accept(message: InboundMessage, onStored?: () => Promise<void>): Promise<AcceptResult>;
   /** Takes an approval decision from a click: checked against who clicked, first valid decision wins. */
   decide(input: ApprovalDecisionInput): Promise<DecisionResult>;
+  /** Takes an answer to a server's question: only its requester's counts, checked against the form, once. */
+  answerInput(input: InputAnswerInput): Promise<InputAnswerResult>;
+  /** A waiting question, when `user` may answer it (what a platform builds its form from); answers nothing. */
+  inputQuestion(input: Pick<InputAnswerInput, 'user' | 'inputId' | 'key'>): Promise<InputQuestionResult>;
   /**
    * The whole arguments of a request's calls, read from the database ("Show all arguments"): decides
    * nothing. Undefined when the asking platform has no such request.

@@ -22,6 +22,25 @@ export type ConversationEvent =
     }
   /** `scheduleId`: a scheduled run's prompt, which started the turn after it. */
   | { type: 'message'; role: 'user' | 'assistant'; content: string; scheduleId?: string }
+  /**
+   * A server asks the key (the turn's requester) for input mid-call; the stream ends, and the turn goes on once
+   * it is answered (`POST /api/v1/inputs/{inputId}`) or its time runs out.
+   */
+  | {
+      type: 'input_required';
+      inputId: string;
+      server: string;
+      tool: string;
+      requests: Array<{
+        key: string;
+        mode: 'form' | 'url';
+        message: string;
+        requestedSchema?: unknown;
+        url?: string;
+      }>;
+      expiresAt: string;
+      answers?: string[];
+    }
   /** The turn waits until someone connects `server`; the stream ends (it goes on in a later turn). */
   | { type: 'connection_required'; server: string; expiresAt: string; answers?: string[] }
   /**
@@ -49,6 +68,7 @@ export const isTurnEnd = (event: ConversationEvent, messageId?: string) =>
   (event.type === 'done' ||
     event.type === 'error' ||
     event.type === 'confirm_required' ||
+    event.type === 'input_required' ||
     event.type === 'connection_required') &&
   (messageId === undefined || event.answers === undefined || event.answers.includes(messageId));
 

@@ -21,6 +21,8 @@ export type InboxPayload =
   | { kind: 'resume'; approvalId: string; batchId?: undefined }
   /** A turn parked until someone connected an account goes on: they connected, or the wait expired. */
   | { kind: 'connected'; waitId: string }
+  /** A turn parked on a server's question goes on: its requester answered, or the wait expired. */
+  | { kind: 'input'; waitId: string }
   /** A waiting request's reminder or escalation: its card sent to people directly, once. */
   | { kind: 'notify'; batchId: string; stage: ApprovalNoticeCard['stage'] };
 

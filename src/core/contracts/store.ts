@@ -4,6 +4,7 @@ import type { ConversationEventRepository } from './conversation-events.js';
 import type { FeedbackRepository } from './feedback-records.js';
 import type { FeishuSecretRepository, FeishuTenantRepository } from './feishu-tenants.js';
 import type { FileRepository } from './file-records.js';
+import type { InputWaitRepository } from './input-waits.js';
 import type { InstallationRepository } from './installation-records.js';
 import type { ReadRepository } from './read-models.js';
 import type {
@@ -117,6 +118,7 @@ export interface Store {
   budgets: BudgetRepository;
   reads: ReadRepository;
   connections: ConnectionRepository;
+  inputWaits: InputWaitRepository;
   modelSlots: ModelSlotRepository;
   installations: InstallationRepository;
   feishuTenants: FeishuTenantRepository;

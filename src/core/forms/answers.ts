@@ -1,4 +1,4 @@
-import type { FormField } from './fields.js';
+import type { FormField } from '../contracts/form-fields.js';
 
 /** What a form's answer holds, per field: what MCP's `ElicitResult.content` allows. */
 export type FieldValue = string | number | boolean | string[];

@@ -4,39 +4,7 @@
  * Platform-neutral: each adapter renders these as its own inputs, and `checkAnswer` validates what comes back.
  */
 
-export type TextFormat = 'email' | 'uri' | 'date' | 'date-time';
-
-export interface ChoiceOption {
-  value: string;
-  label: string;
-}
-
-interface FieldBase {
-  /** The property name: the key the server gets the value under. */
-  name: string;
-  label: string;
-  hint?: string;
-  required: boolean;
-}
-
-export type FormField =
-  | (FieldBase & {
-      kind: 'text';
-      format?: TextFormat;
-      minLength?: number;
-      maxLength?: number;
-      default?: string;
-    })
-  | (FieldBase & { kind: 'number'; integer: boolean; minimum?: number; maximum?: number; default?: number })
-  | (FieldBase & { kind: 'boolean'; default?: boolean })
-  | (FieldBase & { kind: 'choice'; options: ChoiceOption[]; default?: string })
-  | (FieldBase & {
-      kind: 'choices';
-      options: ChoiceOption[];
-      minItems?: number;
-      maxItems?: number;
-      default?: string[];
-    });
+import type { ChoiceOption, FieldBase, FormField, TextFormat } from '../contracts/form-fields.js';
 
 export type FormOf = { fields: FormField[] } | { unsupported: string };
 

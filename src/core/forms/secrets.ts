@@ -1,4 +1,4 @@
-import type { FormField } from './fields.js';
+import type { FormField } from '../contracts/form-fields.js';
 
 /**
  * Fields that ask for a secret. MCP forbids servers to request sensitive information through form elicitation

@@ -92,6 +92,15 @@ export class TurnDispatcher {
         await this.runner.runResume(first.id, batch, signal, first.attempts > 1);
         return;
       }
+      if (first.payload.kind === 'input') {
+        const wait = await this.store.inputWaits.get(first.payload.waitId);
+        if (!wait || wait.status === 'waiting') {
+          await this.store.inbox.finish([first.id], 'done');
+          return;
+        }
+        await this.runner.runInputResume(first.id, wait, signal, first.attempts > 1);
+        return;
+      }
       if (first.payload.kind === 'connected') {
         const wait = await this.store.connections.getWait(first.payload.waitId);
         if (!wait || wait.status === 'waiting') {

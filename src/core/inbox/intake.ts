@@ -14,6 +14,7 @@ import type {
 } from '../contracts/events.js';
 import { onPlatform } from '../contracts/events.js';
 import type { FileBytes, InboundFile } from '../contracts/files.js';
+import type { InputAnswerInput, InputAnswerResult, InputQuestionResult } from '../contracts/input-form.js';
 import type { Logger } from '../contracts/logger.js';
 import { noopObserver } from '../contracts/observer.js';
 import { type People, senderKey } from '../contracts/people.js';
@@ -21,6 +22,7 @@ import type { Capabilities, HomeView } from '../contracts/read-models.js';
 import type { FeedbackInput, FeedbackResult, Store } from '../contracts/store.js';
 import { FeedbackRecorder } from '../feedback/index.js';
 import type { FileIntake } from '../files/file-intake.js';
+import type { InputService } from '../inputs/index.js';
 import { type MessageGrants, withoutGrant } from '../search/grants.js';
 import type { TurnStops } from '../stop/turn-stops.js';
 import { cleanJson, graphemePrefix } from '../text/index.js';
@@ -77,6 +79,8 @@ export class ButlerService implements ButlerIntake {
       messagesPerMinute?: number;
       /** Seals the credentials platforms give with a message (`InboundMessage.grant`); absent: they are dropped. */
       grants?: MessageGrants;
+      /** Answers to servers' questions; absent: there are none to answer. */
+      inputs?: InputService;
     } = {},
   ) {
     this.feedback = options.feedback ?? new FeedbackRecorder(store, noopObserver, logger);
@@ -180,6 +184,22 @@ export class ButlerService implements ButlerIntake {
       text: graphemePrefix(message.text, maxMessageChars),
       cutFrom: message.text.length,
     };
+  }
+
+  async answerInput(input: InputAnswerInput): Promise<InputAnswerResult> {
+    if (!this.options.inputs)
+      return { ok: false, reason: 'missing', message: 'There is no such question here.' };
+    const result = await this.options.inputs.answer(cleanJson(input));
+    if (result.ok && result.status === 'answered') this.onWork();
+    return result;
+  }
+
+  async inputQuestion(
+    input: Pick<InputAnswerInput, 'user' | 'inputId' | 'key'>,
+  ): Promise<InputQuestionResult> {
+    if (!this.options.inputs)
+      return { ok: false, reason: 'missing', message: 'There is no such question here.' };
+    return this.options.inputs.question(input);
   }
 
   decide(input: ApprovalDecisionInput): Promise<DecisionResult> {

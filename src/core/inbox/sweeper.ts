@@ -15,6 +15,8 @@ export interface SweepChores {
   queueNotices?: () => Promise<number>;
   /** Ends the waits for a connection past their deadline (their turns go on without the calls). */
   expireConnectionWaits?: () => Promise<number>;
+  /** Ends the waits on servers' questions past their deadline (their calls go on, told the person cancelled). */
+  expireInputWaits?: () => Promise<number>;
 }
 
 export interface SweeperOptions {
@@ -71,6 +73,7 @@ export class Sweeper {
       await this.approvals.expireDue();
       await this.chores.queueNotices?.();
       await this.chores.expireConnectionWaits?.();
+      await this.chores.expireInputWaits?.();
       // Six sweeps of grace so a turn that is posting its card right now is not raced.
       await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
     } catch (error) {

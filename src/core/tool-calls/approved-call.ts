@@ -1,4 +1,5 @@
 import type { ConnectionNeededError } from '../contracts/connection-needed.js';
+import type { InputNeededError } from '../contracts/input-needed.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ApprovedWait, Store } from '../contracts/store.js';
 import { recordNotRun, runTool, validateCall } from './run.js';
@@ -28,7 +29,11 @@ export async function resolveApprovedCall(
   scope: ToolScope,
   approval: ApprovalRecord,
   call: ToolCall,
-): Promise<ToolResult | { toolCallId: string; needs: ConnectionNeededError }> {
+): Promise<
+  | ToolResult
+  | { toolCallId: string; needs: ConnectionNeededError }
+  | { toolCallId: string; asks: InputNeededError }
+> {
   const decidedBy = approval.decidedBy ? (approval.decidedBy.name ?? approval.decidedBy.id) : null;
   const notRun = {
     call,
@@ -89,6 +94,11 @@ export async function resolveApprovedCall(
     // It did not run: it may still run once, after the person connects.
     await scope.store.approvals.releaseExecution(approval.id);
     return { toolCallId: call.id, needs: outcome.needs };
+  }
+  if (outcome.asks) {
+    // Not finished: it is made again, once, with the person's answers.
+    await scope.store.approvals.releaseExecution(approval.id);
+    return { toolCallId: call.id, asks: outcome.asks };
   }
   await scope.store.approvals.finishExecution(
     approval.id,

@@ -1,10 +1,19 @@
 import { onPlatform } from '../contracts/events.js';
+import type { InputNeededError } from '../contracts/input-needed.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ApprovedWait } from '../contracts/store.js';
 import type { Tool } from '../tools/tool.js';
 import { approvedCall, resolveApprovedCall } from './approved-call.js';
 import { refuse, runTool, validateCall } from './run.js';
-import type { ConnectionNeed, ParkedRun, PendingCall, Resolution, ToolResult, ToolScope } from './scope.js';
+import type {
+  ConnectionNeed,
+  InputNeed,
+  ParkedRun,
+  PendingCall,
+  Resolution,
+  ToolResult,
+  ToolScope,
+} from './scope.js';
 
 /**
  * Resolves a model step's tool calls: invalid ones get an error result, low-risk ones and those a standing
@@ -45,6 +54,20 @@ export async function resolveToolCalls(
   const waiting = [...parked];
   const approved: ApprovedWait[] = [];
   let need: ConnectionNeed | undefined;
+  let asked: InputNeed | undefined;
+  /**
+   * One question at a time: the first call a server did not finish waits for its answers; any other that asked
+   * too is made again after (it did not finish either, so it has not run).
+   */
+  const awaitInput = (asks: InputNeededError, call: ToolCall, tool: Tool) => {
+    asked ??= {
+      callId: call.id,
+      server: asks.server,
+      toolName: tool.name,
+      requests: asks.requests,
+      requestState: asks.requestState,
+    };
+  };
   /** Adds a call to the one connection the step waits for; false when it needs another one (looked at later). */
   const awaitConnection = (
     missing: { server: string; owner: ConnectionNeed['owner']; scope?: string | undefined },
@@ -67,6 +90,11 @@ export async function resolveToolCalls(
       continue;
     }
     const outcome = await resolveApprovedCall(scope, approval, call);
+    if ('asks' in outcome) {
+      if (tool) awaitInput(outcome.asks, call, tool);
+      approved.push({ toolCallId: call.id, approvalId: approval.id });
+      continue;
+    }
     if (!('needs' in outcome)) results.push(outcome);
     else if (awaitConnection(outcome.needs, call.id))
       approved.push({ toolCallId: call.id, approvalId: approval.id });
@@ -127,6 +155,10 @@ export async function resolveToolCalls(
       ...(grant ? { grantId: grant.id } : {}),
     });
     if (outcome.needs && awaitConnection(outcome.needs, call.id)) continue;
+    if (outcome.asks) {
+      awaitInput(outcome.asks, call, tool);
+      continue;
+    }
     results.push({
       toolCallId: call.id,
       content: outcome.content,
@@ -137,6 +169,7 @@ export async function resolveToolCalls(
   // parked sub-agent runs wait with it.
   const frames = () => waiting.map((run) => run.frame);
   if (need) return { status: 'needs_connection', results, need, agents: frames(), approved };
+  if (asked) return { status: 'needs_input', results, need: asked, agents: frames(), approved };
   if (scope.delegation && delegations.length > 0) {
     for (const outcome of await scope.delegation.run(scope, delegations)) {
       if (outcome.status === 'done') results.push(outcome.result);

@@ -1,5 +1,6 @@
 import { ConnectionNeededError } from '../contracts/connection-needed.js';
 import { errorText } from '../contracts/errors.js';
+import { InputNeededError } from '../contracts/input-needed.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { AuditEntry } from '../contracts/store.js';
 import { cleanJson, cleanText } from '../text/index.js';
@@ -121,6 +122,8 @@ export interface RunOutcome {
   ok: boolean;
   /** Nothing ran: the call waits until the person connects (or authorizes a scope the server asked for). */
   needs?: ConnectionNeededError;
+  /** The server did not finish: it asks the requester for input, and the call is made again with the answers. */
+  asks?: InputNeededError;
 }
 
 /**
@@ -144,19 +147,7 @@ export async function runTool(
   if (scope.signal.aborted) {
     // Stopped (or shutting down) before this call started: it never starts.
     const reason = 'the turn was stopped before this call ran';
-    await audit(scope, {
-      approvalId: input.approvalId,
-      grantId: input.grantId ?? null,
-      toolName: tool.name,
-      toolCallId: call.id,
-      arguments: input.arguments,
-      risk: tool.risk,
-      decision: input.decision,
-      outcome: 'not_run',
-      decidedBy: input.decidedBy,
-      error: reason,
-      durationMs: 0,
-    });
+    await auditNotRun(scope, input, reason);
     return { content: `Error: ${reason}`, ok: false };
   }
   await scope.report?.({ type: 'tool_call', id: call.id, name: tool.name, args: input.arguments });
@@ -178,11 +169,13 @@ export async function runTool(
       logger: scope.logger.child({ tool: tool.name }),
       ...(scope.grant ? { grant: scope.grant } : {}),
       ...(scope.messageSearch ? { messageSearch: scope.messageSearch } : {}),
+      ...(answerOf(scope, call.id) ?? {}),
     });
     content = cleanText(await withFiles(scope, tool, call.id, output));
     if (typeof output !== 'string' && 'kept' in output) kept = cleanText(output.kept);
   } catch (caught) {
     if (caught instanceof ConnectionNeededError) return waitsForConnection(scope, input, caught);
+    if (caught instanceof InputNeededError) return waitsForInput(scope, input, caught);
     error = cleanText(errorText(caught));
     content = `Error: the tool failed: ${error}`;
   }
@@ -217,13 +210,10 @@ export async function runTool(
 }
 
 /** A call that did not run because it needs a connection first: audited as not run, and handed back to park. */
-async function waitsForConnection(
-  scope: ToolScope,
-  input: Parameters<typeof runTool>[1],
-  needs: ConnectionNeededError,
-): Promise<RunOutcome> {
+/** The audit row of a call that did not run (stopped first, or waiting for a connection or an answer). */
+function auditNotRun(scope: ToolScope, input: Parameters<typeof runTool>[1], error: string): Promise<void> {
   const { tool, call } = input;
-  await audit(scope, {
+  return audit(scope, {
     approvalId: input.approvalId,
     grantId: input.grantId ?? null,
     toolName: tool.name,
@@ -233,10 +223,43 @@ async function waitsForConnection(
     decision: input.decision,
     outcome: 'not_run',
     decidedBy: input.decidedBy,
-    error: needs.message,
+    error,
     durationMs: 0,
   });
+}
+
+async function waitsForConnection(
+  scope: ToolScope,
+  input: Parameters<typeof runTool>[1],
+  needs: ConnectionNeededError,
+): Promise<RunOutcome> {
+  await auditNotRun(scope, input, needs.message);
   return { content: `Error: ${needs.message}`, ok: false, needs };
+}
+
+const answerOf = (scope: ToolScope, callId: string) => {
+  const answer = scope.answers?.get(callId);
+  return answer ? { answer } : undefined;
+};
+
+/**
+ * A call whose server asks for input first: audited as not (yet) run, then handed back to park, or, in a
+ * sub-agent (which has nobody to ask), an error for its model.
+ */
+async function waitsForInput(
+  scope: ToolScope,
+  input: Parameters<typeof runTool>[1],
+  asks: InputNeededError,
+): Promise<RunOutcome> {
+  const { tool } = input;
+  const asked = asks.requests.map((request) => request.message).join(' / ');
+  await auditNotRun(scope, input, `${asks.server} asked for input: ${asked}`);
+  if (scope.agent)
+    return {
+      content: `Error: ${asks.server} asked the person for input ("${asked}"), which Butler asks only for calls made in the conversation itself, so ${tool.name} did not finish.`,
+      ok: false,
+    };
+  return { content: `Error: ${asks.message}`, ok: false, asks };
 }
 
 /** Checks a call's tool and arguments; returns the parsed input or a refusal. */

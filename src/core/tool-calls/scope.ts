@@ -5,6 +5,7 @@ import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { ChatUser, ConversationAddress } from '../contracts/events.js';
 import type { FileOrigin } from '../contracts/file-records.js';
 import type { FileBytes } from '../contracts/files.js';
+import type { InputAnswer, InputRequest } from '../contracts/input-needed.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MessageSearch } from '../contracts/message-search.js';
 import type { ToolCall } from '../contracts/messages.js';
@@ -69,6 +70,8 @@ export interface ToolScope {
   grant?: string;
   /** The conversation's platform search, where it has one. */
   messageSearch?: MessageSearch;
+  /** Answers to what servers asked when these calls were made before, by tool call id: they are made again with them. */
+  answers?: ReadonlyMap<string, InputAnswer>;
 }
 
 /** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */
@@ -113,6 +116,15 @@ export interface ConnectionNeed {
   scope?: string;
 }
 
+/** A call whose server asks its requester for input first: the turn parks, and the call is made again with the answers. */
+export interface InputNeed {
+  callId: string;
+  server: string;
+  toolName: string;
+  requests: readonly InputRequest[];
+  requestState: string | undefined;
+}
+
 export type Resolution =
   | { status: 'complete'; results: ToolResult[] }
   | { status: 'needs_approval'; results: ToolResult[]; pending: PendingCall[]; agents: AgentFrame[] }
@@ -123,5 +135,14 @@ export type Resolution =
       /** Sub-agent runs that wait with it: for this connection, or for cards asked once it is made. */
       agents: AgentFrame[];
       /** Approved calls that run once it is made. */
+      approved: ApprovedWait[];
+    }
+  | {
+      status: 'needs_input';
+      results: ToolResult[];
+      need: InputNeed;
+      /** Sub-agent runs that wait with it. */
+      agents: AgentFrame[];
+      /** Approved calls that run once it is answered (the one that asked, when it was approved). */
       approved: ApprovedWait[];
     };

@@ -3,6 +3,8 @@ import type { TurnOutcome } from '../contracts/adapter.js';
 import type { ConnectionWaitRecord } from '../contracts/connection-records.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
+import type { InputAnswer } from '../contracts/input-needed.js';
+import type { InputWaitRecord } from '../contracts/input-waits.js';
 import { type ConversationMessage, keptMessages, type ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
 import {
@@ -20,6 +22,7 @@ import { answerCommand } from './commands.js';
 import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { grantOf, incomingMessages, requestersOf } from './incoming.js';
+import { inputContinued, parkForInput } from './input-park.js';
 import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import {
   completeTurn,
@@ -49,6 +52,8 @@ interface Continued {
   decided: ToolResult[];
   parked: ParkedRun[];
   approvals?: readonly ApprovalRecord[];
+  /** Answers to a server's question, for the call that asked it. */
+  answers?: ReadonlyMap<string, InputAnswer>;
 }
 
 const noModelMessage =
@@ -182,6 +187,13 @@ export class TurnRunner {
     });
   }
 
+  /** Continues a turn parked on a server's question: the call is made again with the answers (cancel if none came). */
+  async runInputResume(eventId: number, wait: InputWaitRecord, signal: AbortSignal, retried = false) {
+    const turn = await this.beginContinuation(eventId, wait, signal, retried, undefined);
+    if (!turn) return;
+    await this.continueStep(turn, wait.resume, (scope) => inputContinued(turn, scope, this.deps, wait));
+  }
+
   private async beginContinuation(
     eventId: number,
     parked: { conversationKey: string; requestedBy: ChatUser; requesters: ChatUser[]; resume: ResumeState },
@@ -233,7 +245,7 @@ export class TurnRunner {
       const { assistant } = resume;
       // Batches leave nothing else; a turn parked before batches still has the calls after its one.
       const resolution = await resolveToolCalls(
-        scope,
+        outcome.answers ? { ...scope, answers: outcome.answers } : scope,
         assistant.toolCalls,
         [...resume.results, ...outcome.decided],
         outcome.parked,
@@ -261,6 +273,8 @@ export class TurnRunner {
       await parkTurn(this.deps, turn, pending, assistant, resolution);
     else if (resolution.status === 'needs_connection')
       await parkForConnection(this.deps, turn, pending, assistant, resolution);
+    else if (resolution.status === 'needs_input')
+      await parkForInput(this.deps, turn, pending, assistant, resolution);
     else return false;
     return true;
   }

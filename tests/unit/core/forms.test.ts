@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkAnswer, type FormField, formOf, secretFieldNames } from '../../../src/core/forms/index.js';
+import type { FormField } from '../../../src/core/contracts/form-fields.js';
+import { checkAnswer, formOf, secretFieldNames } from '../../../src/core/forms/index.js';
 
 const shipping = {
   type: 'object',

@@ -49,6 +49,14 @@ class RecordingIntake implements ButlerIntake {
     return undefined;
   }
 
+  async answerInput(): Promise<never> {
+    throw new Error('card clicks answer no questions');
+  }
+
+  async inputQuestion(): Promise<never> {
+    throw new Error('card clicks ask no questions');
+  }
+
   mayDecide() {
     return { allowed: false as const, reason: 'not asked in these tests' };
   }

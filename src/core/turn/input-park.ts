@@ -1,0 +1,164 @@
+import type { InputFormRequest } from '../contracts/input-form.js';
+import type { InputRequest, InputResponse } from '../contracts/input-needed.js';
+import type { InputWaitRecord } from '../contracts/input-waits.js';
+import type { ConversationMessage } from '../contracts/messages.js';
+import type { ResumeState } from '../contracts/store.js';
+import { enqueueInputContinuation, sortQuestions } from '../inputs/index.js';
+import { type Resolution, type ToolResult, type ToolScope, waitingApprovals } from '../tool-calls/index.js';
+import { resumeAgents } from './delegation.js';
+import type { Turn, TurnRunnerDeps } from './turn.js';
+import { commitTurnWith, deliverReply, resumeStateOf } from './turn-endings.js';
+
+/**
+ * Parks a turn on a server's question (MCP elicitation, 2026-07-28 `input_required`), as for a connection: the
+ * call, the questions and the server's `requestState` are stored, the person who asked is shown a form where
+ * only they can answer it, and the turn goes on in any process once they have answered, or once the wait ends
+ * (the call is then told they cancelled). What Butler must not ask (secrets) it declines itself, with a note.
+ */
+
+type NeedsInput = Extract<Resolution, { status: 'needs_input' }>;
+
+const quoted = (message: string) => (message.trim() ? `"${message.trim()}"` : 'for input');
+
+function askedLine(server: string, who: string, request: InputFormRequest): string {
+  if (request.mode === 'url')
+    return `${server} asks ${who} to open a page on ${request.host}: ${quoted(request.message)}.`;
+  return `${server} asks ${who} ${quoted(request.message)}.`;
+}
+
+export async function parkForInput(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  pending: ConversationMessage[],
+  assistant: ResumeState['assistant'],
+  resolution: NeedsInput,
+) {
+  const { store, options } = deps;
+  const { need } = resolution;
+  const platform = turn.target.address.platform;
+  const sorted = sortQuestions(need.server, need.requests);
+  const answers: Record<string, InputResponse> = { ...sorted.declined };
+  const notes = [...sorted.notes];
+  const show = turn.adapter.postInputForm?.bind(turn.adapter);
+  if (!show)
+    for (const request of sorted.shown) {
+      answers[request.key] = { action: 'decline' };
+      notes.push(
+        `${need.server} asked ${quoted(request.message)}, and Butler cannot show forms on ${platform} yet, so it declined.`,
+      );
+    }
+  const shown = show ? sorted.shown : [];
+  const who = turn.requester.name ?? 'the person who asked';
+  const lead = turn.reply.shown.trim() ? '\n\n' : '';
+  const lines = [
+    ...shown.map((request) => askedLine(need.server, who, request)),
+    ...notes,
+    ...(shown.length > 0 ? ['I will go on once it is answered.'] : []),
+  ];
+  await turn.reply.append(`${lead}${lines.join(' ')}`);
+  await deliverReply(deps, turn);
+  const { agents, approved } = resolution;
+  const resume = {
+    ...(await resumeStateOf(turn, assistant, resolution.results, agents)),
+    ...(approved.length > 0 ? { approved } : {}),
+  };
+  const wait = await store.transaction(async (tx) => {
+    const created = await tx.inputWaits.create({
+      conversationKey: turn.conversation.key,
+      platform,
+      server: need.server,
+      toolName: need.toolName,
+      toolCallId: need.callId,
+      requests: [...need.requests],
+      requestState: need.requestState ?? null,
+      requestedBy: turn.requester,
+      requesters: [...turn.requesters],
+      resume,
+      answers,
+      expiresAt: new Date(Date.now() + options.approvalTtlMs),
+    });
+    await commitTurnWith(deps, tx, turn, pending, 'done');
+    // Nothing left to ask: the call goes on at once with what Butler answered itself.
+    if (created.status === 'answered') await enqueueInputContinuation(tx, created);
+    return created;
+  });
+  turn.log.info(
+    { server: need.server, inputId: wait.id, asked: shown.length, declined: Object.keys(answers).length },
+    'turn parked on a question',
+  );
+  turn.session.ended('parked');
+  turn.observer.end({ status: 'parked' });
+  if (show && shown.length > 0) {
+    const form = {
+      inputId: wait.id,
+      server: need.server,
+      tool: need.toolName,
+      requester: turn.requester,
+      requests: shown,
+      expiresAt: wait.expiresAt,
+    };
+    try {
+      const messageId = await show(turn.target, form);
+      if (messageId) await store.inputWaits.setFormMessage(wait.id, messageId);
+    } catch (error) {
+      turn.log.warn({ err: error, inputId: wait.id }, 'could not show the form: declined');
+      await declineUnshown(deps, turn, wait.id, shown);
+    }
+  }
+}
+
+/** A form that could not be shown is declined at once (nobody could answer it), and the person is told. */
+async function declineUnshown(
+  deps: TurnRunnerDeps,
+  turn: Turn,
+  inputId: string,
+  shown: readonly InputFormRequest[],
+) {
+  const { store } = deps;
+  await store.transaction(async (tx) => {
+    for (const request of shown) {
+      const taken = await tx.inputWaits.answer(
+        inputId,
+        request.key,
+        { action: 'decline' },
+        butler,
+        new Date(),
+      );
+      if (taken.status === 'answered') await enqueueInputContinuation(tx, taken.wait);
+    }
+  });
+  await turn.adapter
+    .postNotice(turn.target, 'I could not show that question here, so I declined it.')
+    .catch((error: unknown) => turn.log.warn({ err: error, inputId }, 'could not say the form was declined'));
+}
+
+/** Who answered what Butler declined itself. */
+const butler = { id: 'butler', name: 'Butler' };
+
+/** The answers a question's call is made again with: the person's, and `cancel` for any left unanswered. */
+function answersOf(wait: InputWaitRecord): Record<string, InputResponse> {
+  const responses: Record<string, InputResponse> = {};
+  for (const request of wait.requests as InputRequest[])
+    responses[request.key] = wait.answers[request.key] ?? { action: 'cancel' };
+  return responses;
+}
+
+/** What a wait on a question leaves its continuation: the call that asked is made again with the answers. */
+export async function inputContinued(
+  turn: Turn,
+  scope: ToolScope,
+  deps: TurnRunnerDeps,
+  wait: InputWaitRecord,
+) {
+  const { resume } = wait;
+  // A process that has not seen the server's tools yet waits for them (right after a restart).
+  await turn.profile.tools.settled();
+  const approvals = await waitingApprovals(deps.store, resume.approved ?? []);
+  const decided: ToolResult[] = [];
+  const parked = await resumeAgents(turn, scope, resume.agents ?? [], [], decided);
+  const answer = {
+    responses: answersOf(wait),
+    ...(wait.requestState === null ? {} : { requestState: wait.requestState }),
+  };
+  return { decided, parked, approvals, answers: new Map([[wait.toolCallId, answer]]) };
+}

@@ -1,0 +1,95 @@
+import { and, eq, lte } from 'drizzle-orm';
+import type { InputWaitRecord, InputWaitRepository } from '../../core/contracts/input-waits.js';
+import { cleanJson } from '../../core/text/index.js';
+import type { Database } from '../database.js';
+import { inputWaits } from '../schema.js';
+
+type Row = typeof inputWaits.$inferSelect;
+
+const toWait = (row: Row): InputWaitRecord => ({
+  id: row.id,
+  conversationKey: row.conversationKey,
+  platform: row.platform,
+  server: row.server,
+  toolName: row.toolName,
+  toolCallId: row.toolCallId,
+  requests: row.requests,
+  requestState: row.requestState,
+  requestedBy: row.requestedBy,
+  requesters: row.requesters,
+  resume: row.resume,
+  answers: row.answers,
+  answeredBy: row.answeredBy ?? null,
+  formMessageId: row.formMessageId,
+  status: row.status,
+  expiresAt: row.expiresAt,
+  createdAt: row.createdAt,
+});
+
+const allAnswered = (wait: { requests: readonly { key: string }[]; answers: Record<string, unknown> }) =>
+  wait.requests.every((request) => Object.hasOwn(wait.answers, request.key));
+
+/** Input waits (`core/contracts/input-waits.ts`); an answer is taken under the row's lock, once. */
+export function inputWaitRepository(db: Database): InputWaitRepository {
+  return {
+    async create(wait) {
+      const { expiresAt, requestState, ...rest } = wait;
+      const answered = allAnswered(wait);
+      const [row] = await db
+        .insert(inputWaits)
+        .values({
+          ...cleanJson(rest),
+          // Opaque to Butler: stored byte for byte, never cleaned.
+          requestState,
+          expiresAt,
+          ...(answered ? { status: 'answered' as const, endedAt: new Date() } : {}),
+        })
+        .returning();
+      if (!row) throw new Error('input wait insert returned nothing');
+      return toWait(row);
+    },
+
+    async get(id) {
+      const [row] = await db.select().from(inputWaits).where(eq(inputWaits.id, id));
+      return row && toWait(row);
+    },
+
+    async setFormMessage(id, messageId) {
+      await db.update(inputWaits).set({ formMessageId: messageId }).where(eq(inputWaits.id, id));
+    },
+
+    async answer(id, key, response, by, now) {
+      return db.transaction(async (tx) => {
+        const [row] = await tx.select().from(inputWaits).where(eq(inputWaits.id, id)).for('update');
+        if (!row?.requests.some((request) => request.key === key))
+          return { status: 'refused', reason: 'missing' } as const;
+        if (row.status !== 'waiting' || row.expiresAt <= now)
+          return { status: 'refused', reason: 'closed' } as const;
+        if (Object.hasOwn(row.answers, key))
+          return { status: 'refused', reason: 'answered_already' } as const;
+        const answers = { ...row.answers, [key]: cleanJson(response) };
+        const done = allAnswered({ requests: row.requests, answers });
+        const [updated] = await tx
+          .update(inputWaits)
+          .set({
+            answers,
+            answeredBy: cleanJson(by),
+            ...(done ? { status: 'answered' as const, endedAt: now } : {}),
+          })
+          .where(eq(inputWaits.id, id))
+          .returning();
+        if (!updated) throw new Error('input wait update returned nothing');
+        return { status: done ? 'answered' : 'partly', wait: toWait(updated) } as const;
+      });
+    },
+
+    async expireDue(now) {
+      const rows = await db
+        .update(inputWaits)
+        .set({ status: 'expired', endedAt: now })
+        .where(and(eq(inputWaits.status, 'waiting'), lte(inputWaits.expiresAt, now)))
+        .returning();
+      return rows.map(toWait);
+    },
+  };
+}
