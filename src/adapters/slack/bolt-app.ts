@@ -4,6 +4,7 @@ import { homeActionIds } from './app-home.js';
 import { rejectReasonCallbackId } from './approval-blocks.js';
 import { openConsoleActionId } from './approval-parts.js';
 import { feedbackActionId, feedbackCommentCallbackId } from './feedback-blocks.js';
+import { inputActionIds, inputFormCallbackId } from './input-form-blocks.js';
 import { cardActionIds, showArgumentsActionIds } from './interactions.js';
 import { slackClientOptions } from './slack-api.js';
 import { toSlackSdkLogger } from './slack-logger.js';
@@ -78,6 +79,15 @@ export function createBoltApp(options: BoltAppOptions): App {
   );
   app.view(feedbackCommentCallbackId, async ({ body, ack }) =>
     (await on(body)).feedback.commentSubmission(body, () => ack()),
+  );
+  for (const actionId of Object.values(inputActionIds)) {
+    app.action(actionId, async ({ body, ack }) => (await on(body)).inputs.inputClick(body, () => ack()));
+  }
+  app.view(inputFormCallbackId, async ({ body, ack }) =>
+    (await on(body)).inputs.formSubmission(
+      body,
+      ack as (response?: ViewErrorsResponseAction) => Promise<void>,
+    ),
   );
   // A URL button opens its link in the browser; Slack still expects the click acknowledged.
   app.action(openConsoleActionId, async ({ ack }) => ack());

@@ -8,10 +8,12 @@ import type { ApprovalCard } from '../../core/contracts/approval-card.js';
 import { mainThread } from '../../core/contracts/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import { FileTooLargeError } from '../../core/contracts/files.js';
+import type { InputForm } from '../../core/contracts/input-form.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
 import { type AgentSessions, createAgentSessions } from './agent-sessions.js';
 import { renderApprovalCard } from './approval-blocks.js';
+import { renderInputForm } from './input-form-blocks.js';
 import { createSlackMessageSearch } from './message-search.js';
 import { escapeMrkdwn, markdownToMrkdwn } from './mrkdwn.js';
 import type { BotIdentity } from './normalize.js';
@@ -158,6 +160,16 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
         ts: messageId,
         ...renderApprovalCard(card),
         priority: 'routine',
+      });
+    },
+
+    // In the thread of the question's turn; the buttons are the requester's alone (the core checks each click).
+    async postInputForm(target: ReplyTarget, form: InputForm): Promise<string> {
+      const threadTs = replyThreadTs(target);
+      return api.postMessage({
+        channel: target.address.channel,
+        ...(threadTs ? { threadTs } : {}),
+        ...renderInputForm(form),
       });
     },
 

@@ -6,6 +6,7 @@ import { createAgentSessions } from './agent-sessions.js';
 import { type AppHomeHandlers, createAppHomeHandlers } from './app-home.js';
 import { createFeedbackHandlers, type FeedbackHandlers } from './feedback-handlers.js';
 import { createInboundHandlers, type InboundHandlers } from './inbound.js';
+import { createInputFormHandlers, type InputFormHandlers } from './input-form-handlers.js';
 import { type BotIdentity, installationKeyOfIdentity } from './normalize.js';
 import { createSlackAdapter } from './outbound.js';
 import { createCapabilities, type ReplyTuning } from './reply-format.js';
@@ -47,6 +48,7 @@ export interface SlackWorkspace {
   adapter: ChatAdapter;
   handlers: InboundHandlers;
   feedback: FeedbackHandlers;
+  inputs: InputFormHandlers;
   home: AppHomeHandlers;
   suggestedPrompts: SuggestedPrompts;
   /** Asks Slack who the token is (auth.test) when the installation did not say; returns it. */
@@ -103,6 +105,7 @@ export function createSlackWorkspace(
       stoppedIdle: (thread) => sessions.stoppedIdle(thread),
     }),
     feedback: createFeedbackHandlers({ intake, api, logger, acknowledgeWithinMs }),
+    inputs: createInputFormHandlers({ intake, api, logger }),
     suggestedPrompts: createSuggestedPrompts({ api, logger, prompts: context.file.slack.suggestedPrompts }),
     home: createAppHomeHandlers({
       intake,
