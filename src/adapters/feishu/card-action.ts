@@ -15,21 +15,14 @@ import {
   renderApprovalCard,
   type ShowArgumentsValue,
 } from './approval-card.js';
-import type { CardActionEvent } from './event-payloads.js';
+import type { CardActionEvent, CardActionResponse } from './event-payloads.js';
 import { type FeedbackButtonValue, parseFeedbackValue } from './feedback-buttons.js';
-import { asRecord, type JsonRecord, stringField } from './fields.js';
+import { asRecord, stringField } from './fields.js';
+import { answerInputCard } from './input-card-action.js';
+import { parseInputButton } from './input-form-card.js';
 import { maxTimestampSkewSeconds } from './verify.js';
 
-/** The synchronous answer to `card.action.trigger`: a toast and, optionally, the card that replaces the clicked one. */
-export interface CardActionResponse {
-  toast?: { type: 'success' | 'info' | 'warning' | 'error'; content: string };
-  card?: RawCard;
-}
-
-interface RawCard {
-  type: 'raw';
-  data: JsonRecord;
-}
+export type { CardActionResponse } from './event-payloads.js';
 
 export interface CardActionDependencies {
   intake: ButlerIntake;
@@ -89,7 +82,7 @@ function decisionInput(value: ApprovalButtonValue, event: CardActionEvent): Appr
     : { ...common, approvalId: value.approval_id, decision: value.decision };
 }
 
-function rawCard(card: ApprovalCard): RawCard {
+function rawCard(card: ApprovalCard): NonNullable<CardActionResponse['card']> {
   return { type: 'raw', data: renderApprovalCard(card) };
 }
 
@@ -277,6 +270,14 @@ export async function handleCardAction(
   dependencies: CardActionDependencies,
 ): Promise<CardActionResponse> {
   const { intake, logger } = dependencies;
+  const question = parseInputButton(event.value);
+  if (question) {
+    const replayed = refuseReplay(event, dependencies, {
+      eventId: event.eventId,
+      inputId: question.input_id,
+    });
+    return replayed ?? answerInputCard(question, event, dependencies);
+  }
   const feedback = parseFeedbackValue(event.value);
   if (feedback) return recordFeedback(feedback, event, dependencies);
   const value = parseButtonValue(event.value);

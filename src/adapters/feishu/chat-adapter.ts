@@ -9,6 +9,7 @@ import { type ApprovalCard, pendingCalls } from '../../core/contracts/approval-c
 import { encodeConversationKey, mainThread } from '../../core/contracts/conversation-key.js';
 import type { ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import type { FileBytes, InboundFile, OutboundFile } from '../../core/contracts/files.js';
+import type { InputForm } from '../../core/contracts/input-form.js';
 import type { Logger } from '../../core/contracts/logger.js';
 import type { ReplyDelivery } from '../connector.js';
 import { renderApprovalCard } from './approval-card.js';
@@ -16,6 +17,7 @@ import type { CardkitHealth } from './cardkit-health.js';
 import { destinationFor } from './destination.js';
 import type { FeishuApi } from './feishu-api-types.js';
 import { forwardedHistoryText } from './forwarded-history.js';
+import { renderInputFormCard } from './input-form-card.js';
 import { linkCard } from './link-card.js';
 import { defuseMentions } from './mentions.js';
 import { parseFileLocator } from './message-files.js';
@@ -103,6 +105,15 @@ export function createFeishuChatAdapter(options: FeishuChatAdapterOptions): Chat
         { batchId: card.batchId, calls: card.calls.length, messageId },
         'Feishu approval card posted',
       );
+      return messageId;
+    },
+
+    // In the conversation where the call was asked; the form's values reach the core, which checks the clicker.
+    async postInputForm(target: ReplyTarget, form: InputForm): Promise<string> {
+      const messageId = await topics.send(target, (destination) =>
+        api.sendMessage(destination, { msgType: 'interactive', content: renderInputFormCard(form) }),
+      );
+      conversationLogger(target.address).info({ inputId: form.inputId, messageId }, 'Feishu question posted');
       return messageId;
     },
 

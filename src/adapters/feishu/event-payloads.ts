@@ -33,6 +33,12 @@ export interface MessageReceiveEvent {
   mentions: FeishuMention[];
 }
 
+/** The synchronous answer to `card.action.trigger`: a toast and, optionally, the card that replaces the clicked one. */
+export interface CardActionResponse {
+  toast?: { type: 'success' | 'info' | 'warning' | 'error'; content: string };
+  card?: { type: 'raw'; data: JsonRecord };
+}
+
 export interface CardActionEvent {
   eventId: string | undefined;
   tenantKey: string | undefined;
@@ -44,6 +50,8 @@ export interface CardActionEvent {
   createTime: number;
   /** The clicker's time zone (IANA), as their client reports it, for times in the toast. */
   timezone: string | undefined;
+  /** A form's values by field name, when the click submitted a form container. */
+  formValue: Record<string, unknown> | undefined;
 }
 
 /**
@@ -122,5 +130,6 @@ export function parseCardActionEvent(data: unknown): CardActionEvent {
     openChatId: stringField(context, 'open_chat_id'),
     createTime: epochMilliseconds(stringField(record, 'create_time')),
     timezone: stringField(recordField(record, 'action'), 'timezone'),
+    formValue: recordField(recordField(record, 'action'), 'form_value'),
   };
 }

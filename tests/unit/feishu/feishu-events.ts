@@ -137,6 +137,8 @@ export interface CardActionSpec {
   token?: string;
   /** When Feishu sent it, epoch milliseconds; the envelope carries microseconds. Default: now. */
   createTime?: number;
+  /** A submitted form container's values by field name. */
+  formValue?: Json;
 }
 
 export function cardActionEvent(spec: CardActionSpec): Json {
@@ -163,7 +165,7 @@ export function cardActionEvent(spec: CardActionSpec): Json {
         tag: 'button',
         name: 'approve',
         timezone: 'Asia/Shanghai',
-        form_value: {},
+        form_value: spec.formValue ?? {},
       },
       host: 'im_message',
       context: {
