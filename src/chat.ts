@@ -13,6 +13,7 @@ import {
   terminalAddress,
 } from './adapters/terminal-chat/console-adapter.js';
 import { readAttachment } from './adapters/terminal-chat/files.js';
+import { TerminalQuestion } from './adapters/terminal-chat/question-prompts.js';
 import { createButler } from './app/index.js';
 import { fileOptions } from './app/turns.js';
 import { loadDotEnv } from './config/dot-env.js';
@@ -87,14 +88,22 @@ async function main(): Promise<void> {
   let user: ChatUser = { id: userInfo().username, name: userInfo().username };
   let address: ConversationAddress = terminalAddress;
   let waiting: ApprovalCard | undefined;
+  /** A server's question being asked at the prompt, field by field. */
+  let question: TerminalQuestion | undefined;
+  const ended = (end: TurnEnd) => {
+    if (end.kind === 'card') waiting = end.card;
+    if (end.kind === 'question') {
+      question = new TerminalQuestion(end.form);
+      process.stdout.write(question.start());
+    }
+  };
   /** While Butler answers, `/stop` (or Ctrl+C) stops the turn; the line is read again afterwards. */
   let answering = false;
   let stopsTaken = 0;
   const settle = async (end: Promise<TurnEnd>) => {
     answering = true;
     try {
-      const result = await end;
-      if (result.kind === 'card') waiting = result.card;
+      ended(await end);
     } finally {
       answering = false;
     }
@@ -151,19 +160,42 @@ async function main(): Promise<void> {
     terminal.prompt();
   };
   adapter.onUnawaitedEnd((end) => {
-    if (end.kind === 'card') waiting = end.card;
+    ended(end);
     prompt();
   });
+  /** A line typed while a question is asked: the field's value, or the answer to the whole question. */
+  const answerQuestion = async (asked: TerminalQuestion, line: string) => {
+    const step = asked.take(line);
+    if ('ask' in step) return void process.stdout.write(step.ask);
+    const end = adapter.nextTurnEnd();
+    const result = await butler.service.answerInput({
+      user: { ...user, platform: 'console' },
+      ...step.answer,
+    });
+    if (!result.ok) {
+      if (result.errors) return void process.stdout.write(asked.retry(result.errors));
+      question = undefined;
+      return void process.stdout.write(`${result.message}\n`);
+    }
+    if (asked.advance()) return void process.stdout.write(asked.start());
+    question = undefined;
+    if (result.status === 'answered') await settle(end);
+  };
   prompt();
   for await (const input of terminal) {
     const line = input.trim();
-    if (!line) {
+    if (!line && !question) {
       prompt();
       continue;
     }
     const [command, ...rest] = line.split(/\s+/);
     const argument = rest.join(' ');
     if (command === '/quit' || command === '/exit') break;
+    if (question && !['/help', '/as', '/stop'].includes(command ?? '')) {
+      await answerQuestion(question, input);
+      prompt();
+      continue;
+    }
     if (command === '/stop') {
       // A /stop typed while Butler answered was taken then (and the prompt came back with the turn's end); at
       // the prompt nothing of this chat runs.

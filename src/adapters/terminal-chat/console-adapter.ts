@@ -18,6 +18,7 @@ import {
 import { mainThread } from '../../core/contracts/conversation-key.js';
 import type { ChatUser, ConversationAddress, InboundMessage } from '../../core/contracts/events.js';
 import type { OutboundFile } from '../../core/contracts/files.js';
+import type { InputForm } from '../../core/contracts/input-form.js';
 import { joinNames, truncateText } from '../../core/text/index.js';
 import { saveFile } from './files.js';
 
@@ -30,7 +31,11 @@ export const terminalAddress: ConversationAddress = {
 };
 
 /** What ends a turn from the terminal's point of view. */
-export type TurnEnd = { kind: 'reply' } | { kind: 'notice' } | { kind: 'card'; card: ApprovalCard };
+export type TurnEnd =
+  | { kind: 'reply' }
+  | { kind: 'notice' }
+  | { kind: 'card'; card: ApprovalCard }
+  | { kind: 'question'; form: InputForm };
 
 export const dim = (text: string) => `\u001b[2m${text}\u001b[22m`;
 /** A line in Markdown italics (`_Stopped by ana._`) shown as italics, not with its underscores. */
@@ -179,6 +184,12 @@ export class ConsoleAdapter implements ChatAdapter {
     this.output.write(`${this.lead}${renderCard(card)}\n  ${dim(approvalHint(card))}\n\n`);
     this.ended({ kind: 'card', card });
     return `console-card-${card.batchId}`;
+  }
+
+  /** The chat asks it field by field, at the prompt (`question-prompts.ts`). */
+  async postInputForm(_target: ReplyTarget, form: InputForm): Promise<string> {
+    this.ended({ kind: 'question', form });
+    return `console-input-${form.inputId}`;
   }
 
   async updateApprovalCard(

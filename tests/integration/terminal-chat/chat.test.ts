@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -6,67 +5,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderCard } from '../../../src/adapters/terminal-chat/console-adapter.js';
 import type { ApprovalCard, ApprovalCardCall } from '../../../src/core/contracts/approval-card.js';
+import { startChat } from '../../helpers/chat-process.js';
 import {
   createPostgresDatabase,
   databaseEnv,
   dropPostgresDatabase,
-  seedPgliteDirectory,
   testDatabaseUrl,
 } from '../../helpers/database.js';
-import { entryArguments, tsxEnvironment } from '../../helpers/entry-points.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { openAuthorization } from '../../helpers/oauth-mcp-client.js';
 import { startOAuthMcpServer } from '../../helpers/oauth-mcp-server.js';
 import { makePng } from '../../helpers/sample-files.js';
 import { startToolServer, type ToolServer } from '../../helpers/tool-server.js';
 import { CookieJar } from '../mcp-oauth/oauth-butler.js';
-
-/** Runs `npm run chat`'s entry point as a user would, typing lines once the expected output shows. */
-function startChat(env: Record<string, string>) {
-  // A migrated copy of the run's template, as every other test's database: migrating anew costs seconds.
-  if (env.BUTLER_DATA_DIR && !env.DATABASE_URL) seedPgliteDirectory(env.BUTLER_DATA_DIR);
-  // Outside the repository, as every user's chat runs: a developer's own config and .butler there are not read.
-  const cwd = mkdtempSync(join(tmpdir(), 'butler-chat-'));
-  const child = spawn(process.execPath, entryArguments('src/chat.ts'), {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...tsxEnvironment, ...env },
-    cwd,
-    stdio: 'pipe',
-  });
-  child.on('exit', () => rmSync(cwd, { recursive: true, force: true }));
-  let output = '';
-  child.stdout.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  /** The exit code, or a failure naming what was shown, should the chat not exit within 20 s. */
-  const exitCode = () =>
-    Promise.race([
-      exited,
-      new Promise<never>((_resolve, reject) =>
-        setTimeout(() => reject(new Error(`the chat did not exit; it showed:\n${output}`)), 20_000).unref(),
-      ),
-    ]);
-  /** Waits until `text` has been written `times` times in all. */
-  const waitFor = async (text: string, { times = 1, timeoutMs = 20_000 } = {}) => {
-    const deadline = Date.now() + timeoutMs;
-    while (output.split(text).length - 1 < times) {
-      if (Date.now() > deadline) throw new Error(`never saw "${text}" ${times} times in:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
-  return {
-    child,
-    /** Where the chat runs: `/attach` paths and saved files are relative to it. */
-    cwd,
-    exited: exitCode,
-    waitFor,
-    output: () => output,
-    type: (line: string) => child.stdin.write(`${line}\n`),
-  };
-}
 
 let model: FakeModelServer;
 let tools: ToolServer;
