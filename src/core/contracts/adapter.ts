@@ -117,7 +117,7 @@ export interface ChatAdapter {
    * platform message that shows it, when there is one. Absent where forms cannot be shown: such a question is
    * declined.
    */
-  postInputForm?(target: ReplyTarget, form: InputForm): Promise<string | undefined>;
+  postInputForm?(target: ReplyTarget, form: InputForm): Promise<string>;
   /**
    * Shows that Butler is working (a status line, a reaction). Returns the function that clears it.
    * Failures are the adapter's to swallow: an indicator never blocks a reply, and the core never waits for

@@ -54,6 +54,8 @@ export interface InputWaitRepository {
     by: ChatUser,
     now: Date,
   ): Promise<InputAnswerOutcome>;
+  /** Waits still open whose form was never shown (a crash came between storing one and posting it). */
+  unshown(olderThan: Date): Promise<InputWaitRecord[]>;
   /** Ends the waits whose time is up; each ends once. */
   expireDue(now: Date): Promise<InputWaitRecord[]>;
 }

@@ -383,7 +383,11 @@ export interface AuditEntry {
   toolCallId: string;
   arguments: unknown;
   risk: Risk | 'unknown';
-  decision: 'auto' | 'approved' | 'granted' | 'rejected' | 'expired' | 'invalid';
+  /**
+   * How the call came to run or not; `answered`: not a run but an answer to what its server asked (the action and
+   * the names of the fields filled in, in `arguments`; never their values).
+   */
+  decision: 'auto' | 'approved' | 'granted' | 'rejected' | 'expired' | 'invalid' | 'answered';
   outcome: 'succeeded' | 'failed' | 'not_run';
   /** The person the turn answered last; `requesters` has everyone it answered. */
   actor: string;

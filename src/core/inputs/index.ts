@@ -1,2 +1,2 @@
-export { enqueueInputContinuation, InputService } from './input-service.js';
+export { answerAudit, enqueueInputContinuation, InputService } from './input-service.js';
 export { type SortedQuestions, sortQuestions } from './questions.js';

@@ -1,9 +1,10 @@
 import { onPlatform } from '../contracts/events.js';
 import type { InputAnswerInput, InputAnswerResult, InputQuestionResult } from '../contracts/input-form.js';
 import type { InputResponse } from '../contracts/input-needed.js';
-import type { InputWaitRecord } from '../contracts/input-waits.js';
+import type { InputWaitRecord, NewInputWait } from '../contracts/input-waits.js';
 import type { Logger } from '../contracts/logger.js';
 import type { People } from '../contracts/people.js';
+import type { AuditEntry } from '../contracts/repositories.js';
 import type { Store } from '../contracts/store.js';
 import { checkAnswer, formOf } from '../forms/index.js';
 import { sortQuestions } from './questions.js';
@@ -18,6 +19,40 @@ const refusals = {
 
 const refused = <Reason extends keyof typeof refusals>(reason: Reason) =>
   ({ ok: false, reason, message: refusals[reason] }) as const;
+
+/**
+ * The audit row of an answer to a server's question: who, which question, the action and which fields were
+ * filled in; never what they hold.
+ */
+export function answerAudit(
+  wait: NewInputWait,
+  key: string,
+  response: InputResponse,
+  by: string,
+  why?: string,
+) {
+  return {
+    conversationKey: wait.conversationKey,
+    approvalId: null,
+    toolName: wait.toolName,
+    toolCallId: wait.toolCallId,
+    arguments: {
+      server: wait.server,
+      question: key,
+      action: response.action,
+      fields: Object.keys(response.content ?? {}),
+      ...(why ? { why } : {}),
+    },
+    risk: 'unknown',
+    decision: 'answered',
+    outcome: 'not_run',
+    actor: by,
+    requesters: wait.requesters.map((requester) => requester.id),
+    decidedBy: by,
+    error: null,
+    durationMs: 0,
+  } satisfies AuditEntry;
+}
 
 /** The inbox work that continues a turn parked on a question, once per wait (its id is the deduplication key). */
 export function enqueueInputContinuation(store: Store, wait: InputWaitRecord): Promise<number | undefined> {
@@ -88,6 +123,8 @@ export class InputService {
     }
     const outcome = await this.store.transaction(async (tx) => {
       const taken = await tx.inputWaits.answer(wait.id, key, response, input.user, new Date());
+      if (taken.status === 'refused') return taken;
+      await tx.audit.record(answerAudit(wait, key, response, input.user.id));
       if (taken.status === 'answered') await enqueueInputContinuation(tx, taken.wait);
       return taken;
     });

@@ -10,7 +10,8 @@ import { formOf, secretFieldNames } from '../forms/index.js';
 export interface SortedQuestions {
   shown: InputFormRequest[];
   declined: Record<string, InputResponse>;
-  notes: string[];
+  /** Why each was declined, by key, in words for the person. */
+  notes: Record<string, string>;
 }
 
 function hostOf(url: string): string | undefined {
@@ -23,10 +24,10 @@ function hostOf(url: string): string | undefined {
 }
 
 export function sortQuestions(server: string, requests: readonly InputRequest[]): SortedQuestions {
-  const sorted: SortedQuestions = { shown: [], declined: {}, notes: [] };
+  const sorted: SortedQuestions = { shown: [], declined: {}, notes: {} };
   const decline = (key: string, note: string) => {
     sorted.declined[key] = { action: 'decline' };
-    sorted.notes.push(note);
+    sorted.notes[key] = note;
   };
   for (const request of requests) {
     if (request.mode === 'url') {

@@ -9,7 +9,7 @@ import type { ToolResult, ToolScope } from './scope.js';
 
 /** One call at a time: validate it, run it, or record why it did not run; every path is audited and traced. */
 
-type Decision = AuditEntry['decision'];
+type Decision = Exclude<AuditEntry['decision'], 'answered'>;
 
 async function audit(
   scope: ToolScope,

@@ -1,12 +1,15 @@
+import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
+import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { InputFormRequest } from '../contracts/input-form.js';
 import type { InputRequest, InputResponse } from '../contracts/input-needed.js';
 import type { InputWaitRecord } from '../contracts/input-waits.js';
+import type { Logger } from '../contracts/logger.js';
 import type { ConversationMessage } from '../contracts/messages.js';
 import type { ResumeState } from '../contracts/store.js';
-import { enqueueInputContinuation, sortQuestions } from '../inputs/index.js';
+import { answerAudit, enqueueInputContinuation, sortQuestions } from '../inputs/index.js';
 import { type Resolution, type ToolResult, type ToolScope, waitingApprovals } from '../tool-calls/index.js';
 import { resumeAgents } from './delegation.js';
-import type { Turn, TurnRunnerDeps } from './turn.js';
+import { adapterFor, type Turn, type TurnRunnerDeps } from './turn.js';
 import { commitTurnWith, deliverReply, resumeStateOf } from './turn-endings.js';
 
 /**
@@ -38,21 +41,20 @@ export async function parkForInput(
   const platform = turn.target.address.platform;
   const sorted = sortQuestions(need.server, need.requests);
   const answers: Record<string, InputResponse> = { ...sorted.declined };
-  const notes = [...sorted.notes];
-  const show = turn.adapter.postInputForm?.bind(turn.adapter);
-  if (!show)
+  const notes: Record<string, string> = { ...sorted.notes };
+  const canShow = turn.adapter.postInputForm !== undefined;
+  if (!canShow)
     for (const request of sorted.shown) {
       answers[request.key] = { action: 'decline' };
-      notes.push(
-        `${need.server} asked ${quoted(request.message)}, and Butler cannot show forms on ${platform} yet, so it declined.`,
-      );
+      notes[request.key] =
+        `${need.server} asked ${quoted(request.message)}, and Butler cannot show forms on ${platform} yet, so it declined.`;
     }
-  const shown = show ? sorted.shown : [];
+  const shown = canShow ? sorted.shown : [];
   const who = turn.requester.name ?? 'the person who asked';
   const lead = turn.reply.shown.trim() ? '\n\n' : '';
   const lines = [
     ...shown.map((request) => askedLine(need.server, who, request)),
-    ...notes,
+    ...Object.values(notes),
     ...(shown.length > 0 ? ['I will go on once it is answered.'] : []),
   ];
   await turn.reply.append(`${lead}${lines.join(' ')}`);
@@ -77,6 +79,8 @@ export async function parkForInput(
       answers,
       expiresAt: new Date(Date.now() + options.approvalTtlMs),
     });
+    for (const [key, response] of Object.entries(answers))
+      await tx.audit.record(answerAudit(created, key, response, butler.id, notes[key]));
     await commitTurnWith(deps, tx, turn, pending, 'done');
     // Nothing left to ask: the call goes on at once with what Butler answered itself.
     if (created.status === 'answered') await enqueueInputContinuation(tx, created);
@@ -88,48 +92,70 @@ export async function parkForInput(
   );
   turn.session.ended('parked');
   turn.observer.end({ status: 'parked' });
-  if (show && shown.length > 0) {
-    const form = {
-      inputId: wait.id,
-      server: need.server,
-      tool: need.toolName,
-      requester: turn.requester,
-      requests: shown,
-      expiresAt: wait.expiresAt,
-    };
-    try {
-      const messageId = await show(turn.target, form);
-      if (messageId) await store.inputWaits.setFormMessage(wait.id, messageId);
-    } catch (error) {
-      turn.log.warn({ err: error, inputId: wait.id }, 'could not show the form: declined');
-      await declineUnshown(deps, turn, wait.id, shown);
-    }
-  }
+  if (shown.length > 0) await showForm(deps, turn.adapter, turn.target, wait, shown, turn.log);
 }
 
-/** A form that could not be shown is declined at once (nobody could answer it), and the person is told. */
-async function declineUnshown(
+/**
+ * Posts a wait's form and records where it is; a form that cannot be shown is declined at once (nobody could
+ * answer it), audited, and the person is told.
+ */
+async function showForm(
   deps: TurnRunnerDeps,
-  turn: Turn,
-  inputId: string,
+  adapter: ChatAdapter,
+  target: ReplyTarget,
+  wait: InputWaitRecord,
   shown: readonly InputFormRequest[],
+  log: Logger,
 ) {
   const { store } = deps;
+  const form = {
+    inputId: wait.id,
+    server: wait.server,
+    tool: wait.toolName,
+    requester: wait.requestedBy,
+    requests: [...shown],
+    expiresAt: wait.expiresAt,
+  };
+  try {
+    if (!adapter.postInputForm) throw new Error(`${adapter.platform} shows no forms`);
+    await store.inputWaits.setFormMessage(wait.id, await adapter.postInputForm(target, form));
+    return;
+  } catch (error) {
+    log.warn({ err: error, inputId: wait.id }, 'could not show the form: declined');
+  }
   await store.transaction(async (tx) => {
     for (const request of shown) {
-      const taken = await tx.inputWaits.answer(
-        inputId,
-        request.key,
-        { action: 'decline' },
-        butler,
-        new Date(),
+      const declined = { action: 'decline' as const };
+      const taken = await tx.inputWaits.answer(wait.id, request.key, declined, butler, new Date());
+      if (taken.status === 'refused') continue;
+      await tx.audit.record(
+        answerAudit(taken.wait, request.key, declined, butler.id, 'the form could not be shown'),
       );
       if (taken.status === 'answered') await enqueueInputContinuation(tx, taken.wait);
     }
   });
-  await turn.adapter
-    .postNotice(turn.target, 'I could not show that question here, so I declined it.')
-    .catch((error: unknown) => turn.log.warn({ err: error, inputId }, 'could not say the form was declined'));
+  await adapter
+    .postNotice(target, 'I could not show that question here, so I declined it.')
+    .catch((error: unknown) =>
+      log.warn({ err: error, inputId: wait.id }, 'could not say the form was declined'),
+    );
+}
+
+/** Posts the forms that a crash kept from being shown (a wait is stored before its form is posted). */
+export async function postMissingForms(deps: TurnRunnerDeps, olderThan: Date): Promise<void> {
+  for (const wait of await deps.store.inputWaits.unshown(olderThan)) {
+    const address = decodeConversationKey(wait.conversationKey);
+    // Another process serving that platform posts it (the same sweep runs there).
+    if (!deps.adapters.has(address.platform)) continue;
+    const open = wait.requests.filter((request) => !Object.hasOwn(wait.answers, request.key));
+    const target = {
+      address,
+      ...(wait.resume.replyTo ? { replyTo: wait.resume.replyTo } : {}),
+      userId: wait.requestedBy.id,
+    };
+    const { shown } = sortQuestions(wait.server, open);
+    await showForm(deps, adapterFor(deps, address.platform), target, wait, shown, deps.logger);
+  }
 }
 
 /** Who answered what Butler declined itself. */

@@ -22,7 +22,7 @@ import { answerCommand } from './commands.js';
 import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { grantOf, incomingMessages, requestersOf } from './incoming.js';
-import { inputContinued, parkForInput } from './input-park.js';
+import { inputContinued, parkForInput, postMissingForms } from './input-park.js';
 import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import {
   completeTurn,
@@ -297,9 +297,10 @@ export class TurnRunner {
     }
   }
 
-  /** Posts the cards of batches that a crash kept from being shown. */
-  postMissingCards(olderThan: Date): Promise<void> {
-    return postMissingCards(this.deps, olderThan);
+  /** Posts the cards of batches, and the forms of questions, that a crash kept from being shown. */
+  async postMissingCards(olderThan: Date): Promise<void> {
+    await postMissingCards(this.deps, olderThan);
+    await postMissingForms(this.deps, olderThan);
   }
 
   /** Runs or parks a step's tool calls: true when the turn parked, else the step joins `pending`. */

@@ -1,4 +1,4 @@
-import { and, eq, lte } from 'drizzle-orm';
+import { and, eq, gt, isNull, lt, lte } from 'drizzle-orm';
 import type { InputWaitRecord, InputWaitRepository } from '../../core/contracts/input-waits.js';
 import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
@@ -81,6 +81,21 @@ export function inputWaitRepository(db: Database): InputWaitRepository {
         if (!updated) throw new Error('input wait update returned nothing');
         return { status: done ? 'answered' : 'partly', wait: toWait(updated) } as const;
       });
+    },
+
+    async unshown(olderThan) {
+      const rows = await db
+        .select()
+        .from(inputWaits)
+        .where(
+          and(
+            eq(inputWaits.status, 'waiting'),
+            isNull(inputWaits.formMessageId),
+            lt(inputWaits.createdAt, olderThan),
+            gt(inputWaits.expiresAt, new Date()),
+          ),
+        );
+      return rows.map(toWait);
     },
 
     async expireDue(now) {

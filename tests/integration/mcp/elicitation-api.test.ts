@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inputWaits } from '../../../src/storage/schema.js';
+import { auditLog, inputWaits } from '../../../src/storage/schema.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { start2026HttpServer } from '../../helpers/mcp-2026-server.js';
@@ -86,6 +86,12 @@ async function askedInput(conversation: string) {
   return String(last?.inputId);
 }
 
+const answersAudited = (toolCallId: string) =>
+  app.butler.database.db
+    .select({ actor: auditLog.actor, arguments: auditLog.arguments })
+    .from(auditLog)
+    .where(and(eq(auditLog.toolCallId, toolCallId), eq(auditLog.decision, 'answered')));
+
 /** The tool result the model was given for the call of `conversation`. */
 function toolResultOf(conversation: string): string {
   for (const request of [...model.requests].reverse()) {
@@ -145,6 +151,20 @@ describe('a server’s question over the HTTP API', () => {
     expect((await answer(question.inputId, { action: 'decline' })).status).toBe(409);
     await app.settle();
     expect(shop.calls.length).toBe(callsBefore + 1);
+    // The answer is audited: who, which question, the action and the fields filled in; never their values.
+    const answered = await answersAudited('call_elicit-1');
+    expect(answered).toEqual([
+      expect.objectContaining({
+        actor: 'dev',
+        arguments: {
+          server: 'shop',
+          question: 'shipping',
+          action: 'accept',
+          fields: ['address', 'speed', 'copies'],
+        },
+      }),
+    ]);
+    expect(JSON.stringify(answered)).not.toContain('Main St');
   });
 
   it('goes on with decline, and with cancel once the wait expires', async () => {
@@ -175,6 +195,28 @@ describe('a server’s question over the HTTP API', () => {
     expect(toolResultOf('elicit-4')).toContain('Sign-in answered: decline');
     const replay = JSON.stringify(await readEvents(await api('/conversations/elicit-4/events?after=0')));
     expect(replay).toContain('never asks for passwords, tokens or keys in a form');
+    expect(await answersAudited('call_elicit-4')).toEqual([
+      expect.objectContaining({
+        actor: 'butler',
+        arguments: expect.objectContaining({ action: 'decline', why: expect.stringContaining('password') }),
+      }),
+    ]);
+  });
+
+  it('shows a question a crash kept from being shown', async () => {
+    const inputId = await askedInput('elicit-6');
+    // As if Butler died between storing the wait and posting its question.
+    await app.butler.database.db
+      .update(inputWaits)
+      .set({ formMessageId: null, createdAt: new Date(Date.now() - 60_000) })
+      .where(eq(inputWaits.id, inputId));
+    const shownAgain = async () => {
+      const events = await readEvents(await api('/conversations/elicit-6/events?after=0&follow=false'));
+      return events.filter((event) => event.data.type === 'input_required').length;
+    };
+    await expect.poll(shownAgain, { timeout: 10_000 }).toBe(2);
+    const [row] = await app.butler.database.db.select().from(inputWaits).where(eq(inputWaits.id, inputId));
+    expect(row?.formMessageId).toBe(`input-${inputId}`);
   });
 
   it('resumes the call once after a restart between the question and the answer', async () => {
