@@ -196,7 +196,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const stops = new TurnStops(store, logger);
   // Turns start while deliveries store quickly: the intake reports, the worker reads.
   const admission = new Admission(defaultAdmission);
-  const inputs = new InputService(store, people, logger);
+  const inputs = new InputService(store, people, logger, observer);
   const service = new ButlerService(store, approvals, file.access, people, logger, wake, {
     admission,
     inputs,

@@ -16,6 +16,7 @@ import type {
   ApprovalRecordInfo,
   CompactionRecord,
   GenerationRecord,
+  InputQuestionInfo,
   Observer,
   ToolCallRecord,
   TurnInfo,
@@ -183,6 +184,10 @@ class LangfuseTurn implements TurnObserver {
     );
   }
 
+  inputAsked(question: InputQuestionInfo): void {
+    startObservation('input.requested', { metadata: { ...question } }, { asType: 'event', ...this.parent });
+  }
+
   compaction(record: CompactionRecord): void {
     const span = startObservation(
       'compaction',
@@ -236,6 +241,12 @@ export function createLangfuseObserver(options: LangfuseObserverOptions): Observ
       }),
     approvalExpired: (approval) => approvalEvent('approval.expired', approval),
     feedbackGiven: (feedback) => scores.send(feedback),
+    inputAnswered: (answer) => {
+      // A span, not an event: an event ends as it starts, before the session could be set on it.
+      const span = startObservation('input.answered', { metadata: { ...answer } });
+      span.otelSpan.setAttribute(LangfuseOtelSpanAttributes.TRACE_SESSION_ID, answer.conversationKey);
+      span.end();
+    },
     flush: async () => {
       await Promise.all([processor.forceFlush(), scores.flush()]);
     },

@@ -65,6 +65,27 @@ export interface ApprovalRecordInfo {
   risk: string;
 }
 
+/** A server's question to the person who asked for a call (MCP elicitation): ids and names, never values. */
+export interface InputQuestionInfo {
+  inputId: string;
+  conversationKey: string;
+  server: string;
+  tool: string;
+  questions: Array<{ key: string; mode: 'form' | 'url' }>;
+}
+
+/** An answer to one question: the action and which fields were filled in, never what they hold. */
+export interface InputAnswerInfo {
+  inputId: string;
+  conversationKey: string;
+  server: string;
+  tool: string;
+  key: string;
+  action: 'accept' | 'decline' | 'cancel';
+  fields: string[];
+  answeredBy: string;
+}
+
 /** A person's rating of a turn's reply: a tracer scores the turn's trace with it. */
 export interface FeedbackInfo {
   /** Stable per person and turn: a changed rating replaces the score given before. */
@@ -109,6 +130,8 @@ export interface AgentObserver extends StepObserver {
 
 export interface TurnObserver extends StepObserver {
   approvalRequested(approval: ApprovalRecordInfo): void;
+  /** Optional: the turn parked on a server's question. */
+  inputAsked?(question: InputQuestionInfo): void;
   compaction(record: CompactionRecord): void;
   /** Starts a sub-agent's span under the turn. */
   agent(info: AgentInfo): AgentObserver;
@@ -123,6 +146,8 @@ export interface Observer {
   approvalVoted?(approval: ApprovalRecordInfo & { votes: number; quorum: number; votedBy: string }): void;
   /** Optional: a rating was given or changed (after it is stored). */
   feedbackGiven?(feedback: FeedbackInfo): void;
+  /** Optional: a server's question was answered (after the answer is stored). */
+  inputAnswered?(answer: InputAnswerInfo): void;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }

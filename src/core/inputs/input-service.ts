@@ -3,6 +3,7 @@ import type { InputAnswerInput, InputAnswerResult, InputQuestionResult } from '.
 import type { InputResponse } from '../contracts/input-needed.js';
 import type { InputWaitRecord, NewInputWait } from '../contracts/input-waits.js';
 import type { Logger } from '../contracts/logger.js';
+import { noopObserver, type Observer } from '../contracts/observer.js';
 import type { People } from '../contracts/people.js';
 import type { AuditEntry } from '../contracts/repositories.js';
 import type { Store } from '../contracts/store.js';
@@ -75,6 +76,7 @@ export class InputService {
     private readonly store: Store,
     private readonly people: People,
     private readonly logger: Logger,
+    private readonly observer: Observer = noopObserver,
   ) {}
 
   /** The wait and its request that `input` is about, when its user may answer it; else why not. */
@@ -129,6 +131,16 @@ export class InputService {
       return taken;
     });
     if (outcome.status === 'refused') return refused(outcome.reason);
+    this.observer.inputAnswered?.({
+      inputId: wait.id,
+      conversationKey: wait.conversationKey,
+      server: wait.server,
+      tool: wait.toolName,
+      key,
+      action: response.action,
+      fields: Object.keys(response.content ?? {}),
+      answeredBy: input.user.id,
+    });
     this.logger.info(
       {
         inputId: wait.id,

@@ -39,6 +39,9 @@ function turnFanout(observers: TurnObserver[]): TurnObserver {
     approvalRequested: (approval) => {
       for (const observer of observers) observer.approvalRequested(approval);
     },
+    inputAsked: (question) => {
+      for (const observer of observers) observer.inputAsked?.(question);
+    },
     compaction: (record) => {
       for (const observer of observers) observer.compaction(record);
     },
@@ -70,6 +73,9 @@ export function combineObservers(...observers: Observer[]): Observer {
     },
     feedbackGiven: (feedback) => {
       for (const observer of active) observer.feedbackGiven?.(feedback);
+    },
+    inputAnswered: (answer) => {
+      for (const observer of active) observer.inputAnswered?.(answer);
     },
     flush: () => settleAll(active.map((observer) => observer.flush())),
     shutdown: () => settleAll(active.map((observer) => observer.shutdown())),

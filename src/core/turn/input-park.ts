@@ -90,6 +90,13 @@ export async function parkForInput(
     { server: need.server, inputId: wait.id, asked: shown.length, declined: Object.keys(answers).length },
     'turn parked on a question',
   );
+  turn.observer.inputAsked?.({
+    inputId: wait.id,
+    conversationKey: wait.conversationKey,
+    server: need.server,
+    tool: need.toolName,
+    questions: need.requests.map((request) => ({ key: request.key, mode: request.mode })),
+  });
   turn.session.ended('parked');
   turn.observer.end({ status: 'parked' });
   if (shown.length > 0) await showForm(deps, turn.adapter, turn.target, wait, shown, turn.log);

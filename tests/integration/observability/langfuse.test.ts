@@ -4,8 +4,10 @@ import { createLangfuseObserver } from '../../../src/observability/langfuse-obse
 import { startTestButler } from '../../helpers/butler-app.js';
 import { type FakeLangfuse, startFakeLangfuse } from '../../helpers/fake-langfuse.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { start2026HttpServer } from '../../helpers/mcp-2026-server.js';
 import { inboundMessage } from '../../helpers/messages.js';
 import { RecordingAdapter } from '../../helpers/recording-adapter.js';
+import { readEvents } from '../../helpers/sse-client.js';
 
 let model: FakeModelServer;
 let langfuse: FakeLangfuse;
@@ -267,5 +269,50 @@ describe('Langfuse tracing', () => {
     expect(turn?.attributes['langfuse.trace.tags']).toEqual(['scheduled']);
     expect(turn?.attributes['langfuse.trace.metadata.scheduleId']).toBe(schedule.id);
     expect(turn?.attributes['langfuse.observation.metadata.scheduleId']).toBe(schedule.id);
+  });
+
+  it("traces a server's question under its turn and its answer in the conversation's session, never the values", async () => {
+    const shop = await start2026HttpServer();
+    const key = 'traced-key-0123456789abcdef';
+    const app = await startTestButler({
+      env: { ...tracing(), KEY_TRACED: key },
+      config: {
+        mcpServers: [{ name: 'shop', url: shop.url, tools: { risk: { ship: 'low' } } }],
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
+        api: { keys: [{ name: 'traced', key: '${KEY_TRACED}', scopes: ['chat'] }] },
+      },
+    });
+    try {
+      const api = (path: string, body: unknown) =>
+        fetch(`${app.url}/api/v1${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      model.enqueue(
+        { toolCalls: [{ id: 'call_traced_ship', name: 'shop__ship', arguments: '{"item":"mug"}' }] },
+        { text: 'Shipped.' },
+      );
+      const asked = await readEvents(await api('/conversations/traced-1/messages', { text: 'ship a mug' }));
+      const inputId = String(asked.at(-1)?.data.inputId);
+      const content = { address: '1 Secret Lane', speed: 'express' };
+      expect((await api(`/inputs/${inputId}`, { action: 'accept', content })).status).toBe(200);
+      await app.settle();
+    } finally {
+      await app.close();
+      await shop.close();
+    }
+    const requested = langfuse.spans.find((span) => span.name === 'input.requested');
+    const turn = langfuse.spans.find(
+      (span) => span.name === 'butler.turn' && span.traceId === requested?.traceId,
+    );
+    expect(turn?.attributes['session.id']).toBe('api:traced:traced-1:main');
+    const answered = langfuse.spans.find((span) => span.name === 'input.answered');
+    expect(answered?.attributes['session.id']).toBe('api:traced:traced-1:main');
+    expect(answered?.attributes['langfuse.observation.metadata.action']).toBe('accept');
+    // The question's spans say which fields were filled in, never what (the tool's own result is another matter).
+    const questionSpans = langfuse.spans.filter((span) => span.name.startsWith('input.'));
+    expect(JSON.stringify(questionSpans)).toContain('address');
+    expect(JSON.stringify(questionSpans)).not.toContain('Secret Lane');
   });
 });
