@@ -369,7 +369,8 @@ describe.skipIf(!hasChromium)('admin console in headless Chromium', () => {
     await page.getByLabel('Message').fill('send me the errors as a CSV');
     await page.getByRole('button', { name: 'Send' }).click();
     const button = page.getByRole('button', { name: /^Download errors\.csv/ });
-    await button.waitFor();
+    // A whole turn (the model, the tool, the file stored and streamed): on a busy machine, more than Playwright's 10 s.
+    await button.waitFor({ timeout: 25_000 });
     const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
     expect(download.suggestedFilename()).toBe('errors.csv');
     const stream = await download.createReadStream();
