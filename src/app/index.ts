@@ -271,6 +271,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     options: turnOptions(config),
   });
   const { approvalPolicy } = file;
+  const { remindAfter } = approvalPolicy;
   const notices = new ApprovalNotices(
     store,
     approvals,
@@ -291,6 +292,10 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     queueNotices: () => notices.queueDue(),
     ...(connections ? { expireConnectionWaits: () => connections.book.expireWaits() } : {}),
     expireInputWaits: () => inputs.expireDue(),
+    // Questions wait on people as approvals do: reminded after the same while.
+    ...(remindAfter === undefined
+      ? {}
+      : { remindInputs: () => runner.remindInputs(new Date(Date.now() - remindAfter)) }),
   });
   const scheduler = schedules.scheduler(wake);
 

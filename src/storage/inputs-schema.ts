@@ -26,6 +26,8 @@ export const inputWaits = pgTable(
     answers: jsonb('answers').$type<Record<string, InputResponse>>().notNull().default({}),
     answeredBy: jsonb('answered_by').$type<ChatUser>(),
     formMessageId: text('form_message_id'),
+    /** When the requester was reminded in a direct message (once). */
+    remindedAt: timestamp('reminded_at', { withTimezone: true }),
     /** waiting → answered | expired */
     status: text('status').$type<'waiting' | 'answered' | 'expired'>().notNull().default('waiting'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),

@@ -54,6 +54,11 @@ export interface InputWaitRepository {
     by: ChatUser,
     now: Date,
   ): Promise<InputAnswerOutcome>;
+  /**
+   * Takes the waits of these platforms still open since before `before` whose requester was not reminded yet,
+   * marking them reminded: each is reminded once, by one process.
+   */
+  claimReminders(before: Date, platforms: readonly Platform[]): Promise<InputWaitRecord[]>;
   /** Waits still open whose form was never shown (a crash came between storing one and posting it). */
   unshown(olderThan: Date): Promise<InputWaitRecord[]>;
   /** Ends the waits whose time is up; each ends once. */

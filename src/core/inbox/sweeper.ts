@@ -17,6 +17,8 @@ export interface SweepChores {
   expireConnectionWaits?: () => Promise<number>;
   /** Ends the waits on servers' questions past their deadline (their calls go on, told the person cancelled). */
   expireInputWaits?: () => Promise<number>;
+  /** Reminds the requesters of questions that have waited long, once each. */
+  remindInputs?: () => Promise<void>;
 }
 
 export interface SweeperOptions {
@@ -74,6 +76,7 @@ export class Sweeper {
       await this.chores.queueNotices?.();
       await this.chores.expireConnectionWaits?.();
       await this.chores.expireInputWaits?.();
+      await this.chores.remindInputs?.();
       // Six sweeps of grace so a turn that is posting its card right now is not raced.
       await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
     } catch (error) {

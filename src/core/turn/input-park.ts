@@ -165,6 +165,41 @@ export async function postMissingForms(deps: TurnRunnerDeps, olderThan: Date): P
   }
 }
 
+/**
+ * Reminds the requesters of questions still open since before `before`, once, in a direct message with the form
+ * again (as approval reminders do): on platforms without direct messages the question stays where it was asked.
+ */
+export async function remindInputs(deps: TurnRunnerDeps, before: Date): Promise<void> {
+  const waits = await deps.store.inputWaits.claimReminders(before, [...deps.adapters.keys()]);
+  for (const wait of waits) {
+    const address = decodeConversationKey(wait.conversationKey);
+    const adapter = adapterFor(deps, address.platform);
+    const log = deps.logger.child({ inputId: wait.id });
+    if (!adapter.openDirectConversation || !adapter.postInputForm) continue;
+    const open = wait.requests.filter((request) => !Object.hasOwn(wait.answers, request.key));
+    const { shown } = sortQuestions(wait.server, open);
+    const until = wait.expiresAt.toISOString().slice(11, 16);
+    const note = `${wait.server} still waits for your answer, until ${until} UTC.`;
+    try {
+      const direct = await adapter.openDirectConversation(wait.requestedBy, address.workspace, note);
+      await adapter.postInputForm(
+        { address: direct, userId: wait.requestedBy.id },
+        {
+          inputId: wait.id,
+          server: wait.server,
+          tool: wait.toolName,
+          requester: wait.requestedBy,
+          requests: shown,
+          expiresAt: wait.expiresAt,
+        },
+      );
+      log.info('the requester was reminded of a question');
+    } catch (error) {
+      log.warn({ err: error }, 'could not remind the requester of a question');
+    }
+  }
+}
+
 /** Who answered what Butler declined itself. */
 const butler = { id: 'butler', name: 'Butler' };
 

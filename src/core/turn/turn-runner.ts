@@ -22,7 +22,7 @@ import { answerCommand } from './commands.js';
 import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { grantOf, incomingMessages, requestersOf } from './incoming.js';
-import { inputContinued, parkForInput, postMissingForms } from './input-park.js';
+import { inputContinued, parkForInput, postMissingForms, remindInputs } from './input-park.js';
 import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
 import {
   completeTurn,
@@ -295,6 +295,11 @@ export class TurnRunner {
     } finally {
       await turn.stop?.release();
     }
+  }
+
+  /** Reminds the requesters of questions open since before `before`, once each. */
+  remindInputs(before: Date): Promise<void> {
+    return remindInputs(this.deps, before);
   }
 
   /** Posts the cards of batches, and the forms of questions, that a crash kept from being shown. */

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lt, lte } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, lte } from 'drizzle-orm';
 import type { InputWaitRecord, InputWaitRepository } from '../../core/contracts/input-waits.js';
 import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
@@ -81,6 +81,25 @@ export function inputWaitRepository(db: Database): InputWaitRepository {
         if (!updated) throw new Error('input wait update returned nothing');
         return { status: done ? 'answered' : 'partly', wait: toWait(updated) } as const;
       });
+    },
+
+    async claimReminders(before, platforms) {
+      if (platforms.length === 0) return [];
+      const now = new Date();
+      const rows = await db
+        .update(inputWaits)
+        .set({ remindedAt: now })
+        .where(
+          and(
+            eq(inputWaits.status, 'waiting'),
+            isNull(inputWaits.remindedAt),
+            lte(inputWaits.createdAt, before),
+            gt(inputWaits.expiresAt, now),
+            inArray(inputWaits.platform, [...platforms]),
+          ),
+        )
+        .returning();
+      return rows.map(toWait);
     },
 
     async unshown(olderThan) {

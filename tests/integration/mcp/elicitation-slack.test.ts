@@ -1,4 +1,6 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { inputWaits } from '../../../src/storage/schema.js';
 import type { TestButler } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
@@ -20,10 +22,14 @@ let slackUrl: string;
 
 beforeAll(async () => {
   fake = await startFakeSlackApi();
+  fake.users.set('U0ALICE', { name: 'alice' });
   model = await startFakeModelServer();
   shop = await start2026HttpServer();
   app = await startSlackButler(fake, model, undefined, {
-    config: { mcpServers: [{ name: 'shop', url: shop.url, tools: { risk: { ship: 'low' } } }] },
+    config: {
+      mcpServers: [{ name: 'shop', url: shop.url, tools: { risk: { ship: 'low' } } }],
+      approvalPolicy: { remindAfter: '1h' },
+    },
   });
   slackUrl = `${app.url}/slack/events`;
 });
@@ -198,6 +204,28 @@ describe('a server’s question on Slack', () => {
     );
     await expect.poll(() => JSON.stringify(fake.callsTo('chat.postEphemeral'))).toContain('closed');
     expect(shop.calls.length).toBe(callsBefore + 1);
+  });
+
+  it('reminds the requester once, in a direct message with the form, after the approval reminder time', async () => {
+    await askToShip();
+    const [wait] = await app.butler.database.db
+      .update(inputWaits)
+      .set({ createdAt: new Date(Date.now() - 2 * 3_600_000) })
+      .where(eq(inputWaits.status, 'waiting'))
+      .returning();
+    const inDirect = () =>
+      fake
+        .callsTo('chat.postMessage')
+        .filter(
+          (call) =>
+            call.args.channel === 'D0ALICE' &&
+            JSON.stringify(call.args.blocks ?? '').includes(String(wait?.id)),
+        );
+    await expect.poll(() => inDirect().length, { timeout: 10_000 }).toBe(1);
+    expect(JSON.stringify(fake.callsTo('conversations.open'))).toContain('U0ALICE');
+    // Reminded once: later sweeps send nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(inDirect()).toHaveLength(1);
   });
 
   it('declines with a click, and the call is told so', async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE "input_waits" ADD COLUMN "reminded_at" timestamp with time zone;
