@@ -568,7 +568,8 @@ export async function startFakeSlackApi(
         )
         .sort((left, right) => Number(left.ts) - Number(right.ts));
     },
-    async waitFor<T>(probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
+    // Generous: a turn on a busy machine (two test passes on two cores) takes seconds; a failure still fails.
+    async waitFor<T>(probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const value = probe();
