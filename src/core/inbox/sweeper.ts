@@ -27,6 +27,12 @@ export interface SweeperOptions {
   inboxRetentionMs: number;
 }
 
+/**
+ * A card or form younger than this is being posted by its turn: a lost one is posted only after it. The turn's
+ * commit and post took over a second on a busy machine, which a fast sweep alone would race.
+ */
+const minimumPostingGraceMs = 3_000;
+
 /** Pruning runs at most this often, in batches, so that no single statement holds many row locks. */
 const pruneEveryMs = 3_600_000;
 const pruneBatch = 1_000;
@@ -77,8 +83,9 @@ export class Sweeper {
       await this.chores.expireConnectionWaits?.();
       await this.chores.expireInputWaits?.();
       await this.chores.remindInputs?.();
-      // Six sweeps of grace so a turn that is posting its card right now is not raced.
-      await this.runner.postMissingCards(new Date(Date.now() - 6 * this.options.sweepMs));
+      // Six sweeps of grace (3 s at least) so a turn that is posting its card or form right now is not raced.
+      const grace = Math.max(6 * this.options.sweepMs, minimumPostingGraceMs);
+      await this.runner.postMissingCards(new Date(Date.now() - grace));
     } catch (error) {
       this.logger.error({ err: error }, 'approval sweep failed');
     }

@@ -215,8 +215,11 @@ describe('a server’s question over the HTTP API', () => {
       return events.filter((event) => event.data.type === 'input_required').length;
     };
     await expect.poll(shownAgain, { timeout: 10_000 }).toBe(2);
-    const [row] = await app.butler.database.db.select().from(inputWaits).where(eq(inputWaits.id, inputId));
-    expect(row?.formMessageId).toBe(`input-${inputId}`);
+    // Recorded once posted: a moment after the event is there.
+    const recorded = async () =>
+      (await app.butler.database.db.select().from(inputWaits).where(eq(inputWaits.id, inputId)))[0]
+        ?.formMessageId;
+    await expect.poll(recorded, { timeout: 10_000 }).toBe(`input-${inputId}`);
   });
 
   it('resumes the call once after a restart between the question and the answer', async () => {
