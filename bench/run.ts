@@ -13,6 +13,7 @@ import { ingestBenchmark } from './ingest.js';
 import type { Aim, Benchmark, BenchmarkContext } from './lib/benchmark.js';
 import { describeMachine } from './lib/machine.js';
 import { bullets, table } from './lib/markdown.js';
+import { mcpConnectBenchmark } from './mcp-connect.js';
 import { memoryBenchmark } from './memory.js';
 import { rateTiersBenchmark } from './rate-tiers.js';
 import { schedulesBenchmark } from './schedules.js';
@@ -40,6 +41,7 @@ const benchmarks: Benchmark[] = [
   busyWorkspaceBenchmark,
   filesBenchmark,
   schedulesBenchmark,
+  mcpConnectBenchmark,
 ];
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));
