@@ -2,7 +2,7 @@ import type { ChatUser } from '../../core/contracts/events.js';
 import type { FeedbackRating } from '../../core/contracts/feedback-records.js';
 import { maxFeedbackCommentChars } from '../../core/feedback/index.js';
 import { blockLimits, plain, type SlackBlock, section } from './block-kit.js';
-import { isRecord } from './parse.js';
+import { clickerOf, isRecord } from './parse.js';
 
 /**
  * Feedback on a finished reply: Slack's `context_actions` block with a `feedback_buttons` element under the
@@ -64,14 +64,6 @@ function field(record: unknown, key: string): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
-/** From Slack's signed payload: the only authority on who clicked. */
-function userOf(body: Record<string, unknown>): ChatUser | undefined {
-  const id = field(body.user, 'id');
-  if (!id) return undefined;
-  const name = field(body.user, 'name') ?? field(body.user, 'username');
-  return name ? { id, name } : { id };
-}
-
 const isRating = (value: unknown): value is FeedbackRating => value === 'positive' || value === 'negative';
 
 /** A click on the feedback buttons (`block_actions`, an action of type `feedback_buttons`). */
@@ -84,7 +76,7 @@ export function parseFeedbackClick(body: unknown): FeedbackClick | undefined {
       candidate.action_id === feedbackActionId,
   );
   const rating = field(action, 'value');
-  const user = userOf(body);
+  const user = clickerOf(body);
   const channel = field(body.container, 'channel_id') ?? field(body.channel, 'id');
   const messageTs = field(body.container, 'message_ts') ?? field(body.message, 'ts');
   if (!isRating(rating) || !user || !channel || !messageTs) return undefined;
@@ -130,7 +122,7 @@ export function parseFeedbackComment(body: unknown): FeedbackComment | undefined
   }
   const channel = field(metadata, 'channel');
   const messageTs = field(metadata, 'messageTs');
-  const user = userOf(body);
+  const user = clickerOf(body);
   if (!channel || !messageTs || !user) return undefined;
   const values = isRecord(body.view.state) ? body.view.state.values : undefined;
   const block = isRecord(values) ? values[commentBlockId] : undefined;

@@ -10,7 +10,7 @@ import {
   slackDate,
 } from './block-kit.js';
 import { escapeMrkdwn } from './mrkdwn.js';
-import { isRecord } from './parse.js';
+import { clickerOf, isRecord } from './parse.js';
 
 /**
  * A server's question in Slack (MCP elicitation): a message in the thread with Fill in / Decline / Cancel (a
@@ -189,15 +189,6 @@ export function renderInputModal(
   };
 }
 
-/** From Slack's signed payload: the only authority on who clicked or submitted. */
-function userOf(body: Record<string, unknown>): ChatUser | undefined {
-  const user = body.user;
-  if (!isRecord(user) || typeof user.id !== 'string') return undefined;
-  const name =
-    typeof user.name === 'string' ? user.name : typeof user.username === 'string' ? user.username : undefined;
-  return name ? { id: user.id, name } : { id: user.id };
-}
-
 function referenceOf(text: unknown): { inputId: string; key: string } | undefined {
   if (typeof text !== 'string') return undefined;
   try {
@@ -243,7 +234,7 @@ export function parseInputClick(body: unknown): InputClick | undefined {
     if (!isRecord(candidate)) continue;
     const action = names.find(([, id]) => id === candidate.action_id)?.[0] as InputAction | undefined;
     const reference = referenceOf(candidate.value);
-    const user = userOf(body);
+    const user = clickerOf(body);
     const container = isRecord(body.container) ? body.container : {};
     const channel = typeof container.channel_id === 'string' ? container.channel_id : undefined;
     const messageTs = typeof container.message_ts === 'string' ? container.message_ts : undefined;
@@ -288,7 +279,7 @@ export interface InputSubmission {
 export function parseInputSubmission(body: unknown): InputSubmission | undefined {
   if (!isRecord(body) || body.type !== 'view_submission' || !isRecord(body.view)) return undefined;
   const reference = referenceOf(body.view.private_metadata);
-  const user = userOf(body);
+  const user = clickerOf(body);
   const message = messageOf(body.view.private_metadata);
   if (!reference || !user || !message) return undefined;
   const values = new Map<number, unknown>();

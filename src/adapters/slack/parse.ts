@@ -1,4 +1,5 @@
 import { PayloadError } from '../../core/contracts/errors.js';
+import type { ChatUser } from '../../core/contracts/events.js';
 
 /** What a verified request to `POST /slack/events` turns out to be. */
 export type SlackRequest =
@@ -25,6 +26,16 @@ function parseJsonObject(text: string, what: string): Record<string, unknown> {
  * Events arrive as JSON; interactivity (block_actions, view_submission) as a form with one
  * `payload=<JSON>` field. Anything else Slack might post (ssl_check, slash commands) is a plain form.
  */
+/** Who clicked or submitted, from Slack's signed interaction payload: the only authority on it. */
+export function clickerOf(body: Record<string, unknown>): ChatUser | undefined {
+  const user = isRecord(body.user) ? body.user : {};
+  const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : undefined);
+  const id = text(user.id);
+  if (!id) return undefined;
+  const name = text(user.name) ?? text(user.username);
+  return name ? { id, name } : { id };
+}
+
 export function parseSlackRequest(rawBody: Buffer, contentType: string | undefined): SlackRequest {
   const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   const text = rawBody.toString('utf8');
