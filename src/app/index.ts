@@ -19,7 +19,7 @@ import { createFiles } from '../core/files/index.js';
 import { Admission, defaultAdmission } from '../core/inbox/admission.js';
 import { ButlerService } from '../core/inbox/intake.js';
 import { Worker } from '../core/inbox/worker.js';
-import { InputService } from '../core/inputs/index.js';
+import { InputService, LiveQuestions } from '../core/inputs/index.js';
 import { SharedModelSlots } from '../core/model/shared-slots.js';
 import { PeopleDirectory } from '../core/people/index.js';
 import { firstCovering, profileApprovers } from '../core/profiles/index.js';
@@ -196,7 +196,9 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
   const stops = new TurnStops(store, logger);
   // Turns start while deliveries store quickly: the intake reports, the worker reads.
   const admission = new Admission(defaultAdmission);
-  const inputs = new InputService(store, people, logger, observer);
+  // Calls of 2025 sessions wait here for their person's answer, which any process may take.
+  const live = new LiveQuestions(store);
+  const inputs = new InputService(store, people, logger, observer, live);
   const service = new ButlerService(store, approvals, file.access, people, logger, wake, {
     admission,
     inputs,
@@ -268,6 +270,7 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     ...(budgets ? { budgets } : {}),
     ...(connections ? { connections: connections.book } : {}),
     ...(grants ? { grants } : {}),
+    live,
     options: turnOptions(config),
   });
   const { approvalPolicy } = file;
@@ -292,10 +295,11 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
     queueNotices: () => notices.queueDue(),
     ...(connections ? { expireConnectionWaits: () => connections.book.expireWaits() } : {}),
     expireInputWaits: () => inputs.expireDue(),
+    lapseInputWaits: () => runner.chores.lapseOrphanQuestions(),
     // Questions wait on people as approvals do: reminded after the same while.
     ...(remindAfter === undefined
       ? {}
-      : { remindInputs: () => runner.remindInputs(new Date(Date.now() - remindAfter)) }),
+      : { remindInputs: () => runner.chores.remindInputs(new Date(Date.now() - remindAfter)) }),
   });
   const scheduler = schedules.scheduler(wake);
 

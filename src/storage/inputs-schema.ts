@@ -3,7 +3,10 @@ import type { ChatUser, Platform } from '../core/contracts/events.js';
 import type { InputRequest, InputResponse } from '../core/contracts/input-needed.js';
 import type { ResumeState } from '../core/contracts/repositories.js';
 
-/** A turn parked until its requester answers what an MCP server asked mid-call (re-exported by `schema.ts`). */
+/**
+ * A question an MCP server asked its call's requester mid-call (re-exported by `schema.ts`): a turn parked until
+ * it is answered (2026-07-28), or, with `live_until`, a call held open in the process that made it (2025 session).
+ */
 export const inputWaits = pgTable(
   'input_waits',
   {
@@ -22,14 +25,23 @@ export const inputWaits = pgTable(
     requestState: text('request_state'),
     requestedBy: jsonb('requested_by').$type<ChatUser>().notNull(),
     requesters: jsonb('requesters').$type<ChatUser[]>().notNull(),
-    resume: jsonb('resume').$type<ResumeState>().notNull(),
+    /** What the parked turn goes on from; none for a live question (its turn is still running). */
+    resume: jsonb('resume').$type<ResumeState>(),
     answers: jsonb('answers').$type<Record<string, InputResponse>>().notNull().default({}),
     answeredBy: jsonb('answered_by').$type<ChatUser>(),
     formMessageId: text('form_message_id'),
     /** When the requester was reminded in a direct message (once). */
     remindedAt: timestamp('reminded_at', { withTimezone: true }),
-    /** waiting → answered | expired */
-    status: text('status').$type<'waiting' | 'answered' | 'expired'>().notNull().default('waiting'),
+    /**
+     * A live question: until when the process holding its call vouches for it (it renews this while it waits).
+     * Past it, with no answer, the question lapsed.
+     */
+    liveUntil: timestamp('live_until', { withTimezone: true }),
+    /** waiting → answered | expired | lapsed (a live question whose call ended first) */
+    status: text('status')
+      .$type<'waiting' | 'answered' | 'expired' | 'lapsed'>()
+      .notNull()
+      .default('waiting'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     endedAt: timestamp('ended_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -21,8 +21,9 @@ import { CookieJar } from '../integration/mcp-oauth/oauth-butler.js';
  * started with that server in `mcpServers`, and drives it as a person would.
  * A key asks over the HTTP API for the server's first tool; a scripted model calls it (or `<server>__connect`
  * while no tool is known); every Connect link Butler sends is followed as a browser would (the page, its button,
- * the authorization server's redirect, the callback with the flow's cookie), and a second key approves what
- * needs approval (the suite's tools say nothing of their risk, so they are high risk), until the turn ends.
+ * the authorization server's redirect, the callback with the flow's cookie), a second key approves what
+ * needs approval (the suite's tools say nothing of their risk, so they are high risk), and a form the server asks
+ * for is accepted as shown (its defaults), until the turn ends.
  * The scenario passes on Butler's side when the turn ended with an answer. Scenario context (the suite's
  * `MCP_CONFORMANCE_CONTEXT`) gives pre-registered client credentials. Butlers run in the host, not in a process
  * each: a scenario then costs a Butler's start, not a Node process loading all of Butler first.
@@ -105,7 +106,9 @@ async function followLink(link: string): Promise<void> {
 }
 
 const turnEnds = (event: SseEvent) =>
-  ['done', 'error', 'connection_required', 'confirm_required'].includes(String(event.data.type));
+  ['done', 'error', 'connection_required', 'confirm_required', 'input_required'].includes(
+    String(event.data.type),
+  );
 
 /** Runs one scenario's Butler to the end of its turn; throws when the turn did not end with an answer. */
 async function runScenario({ scenario, serverUrl, context }: ScenarioRun, template: string | undefined) {
@@ -172,7 +175,14 @@ async function runScenario({ scenario, serverUrl, context }: ScenarioRun, templa
       if (end?.data.type === 'done') return;
       if (end?.data.type === 'error') throw new Error(`the turn failed: ${String(end.data.error)}`);
       if (waits === maxWaits) throw new Error('the turn kept waiting');
-      if (end?.data.type === 'confirm_required') {
+      if (end?.data.type === 'input_required') {
+        // The person accepts the form as shown: the fields left out take their defaults.
+        await fetch(`${butlerUrl}/api/v1/inputs/${String(end.data.inputId)}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ action: 'accept', content: {} }),
+        });
+      } else if (end?.data.type === 'confirm_required') {
         await fetch(`${butlerUrl}/api/v1/approvals/${String(end.data.approvalId)}/decision`, {
           method: 'POST',
           headers: { authorization: `Bearer ${approverKey}`, 'content-type': 'application/json' },

@@ -86,14 +86,16 @@ export interface McpHttpTestServer {
   start(): Promise<void>;
 }
 
-async function readBody(request: IncomingMessage): Promise<unknown> {
+/** A request's JSON body (undefined when empty). */
+export async function readBody(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   return text === '' ? undefined : JSON.parse(text);
 }
 
-function answer(response: ServerResponse, status: number, message: string): void {
+/** A JSON-RPC error without an id, as the SDK's examples answer requests outside any session. */
+export function answer(response: ServerResponse, status: number, message: string): void {
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }

@@ -9,6 +9,7 @@ import { type McpConnection, openMcpConnection } from '../tools/mcp/mcp-connecti
 import type { McpServerSettings } from '../tools/mcp/mcp-settings.js';
 import type { McpToolDefinition } from '../tools/mcp/mcp-tool.js';
 import { createRedactor } from '../tools/mcp/redact.js';
+import type { AskPerson } from '../tools/mcp/session-questions.js';
 import type { ToolArguments } from '../tools/mcp/tool-arguments.js';
 import { callLiveTool } from '../tools/mcp/tool-call.js';
 import { buildToolList } from '../tools/mcp/tool-list.js';
@@ -152,7 +153,12 @@ export class AccountMcpServer implements ToolSource {
   private async callAs(
     tool: string,
     input: ToolArguments,
-    options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined },
+    options: {
+      signal: AbortSignal;
+      as: Person;
+      answer?: InputAnswer | undefined;
+      ask?: AskPerson | undefined;
+    },
   ): Promise<McpCallResult | McpInputRequired> {
     const owner = this.book.ownerFor(this.name, options.as);
     for (let attempt = 0; ; attempt++) {
@@ -168,6 +174,7 @@ export class AccountMcpServer implements ToolSource {
           tool,
           input,
           answer: options.answer,
+          ask: options.ask,
           signal: options.signal,
           timeoutMs: this.settings.timeoutMs,
           redact: this.redact,

@@ -88,7 +88,9 @@ function checkField(field: FormField, value: unknown): { value: FieldValue } | {
 
 /**
  * A person's answer checked against the form, whatever client it came from: the content holds exactly the
- * form's fields that were answered (nothing else the client sent), or an error for each field that is wrong.
+ * form's fields that were answered (nothing else the client sent), or an error for each field that is wrong. A
+ * field the answer leaves out takes its default (SEP-1034: what the form showed filled in); one sent empty was
+ * cleared by the person and stays unanswered.
  */
 export function checkAnswer(
   fields: readonly FormField[],
@@ -97,7 +99,7 @@ export function checkAnswer(
   const content: Record<string, FieldValue> = {};
   const errors: Record<string, string> = {};
   for (const field of fields) {
-    const raw = Object.hasOwn(answer, field.name) ? answer[field.name] : undefined;
+    const raw = Object.hasOwn(answer, field.name) ? answer[field.name] : field.default;
     if (isEmpty(raw) || (typeof raw === 'string' && raw.trim() === '')) {
       if (field.required) errors[field.name] = 'Required.';
       continue;

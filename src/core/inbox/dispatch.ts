@@ -1,5 +1,6 @@
 import type { ChatAdapter, TurnOutcome } from '../contracts/adapter.js';
 import type { InboundMessage, Platform } from '../contracts/events.js';
+import { isParked } from '../contracts/input-waits.js';
 import type { Logger } from '../contracts/logger.js';
 import type { InboxEvent, Store } from '../contracts/store.js';
 import { TurnInterruptedError } from '../turn/turn.js';
@@ -94,7 +95,7 @@ export class TurnDispatcher {
       }
       if (first.payload.kind === 'input') {
         const wait = await this.store.inputWaits.get(first.payload.waitId);
-        if (!wait || wait.status === 'waiting') {
+        if (!wait || wait.status === 'waiting' || !isParked(wait)) {
           await this.store.inbox.finish([first.id], 'done');
           return;
         }

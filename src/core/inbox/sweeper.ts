@@ -19,6 +19,8 @@ export interface SweepChores {
   expireInputWaits?: () => Promise<number>;
   /** Reminds the requesters of questions that have waited long, once each. */
   remindInputs?: () => Promise<void>;
+  /** Ends the questions whose call waited in a process that is gone (telling their people). */
+  lapseInputWaits?: () => Promise<number>;
 }
 
 export interface SweeperOptions {
@@ -83,9 +85,10 @@ export class Sweeper {
       await this.chores.expireConnectionWaits?.();
       await this.chores.expireInputWaits?.();
       await this.chores.remindInputs?.();
+      await this.chores.lapseInputWaits?.();
       // Six sweeps of grace (3 s at least) so a turn that is posting its card or form right now is not raced.
       const grace = Math.max(6 * this.options.sweepMs, minimumPostingGraceMs);
-      await this.runner.postMissingCards(new Date(Date.now() - grace));
+      await this.runner.chores.postMissingCards(new Date(Date.now() - grace));
     } catch (error) {
       this.logger.error({ err: error }, 'approval sweep failed');
     }

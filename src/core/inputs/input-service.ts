@@ -1,13 +1,14 @@
 import { onPlatform } from '../contracts/events.js';
 import type { InputAnswerInput, InputAnswerResult, InputQuestionResult } from '../contracts/input-form.js';
 import type { InputResponse } from '../contracts/input-needed.js';
-import type { InputWaitRecord, NewInputWait } from '../contracts/input-waits.js';
+import { type InputWaitRecord, isParked, type NewInputWait } from '../contracts/input-waits.js';
 import type { Logger } from '../contracts/logger.js';
 import { noopObserver, type Observer } from '../contracts/observer.js';
 import type { People } from '../contracts/people.js';
 import type { AuditEntry } from '../contracts/repositories.js';
 import type { Store } from '../contracts/store.js';
 import { checkAnswer, formOf } from '../forms/index.js';
+import type { LiveQuestions } from './live-questions.js';
 import { sortQuestions } from './questions.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,7 +27,7 @@ const refused = <Reason extends keyof typeof refusals>(reason: Reason) =>
  * filled in; never what they hold.
  */
 export function answerAudit(
-  wait: NewInputWait,
+  wait: Pick<NewInputWait, 'conversationKey' | 'server' | 'toolName' | 'toolCallId' | 'requesters'>,
   key: string,
   response: InputResponse,
   by: string,
@@ -55,8 +56,15 @@ export function answerAudit(
   } satisfies AuditEntry;
 }
 
-/** The inbox work that continues a turn parked on a question, once per wait (its id is the deduplication key). */
-export function enqueueInputContinuation(store: Store, wait: InputWaitRecord): Promise<number | undefined> {
+/**
+ * The inbox work that continues a turn parked on a question, once per wait (its id is the deduplication key). A
+ * live question has none: its call still waits in the process that made it, which reads the answer itself.
+ */
+export async function enqueueInputContinuation(
+  store: Store,
+  wait: InputWaitRecord,
+): Promise<number | undefined> {
+  if (!isParked(wait)) return undefined;
   return store.inbox.insert({
     platform: wait.platform,
     dedupKey: `input-wait:${wait.id}`,
@@ -77,6 +85,8 @@ export class InputService {
     private readonly people: People,
     private readonly logger: Logger,
     private readonly observer: Observer = noopObserver,
+    /** This process's calls waiting for an answer over a live session: woken when theirs is stored here. */
+    private readonly live?: LiveQuestions,
   ) {}
 
   /** The wait and its request that `input` is about, when its user may answer it; else why not. */
@@ -131,6 +141,7 @@ export class InputService {
       return taken;
     });
     if (outcome.status === 'refused') return refused(outcome.reason);
+    if (outcome.status === 'answered') this.live?.answered(wait.id);
     this.observer.inputAnswered?.({
       inputId: wait.id,
       conversationKey: wait.conversationKey,

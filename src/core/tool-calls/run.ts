@@ -4,7 +4,7 @@ import { InputNeededError } from '../contracts/input-needed.js';
 import type { ToolCall } from '../contracts/messages.js';
 import type { AuditEntry } from '../contracts/store.js';
 import { cleanJson, cleanText } from '../text/index.js';
-import type { Tool, ToolOutput } from '../tools/tool.js';
+import type { Tool, ToolContext, ToolOutput } from '../tools/tool.js';
 import type { ToolResult, ToolScope } from './scope.js';
 
 /** One call at a time: validate it, run it, or record why it did not run; every path is audited and traced. */
@@ -170,6 +170,7 @@ export async function runTool(
       ...(scope.grant ? { grant: scope.grant } : {}),
       ...(scope.messageSearch ? { messageSearch: scope.messageSearch } : {}),
       ...(answerOf(scope, call.id) ?? {}),
+      ...askerOf(scope, tool.name, call.id),
     });
     content = cleanText(await withFiles(scope, tool, call.id, output));
     if (typeof output !== 'string' && 'kept' in output) kept = cleanText(output.kept);
@@ -235,6 +236,13 @@ async function waitsForConnection(
 ): Promise<RunOutcome> {
   await auditNotRun(scope, input, needs.message);
   return { content: `Error: ${needs.message}`, ok: false, needs };
+}
+
+/** How a call asks its requester mid-call: a sub-agent's calls have nobody to ask (their questions are declined). */
+function askerOf(scope: ToolScope, toolName: string, callId: string): Pick<ToolContext, 'ask'> {
+  const { ask } = scope;
+  if (!ask || scope.agent) return {};
+  return { ask: (server, request) => ask({ server, toolName, callId }, request) };
 }
 
 const answerOf = (scope: ToolScope, callId: string) => {

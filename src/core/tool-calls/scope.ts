@@ -5,7 +5,7 @@ import type { ConnectionOwner } from '../contracts/connection-records.js';
 import type { ChatUser, ConversationAddress } from '../contracts/events.js';
 import type { FileOrigin } from '../contracts/file-records.js';
 import type { FileBytes } from '../contracts/files.js';
-import type { InputAnswer, InputRequest } from '../contracts/input-needed.js';
+import type { InputAnswer, InputRequest, InputResponse } from '../contracts/input-needed.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MessageSearch } from '../contracts/message-search.js';
 import type { ToolCall } from '../contracts/messages.js';
@@ -72,6 +72,11 @@ export interface ToolScope {
   messageSearch?: MessageSearch;
   /** Answers to what servers asked when these calls were made before, by tool call id: they are made again with them. */
   answers?: ReadonlyMap<string, InputAnswer>;
+  /** Asks a call's requester what its server asks while it runs; absent where nobody can be asked. */
+  ask?: (
+    call: { server: string; toolName: string; callId: string },
+    request: InputRequest,
+  ) => Promise<InputResponse>;
 }
 
 /** A validated call that needs a person's decision; `agent` when a sub-agent's run asked for it. */

@@ -1,6 +1,6 @@
 import type { ChatUser, ConversationAddress, Platform } from '../contracts/events.js';
 import type { FileBytes } from '../contracts/files.js';
-import type { InputAnswer } from '../contracts/input-needed.js';
+import type { InputAnswer, InputRequest, InputResponse } from '../contracts/input-needed.js';
 import type { Logger } from '../contracts/logger.js';
 import type { MessageSearch } from '../contracts/message-search.js';
 
@@ -35,6 +35,11 @@ export interface ToolContext {
   messageSearch?: MessageSearch;
   /** This call was made before and its server asked for input: the person's answers, for the same call again. */
   answer?: InputAnswer;
+  /**
+   * Asks the requester what `server` asks while the call runs (a 2025 MCP session's elicitation) and resolves with
+   * their answer; absent where nobody can be asked (a sub-agent's call).
+   */
+  ask?: (server: string, request: InputRequest) => Promise<InputResponse>;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ChatAdapter, ReplyTarget } from '../contracts/adapter.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { InputFormRequest } from '../contracts/input-form.js';
 import type { InputRequest, InputResponse } from '../contracts/input-needed.js';
-import type { InputWaitRecord } from '../contracts/input-waits.js';
+import type { InputWaitRecord, ParkedInputWait } from '../contracts/input-waits.js';
 import type { Logger } from '../contracts/logger.js';
 import type { ConversationMessage } from '../contracts/messages.js';
 import type { ResumeState } from '../contracts/store.js';
@@ -21,9 +21,9 @@ import { commitTurnWith, deliverReply, resumeStateOf } from './turn-endings.js';
 
 type NeedsInput = Extract<Resolution, { status: 'needs_input' }>;
 
-const quoted = (message: string) => (message.trim() ? `"${message.trim()}"` : 'for input');
+export const quoted = (message: string) => (message.trim() ? `"${message.trim()}"` : 'for input');
 
-function askedLine(server: string, who: string, request: InputFormRequest): string {
+export function askedLine(server: string, who: string, request: InputFormRequest): string {
   if (request.mode === 'url')
     return `${server} asks ${who} to open a page on ${request.host}: ${quoted(request.message)}.`;
   return `${server} asks ${who} ${quoted(request.message)}.`;
@@ -76,6 +76,7 @@ export async function parkForInput(
       requestedBy: turn.requester,
       requesters: [...turn.requesters],
       resume,
+      liveUntil: null,
       answers,
       expiresAt: new Date(Date.now() + options.approvalTtlMs),
     });
@@ -106,7 +107,7 @@ export async function parkForInput(
  * Posts a wait's form and records where it is; a form that cannot be shown is declined at once (nobody could
  * answer it), audited, and the person is told.
  */
-async function showForm(
+export async function showForm(
   deps: TurnRunnerDeps,
   adapter: ChatAdapter,
   target: ReplyTarget,
@@ -157,7 +158,7 @@ export async function postMissingForms(deps: TurnRunnerDeps, olderThan: Date): P
     const open = wait.requests.filter((request) => !Object.hasOwn(wait.answers, request.key));
     const target = {
       address,
-      ...(wait.resume.replyTo ? { replyTo: wait.resume.replyTo } : {}),
+      ...(wait.resume?.replyTo ? { replyTo: wait.resume.replyTo } : {}),
       userId: wait.requestedBy.id,
     };
     const { shown } = sortQuestions(wait.server, open);
@@ -201,7 +202,7 @@ export async function remindInputs(deps: TurnRunnerDeps, before: Date): Promise<
 }
 
 /** Who answered what Butler declined itself. */
-const butler = { id: 'butler', name: 'Butler' };
+export const butler = { id: 'butler', name: 'Butler' };
 
 /** The answers a question's call is made again with: the person's, and `cancel` for any left unanswered. */
 function answersOf(wait: InputWaitRecord): Record<string, InputResponse> {
@@ -216,7 +217,7 @@ export async function inputContinued(
   turn: Turn,
   scope: ToolScope,
   deps: TurnRunnerDeps,
-  wait: InputWaitRecord,
+  wait: ParkedInputWait,
 ) {
   const { resume } = wait;
   // A process that has not seen the server's tools yet waits for them (right after a restart).

@@ -4,7 +4,7 @@ import type { ConnectionWaitRecord } from '../contracts/connection-records.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
 import type { InputAnswer } from '../contracts/input-needed.js';
-import type { InputWaitRecord } from '../contracts/input-waits.js';
+import type { ParkedInputWait } from '../contracts/input-waits.js';
 import { type ConversationMessage, keptMessages, type ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
 import {
@@ -22,16 +22,10 @@ import { answerCommand } from './commands.js';
 import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { grantOf, incomingMessages, requestersOf } from './incoming.js';
-import { inputContinued, parkForInput, postMissingForms, remindInputs } from './input-park.js';
+import { inputContinued, parkForInput } from './input-park.js';
 import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
-import {
-  completeTurn,
-  failTurn,
-  parkTurn,
-  postMissingCards,
-  redeliverTurn,
-  stopTurn,
-} from './turn-endings.js';
+import { TurnChores } from './turn-chores.js';
+import { completeTurn, failTurn, parkTurn, redeliverTurn, stopTurn } from './turn-endings.js';
 import { systemPromptOf, toolScopeOf } from './turn-scope.js';
 
 /**
@@ -62,8 +56,12 @@ const noModelMessage =
 export class TurnRunner {
   /** Cosmetic platform calls turns left behind (statuses, indicators): nothing waits on them but `whenIdle`. */
   readonly background = new BackgroundWork();
+  /** What the sweep does for turns. */
+  readonly chores: TurnChores;
 
-  constructor(private readonly deps: TurnRunnerDeps) {}
+  constructor(private readonly deps: TurnRunnerDeps) {
+    this.chores = new TurnChores(deps);
+  }
 
   /**
    * Answers a batch of messages of one conversation (queued while it was busy) with one reply, and says how
@@ -188,7 +186,7 @@ export class TurnRunner {
   }
 
   /** Continues a turn parked on a server's question: the call is made again with the answers (cancel if none came). */
-  async runInputResume(eventId: number, wait: InputWaitRecord, signal: AbortSignal, retried = false) {
+  async runInputResume(eventId: number, wait: ParkedInputWait, signal: AbortSignal, retried = false) {
     const turn = await this.beginContinuation(eventId, wait, signal, retried, undefined);
     if (!turn) return;
     await this.continueStep(turn, wait.resume, (scope) => inputContinued(turn, scope, this.deps, wait));
@@ -295,17 +293,6 @@ export class TurnRunner {
     } finally {
       await turn.stop?.release();
     }
-  }
-
-  /** Reminds the requesters of questions open since before `before`, once each. */
-  remindInputs(before: Date): Promise<void> {
-    return remindInputs(this.deps, before);
-  }
-
-  /** Posts the cards of batches, and the forms of questions, that a crash kept from being shown. */
-  async postMissingCards(olderThan: Date): Promise<void> {
-    await postMissingCards(this.deps, olderThan);
-    await postMissingForms(this.deps, olderThan);
   }
 
   /** Runs or parks a step's tool calls: true when the turn parked, else the step joins `pending`. */

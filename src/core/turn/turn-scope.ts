@@ -2,6 +2,7 @@ import { buildSystemPrompt } from '../brain/prompt.js';
 import type { Files } from '../files/index.js';
 import type { ToolScope } from '../tool-calls/index.js';
 import { turnBinding } from './delegation.js';
+import { questionAsker } from './live-question.js';
 import { reportTurnEvent, type Turn, type TurnRunnerDeps } from './turn.js';
 
 /** What a turn's model steps are given: the scope its tool calls resolve in, and its system prompt. */
@@ -25,6 +26,7 @@ function fileSender(turn: Turn, files: Files): NonNullable<ToolScope['deliverFil
 
 export function toolScopeOf(deps: TurnRunnerDeps, turn: Turn, afterToolOutput: boolean): ToolScope {
   const { delegator, tools, name: profile } = turn.profile;
+  const ask = questionAsker(deps, turn);
   return {
     ...(delegator ? { delegation: delegator.forTurn(turnBinding(turn)) } : {}),
     store: deps.store,
@@ -48,6 +50,7 @@ export function toolScopeOf(deps: TurnRunnerDeps, turn: Turn, afterToolOutput: b
     ...(deps.files ? { deliverFiles: fileSender(turn, deps.files) } : {}),
     ...(turn.grant ? { grant: turn.grant } : {}),
     ...(turn.adapter.messageSearch ? { messageSearch: turn.adapter.messageSearch } : {}),
+    ...(ask ? { ask } : {}),
   };
 }
 

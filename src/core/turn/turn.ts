@@ -11,6 +11,7 @@ import type { Logger } from '../contracts/logger.js';
 import type { Observer, TurnObserver } from '../contracts/observer.js';
 import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../contracts/store.js';
 import type { Files } from '../files/index.js';
+import type { LiveQuestions } from '../inputs/index.js';
 import type { ModelClient } from '../model/model-client.js';
 import type { ChannelProfiles, TurnProfile } from '../profiles/index.js';
 import type { MessageGrants } from '../search/grants.js';
@@ -65,6 +66,8 @@ export interface TurnRunnerDeps {
   profiles?: ChannelProfiles;
   /** People's OAuth connections; absent when no server needs one. */
   connections?: ConnectionBook;
+  /** Calls waiting in this process for their person's answer to a server's question (2025 sessions). */
+  live?: LiveQuestions;
   /** Opens the credentials platforms gave with messages (`InboundMessage.grant`); absent: none are kept. */
   grants?: MessageGrants;
 }

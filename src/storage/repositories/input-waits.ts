@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, lt, lte } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, lt, lte } from 'drizzle-orm';
 import type { InputWaitRecord, InputWaitRepository } from '../../core/contracts/input-waits.js';
 import { cleanJson } from '../../core/text/index.js';
 import type { Database } from '../database.js';
@@ -17,7 +17,8 @@ const toWait = (row: Row): InputWaitRecord => ({
   requestState: row.requestState,
   requestedBy: row.requestedBy,
   requesters: row.requesters,
-  resume: row.resume,
+  resume: row.resume ?? null,
+  liveUntil: row.liveUntil ?? null,
   answers: row.answers,
   answeredBy: row.answeredBy ?? null,
   formMessageId: row.formMessageId,
@@ -110,6 +111,8 @@ export function inputWaitRepository(db: Database): InputWaitRepository {
           and(
             eq(inputWaits.status, 'waiting'),
             isNull(inputWaits.formMessageId),
+            // A live question's own process shows its form, or declines it.
+            isNull(inputWaits.liveUntil),
             lt(inputWaits.createdAt, olderThan),
             gt(inputWaits.expiresAt, new Date()),
           ),
@@ -122,6 +125,27 @@ export function inputWaitRepository(db: Database): InputWaitRepository {
         .update(inputWaits)
         .set({ status: 'expired', endedAt: now })
         .where(and(eq(inputWaits.status, 'waiting'), lte(inputWaits.expiresAt, now)))
+        .returning();
+      return rows.map(toWait);
+    },
+
+    async renewLive(id, until) {
+      await db
+        .update(inputWaits)
+        .set({ liveUntil: until })
+        .where(and(eq(inputWaits.id, id), eq(inputWaits.status, 'waiting')));
+    },
+
+    async lapse(now, scope) {
+      if ('platforms' in scope && scope.platforms.length === 0) return [];
+      const which =
+        'id' in scope
+          ? and(eq(inputWaits.id, scope.id), isNotNull(inputWaits.liveUntil))
+          : and(lt(inputWaits.liveUntil, now), inArray(inputWaits.platform, [...scope.platforms]));
+      const rows = await db
+        .update(inputWaits)
+        .set({ status: 'lapsed', endedAt: now })
+        .where(and(eq(inputWaits.status, 'waiting'), which))
         .returning();
       return rows.map(toWait);
     },

@@ -4,6 +4,13 @@ import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLog, inputWaits } from '../../../src/storage/schema.js';
+import {
+  questionApi,
+  questionEnv,
+  questionKeys,
+  questionKeysConfig,
+  toolResultOf,
+} from '../../helpers/api-questions.js';
 import { startTestButler, type TestButler, type TestButlerOptions } from '../../helpers/butler-app.js';
 import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
 import { start2026HttpServer } from '../../helpers/mcp-2026-server.js';
@@ -15,7 +22,7 @@ import { readEvents, types } from '../../helpers/sse-client.js';
  * and the server's `requestState` as they came; once, whoever else tries, even across a restart.
  */
 
-const keys = { dev: 'dev-key-0123456789abcdef', mallory: 'mallory-key-0123456789abcdef' };
+const keys = questionKeys;
 let model: FakeModelServer;
 let shop: Awaited<ReturnType<typeof start2026HttpServer>>;
 let app: TestButler;
@@ -25,22 +32,10 @@ function options(databaseUrl?: string): TestButlerOptions {
   return {
     dataDir,
     ...(databaseUrl ? { databaseUrl } : {}),
-    env: {
-      BUTLER_BASE_URL: model.baseUrl,
-      BUTLER_MODEL: 'test-model',
-      KEY_DEV: keys.dev,
-      KEY_MALLORY: keys.mallory,
-    },
+    env: questionEnv(model),
     config: {
       mcpServers: [{ name: 'shop', url: shop.url, tools: { risk: { ship: 'low' } } }],
-      api: {
-        keys: [
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
-          { name: 'dev', key: '${KEY_DEV}', scopes: ['chat'] },
-          // biome-ignore lint/suspicious/noTemplateCurlyInString: Butler's own ${VAR} interpolation.
-          { name: 'mallory', key: '${KEY_MALLORY}', scopes: ['chat'] },
-        ],
-      },
+      api: questionKeysConfig.api,
     },
   };
 }
@@ -56,14 +51,7 @@ afterAll(async () => {
   await model.close();
 });
 
-const api = (path: string, init: RequestInit & { key?: string } = {}) =>
-  fetch(`${app.url}/api/v1${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${init.key ?? keys.dev}`, 'content-type': 'application/json' },
-  });
-
-const answer = (inputId: string, body: unknown, key = keys.dev) =>
-  api(`/inputs/${inputId}`, { method: 'POST', body: JSON.stringify(body), key });
+const { api, answer } = questionApi(() => app.url);
 
 /** Asks Butler to call `tool`; returns the stream's events once it ends. */
 async function ask(conversation: string, tool: string, args: Record<string, unknown>, then?: string) {
@@ -93,18 +81,7 @@ const answersAudited = (toolCallId: string) =>
     .where(and(eq(auditLog.toolCallId, toolCallId), eq(auditLog.decision, 'answered')));
 
 /** The tool result the model was given for the call of `conversation`. */
-function toolResultOf(conversation: string): string {
-  for (const request of [...model.requests].reverse()) {
-    const messages = (
-      request.body as { messages?: Array<{ role: string; tool_call_id?: string; content?: string }> }
-    ).messages;
-    const found = messages?.find(
-      (message) => message.role === 'tool' && message.tool_call_id === `call_${conversation}`,
-    );
-    if (found) return String(found.content);
-  }
-  throw new Error(`no tool result for ${conversation}`);
-}
+const resultOf = (conversation: string) => toolResultOf(model, `call_${conversation}`);
 
 describe('a server’s question over the HTTP API', () => {
   it('is answered by the key that asked, checked against the form, once; the call goes on with it', async () => {
@@ -125,7 +102,7 @@ describe('a server’s question over the HTTP API', () => {
     expect(stranger.status).toBe(403);
     const invalid = await answer(question.inputId, {
       action: 'accept',
-      content: { address: 'x', copies: 9 },
+      content: { address: 'x', copies: 9, speed: '' },
     });
     expect(invalid.status).toBe(400);
     expect(await invalid.json()).toMatchObject({
@@ -143,11 +120,14 @@ describe('a server’s question over the HTTP API', () => {
       tool: 'ship',
       args: { item: 'mug' },
       inputResponses: {
-        shipping: { action: 'accept', content: { address: '1 Main St', speed: 'express', copies: 2 } },
+        shipping: {
+          action: 'accept',
+          content: { address: '1 Main St', speed: 'express', copies: 2, gift: false },
+        },
       },
       requestState: 'ship:mug',
     });
-    expect(toolResultOf('elicit-1')).toContain('Shipped mug:');
+    expect(resultOf('elicit-1')).toContain('Shipped mug:');
     expect((await answer(question.inputId, { action: 'decline' })).status).toBe(409);
     await app.settle();
     expect(shop.calls.length).toBe(callsBefore + 1);
@@ -160,7 +140,7 @@ describe('a server’s question over the HTTP API', () => {
           server: 'shop',
           question: 'shipping',
           action: 'accept',
-          fields: ['address', 'speed', 'copies'],
+          fields: ['address', 'speed', 'copies', 'gift'],
         },
       }),
     ]);
@@ -172,7 +152,7 @@ describe('a server’s question over the HTTP API', () => {
     model.enqueue({ text: 'Not shipped.' });
     expect((await answer(declined, { action: 'decline' })).status).toBe(200);
     await app.settle();
-    expect(toolResultOf('elicit-2')).toContain('Not shipped: the person chose decline.');
+    expect(resultOf('elicit-2')).toContain('Not shipped: the person chose decline.');
 
     const lapsed = await askedInput('elicit-3');
     model.enqueue({ text: 'Nobody answered.' });
@@ -180,8 +160,8 @@ describe('a server’s question over the HTTP API', () => {
       .update(inputWaits)
       .set({ expiresAt: new Date(Date.now() - 1_000) })
       .where(eq(inputWaits.id, lapsed));
-    await expect.poll(() => toolResultOf('elicit-3').includes('cancel'), { timeout: 10_000 }).toBe(true);
-    expect(toolResultOf('elicit-3')).toContain('Not shipped: the person chose cancel.');
+    await expect.poll(() => resultOf('elicit-3')?.includes('cancel'), { timeout: 10_000 }).toBe(true);
+    expect(resultOf('elicit-3')).toContain('Not shipped: the person chose cancel.');
     expect(
       (await answer(lapsed, { action: 'accept', content: { address: '1 Main St', speed: 'express' } }))
         .status,
@@ -192,7 +172,7 @@ describe('a server’s question over the HTTP API', () => {
     const events = await ask('elicit-4', 'sign_in', {}, 'It wanted a password; I did not give one.');
     expect(types(events)).not.toContain('input_required');
     await app.settle();
-    expect(toolResultOf('elicit-4')).toContain('Sign-in answered: decline');
+    expect(resultOf('elicit-4')).toContain('Sign-in answered: decline');
     const replay = JSON.stringify(await readEvents(await api('/conversations/elicit-4/events?after=0')));
     expect(replay).toContain('never asks for passwords, tokens or keys in a form');
     expect(await answersAudited('call_elicit-4')).toEqual([
@@ -235,9 +215,10 @@ describe('a server’s question over the HTTP API', () => {
     expect(shop.calls.slice(callsBefore)).toEqual([
       expect.objectContaining({
         requestState: 'ship:mug',
-        inputResponses: { shipping: { action: 'accept', content } },
+        // The fields left out take the defaults the form showed (SEP-1034).
+        inputResponses: { shipping: { action: 'accept', content: { ...content, copies: 1, gift: false } } },
       }),
     ]);
-    expect(toolResultOf('elicit-5')).toContain('Shipped mug:');
+    expect(resultOf('elicit-5')).toContain('Shipped mug:');
   }, 60_000);
 });

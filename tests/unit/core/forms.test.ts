@@ -94,7 +94,25 @@ describe('checkAnswer', () => {
       injected: 'ignored',
     };
     expect(checkAnswer(fields, answer)).toEqual({
-      content: { name: 'Ada', quantity: 3, speed: 'exp', gift: false, tags: ['b'], email: 'ada@example.com' },
+      content: {
+        name: 'Ada',
+        quantity: 3,
+        speed: 'exp',
+        gift: false,
+        tags: ['b'],
+        email: 'ada@example.com',
+        // Left out: the default the form showed (SEP-1034).
+        day: '2026-12-01',
+      },
+    });
+  });
+
+  it('gives a field left out its default, and leaves one the person cleared unanswered', () => {
+    expect(checkAnswer(fields, { name: 'Ada', speed: 'std' })).toEqual({
+      content: { name: 'Ada', speed: 'std', day: '2026-12-01', quantity: 1, gift: false, tags: ['a'] },
+    });
+    expect(checkAnswer(fields, { name: 'Ada', speed: 'std', quantity: 2, day: '', tags: [] })).toEqual({
+      content: { name: 'Ada', speed: 'std', quantity: 2, gift: false },
     });
   });
 

@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import {
   type CallToolRequest,
-  CLIENT_CAPABILITIES_META_KEY,
   Client,
   type FetchLike,
   isInputRequiredResult,
@@ -19,6 +18,7 @@ import { describeError } from './error-text.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
 import { toCallResult, toToolDefinition } from './sdk-mapping.js';
+import { type AskPerson, SessionQuestions } from './session-questions.js';
 import type { McpCallResult, McpInputRequired } from './tool-result.js';
 
 export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
@@ -31,14 +31,16 @@ export interface ConnectionEvents {
   onStderrLine(line: string): void;
   /** A close that runs on in the background (a child given time to exit), so `stop()` can wait for it. */
   onClosing(closed: Promise<void>): void;
+  /** A question the server pushed over its session was declined without asking anyone, and why. */
+  onQuestionDeclined?(why: string): void;
 }
 
 /**
- * What Butler lets a 2026-07-28 server ask of a person mid-call. Declared per request, in the envelope the 2026
- * revision carries on every request, not at connect: a 2025 server would push such requests over its session
- * instead, which Butler does not answer yet.
+ * What Butler lets a server ask of a person mid-call: forms and pages to open (MCP elicitation). Told to a 2025
+ * server at `initialize` (it then pushes `elicitation/create` over its session) and to a 2026-07-28 one in the
+ * envelope of every request (it then answers `input_required`).
  */
-const modernCapabilities = { [CLIENT_CAPABILITIES_META_KEY]: { elicitation: { form: {}, url: {} } } };
+const clientCapabilities = { elicitation: { form: {}, url: {} } };
 
 /** A live client session with one MCP server: the only place that talks to the SDK's client. */
 export interface McpConnection {
@@ -48,11 +50,15 @@ export interface McpConnection {
   /** What the handshake found, for the next connect to the same server to skip the version probe. */
   readonly era: PriorDiscovery | undefined;
   listTools(options: { signal?: AbortSignal; timeoutMs: number }): Promise<McpToolDefinition[]>;
-  /** `answer`: the person's answers to the input the server asked for when this call was made before. */
+  /**
+   * `answer`: the person's answers to the input the server asked for when this call was made before (2026).
+   * `ask`: how a question the server pushes during the call (2025) reaches the person; without it, it is declined.
+   * `timeoutMs` does not run while the person answers.
+   */
   callTool(
     name: string,
     input: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number; answer?: InputAnswer },
+    options: { signal: AbortSignal; timeoutMs: number; answer?: InputAnswer; ask?: AskPerson },
   ): Promise<McpCallResult | McpInputRequired>;
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -204,9 +210,10 @@ export async function openMcpConnection(input: {
     onClosing: events.onClosing,
     prior: input.prior,
   };
+  const questions = new SessionQuestions((why) => events.onQuestionDeclined?.(why));
   const newClient = (versionNegotiation: VersionNegotiationOptions) => {
     const client = new Client(input.clientInfo, {
-      capabilities: {},
+      capabilities: clientCapabilities,
       versionNegotiation,
       // A bound on pages, so a server that keeps returning a cursor cannot hold the connection forever.
       listMaxPages: 100,
@@ -219,6 +226,7 @@ export async function openMcpConnection(input: {
     // The option above listens only to a server that declares `tools.listChanged` (and subscribes on 2026-07-28);
     // a 2025 server that sends the notification without declaring it is heard too, as before the v2 client.
     client.setNotificationHandler('notifications/tools/list_changed', () => events.onToolsChanged());
+    questions.listen(client);
     return client;
   };
   let client: Client;
@@ -310,13 +318,10 @@ export async function openMcpConnection(input: {
         arguments: args,
         ...(answer ? { inputResponses: answer.responses } : {}),
         ...(answer?.requestState === undefined ? {} : { requestState: answer.requestState }),
-        ...(connected.getProtocolEra() === 'modern' ? { _meta: modernCapabilities } : {}),
       } as CallToolRequest['params'];
-      const result: unknown = await connected.callTool(params, {
-        signal: options.signal,
-        timeout: options.timeoutMs,
-        allowInputRequired: true,
-      });
+      const result: unknown = await questions.run(options, (signal, timeout) =>
+        connected.callTool(params, { signal, timeout, allowInputRequired: true }),
+      );
       if (isInputRequiredResult(result)) {
         const { inputRequests, requestState } = result;
         return { inputRequired: { inputRequests, ...(requestState === undefined ? {} : { requestState }) } };

@@ -10,6 +10,7 @@ import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
 import { createRedactor } from './redact.js';
 import { ScratchDirectory } from './scratch-directory.js';
+import type { AskPerson } from './session-questions.js';
 import { StderrTail } from './stderr-tail.js';
 import type { ToolArguments } from './tool-arguments.js';
 import { callLiveTool } from './tool-call.js';
@@ -183,6 +184,7 @@ export class McpServer {
             else void this.refreshTools();
           },
           onStderrLine: (line) => this.stderrLine(line),
+          onQuestionDeclined: (why) => this.logger.warn({ why }, 'declined a question the server asked'),
           onClosing: (closed) => this.track(closed),
         },
         workingDirectory: () => this.scratch.get(),
@@ -297,13 +299,14 @@ export class McpServer {
   private callTool(
     tool: string,
     input: ToolArguments,
-    options: { signal: AbortSignal; answer?: InputAnswer | undefined },
+    options: { signal: AbortSignal; answer?: InputAnswer | undefined; ask?: AskPerson | undefined },
   ): Promise<McpCallResult | McpInputRequired> {
     return callLiveTool({
       server: this.name,
       tool,
       input,
       answer: options.answer,
+      ask: options.ask,
       signal: options.signal,
       timeoutMs: this.settings.timeoutMs,
       redact: this.redact,

@@ -5,6 +5,7 @@ import type { JsonSchema, Tool } from '../tool.js';
 import { toInputRequests } from './input-requests.js';
 import { McpToolCallError } from './mcp-errors.js';
 import type { McpServerSettings } from './mcp-settings.js';
+import type { AskPerson } from './session-questions.js';
 import {
   argumentValidator,
   summarizeArguments,
@@ -37,7 +38,7 @@ export interface McpToolDefinition {
 export type McpToolCaller = (
   tool: string,
   input: ToolArguments,
-  options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined },
+  options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined; ask?: AskPerson | undefined },
 ) => Promise<McpCallResult | McpInputRequired>;
 
 const maxDescriptionChars = 2_000;
@@ -75,10 +76,12 @@ export function createMcpTool(input: {
     summarize: (args) => summarizeArguments(server, definition.name, args),
     async execute(args, context) {
       const as = onPlatform(context.requester, context.address.platform);
+      const { ask } = context;
       const result = await input.call(definition.name, args, {
         signal: context.signal,
         as,
         answer: context.answer,
+        ask: ask && ((request) => ask(server, request)),
       });
       if ('inputRequired' in result) {
         const { inputRequests, requestState } = result.inputRequired;
