@@ -45,17 +45,22 @@ function text(value: string, isError = false) {
 export function createQuestioning2025Server(record: (call: Call2025) => void): McpServer {
   const server = new McpServer({ name: 'butler-test-2025-questions', version: '1.0.0' });
 
-  /** Asks the person (as part of the call `requestId`), records the answer, and says what came of it. */
+  /**
+   * Asks the person (as part of the call `requestId`), records the answer, and says what came of it. `waitMs`: how
+   * long the server waits for the answer (the SDK's default is a minute), then gives up (and says so).
+   */
   async function ask(
     tool: string,
     args: Record<string, unknown>,
     requestId: string | number,
     params: Parameters<typeof server.server.elicitInput>[0],
     say: (answer: ElicitResult) => string,
+    waitMs?: number,
   ) {
     let answer: ElicitResult;
     try {
-      answer = await server.server.elicitInput(params, { relatedRequestId: requestId });
+      const options = { relatedRequestId: requestId, ...(waitMs ? { timeout: waitMs } : {}) };
+      answer = await server.server.elicitInput(params, options);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       record({ tool, args, error: message });
@@ -85,11 +90,11 @@ export function createQuestioning2025Server(record: (call: Call2025) => void): M
     'ship',
     {
       description: 'Ship an item; asks the person where to',
-      inputSchema: { item: z.string() },
+      inputSchema: { item: z.string(), waitMs: z.number().optional() },
       annotations: { readOnlyHint: false, destructiveHint: false },
     },
     async (args, extra) => {
-      const { item } = args;
+      const { item, waitMs } = args;
       return ask(
         'ship',
         args,
@@ -101,6 +106,7 @@ export function createQuestioning2025Server(record: (call: Call2025) => void): M
           const gift = content.gift === true ? ', gift wrapped' : '';
           return `Shipping the ${item} to ${content.address} (${content.speed}, ${content.copies ?? 1} copies${gift}).`;
         },
+        waitMs,
       );
     },
   );

@@ -135,7 +135,8 @@ export function createApiAdapter(feed: ConversationFeed, logger: Logger, apiPref
           ...answersOf(target),
         },
       ]);
-      openReplies.delete(keyOf(target));
+      // Not an end of the reply: a 2025 server's question is asked while its turn writes on (a parked turn
+      // finished its reply before its question was posted).
       return `input-${form.inputId}`;
     },
 

@@ -184,7 +184,10 @@ export function parseInputButton(value: unknown): InputButtonValue | undefined {
   };
 }
 
-/** A submitted form's raw values by field name, for the fields of the stored question. */
+/**
+ * A submitted form's raw values by field name, for the fields of the stored question. Every field gets its key,
+ * empty ones too: a field left out of an answer takes its default (`core/forms`), and one the person cleared must not.
+ */
 export function formContent(
   fields: readonly FormField[],
   question: number,

@@ -292,7 +292,10 @@ export function parseInputSubmission(body: unknown): InputSubmission | undefined
   return { ...reference, ...message, user, values };
 }
 
-/** A submission's values by field name, for the fields of the stored form. */
+/**
+ * A submission's values by field name, for the fields of the stored form. Every field gets its key, empty ones
+ * too: a field left out of an answer takes its default (`core/forms`), and one the person cleared must not.
+ */
 export function contentOf(
   fields: readonly FormField[],
   values: ReadonlyMap<number, unknown>,

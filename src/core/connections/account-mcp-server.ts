@@ -9,7 +9,7 @@ import { type McpConnection, openMcpConnection } from '../tools/mcp/mcp-connecti
 import type { McpServerSettings } from '../tools/mcp/mcp-settings.js';
 import type { McpToolDefinition } from '../tools/mcp/mcp-tool.js';
 import { createRedactor } from '../tools/mcp/redact.js';
-import type { AskPerson } from '../tools/mcp/session-questions.js';
+import type { Asker } from '../tools/mcp/session-questions.js';
 import type { ToolArguments } from '../tools/mcp/tool-arguments.js';
 import { callLiveTool } from '../tools/mcp/tool-call.js';
 import { buildToolList } from '../tools/mcp/tool-list.js';
@@ -32,6 +32,8 @@ interface Session {
   /** The version of the token it sent last: a 401 refreshes only if no one has since. */
   bearer: BearerState;
   lastUsed: number;
+  /** Calls running on it now: a call may wait long (for its person's answer), and its session stays open. */
+  calls: number;
 }
 
 /**
@@ -157,7 +159,7 @@ export class AccountMcpServer implements ToolSource {
       signal: AbortSignal;
       as: Person;
       answer?: InputAnswer | undefined;
-      ask?: AskPerson | undefined;
+      asker?: Asker | undefined;
     },
   ): Promise<McpCallResult | McpInputRequired> {
     const owner = this.book.ownerFor(this.name, options.as);
@@ -169,20 +171,26 @@ export class AccountMcpServer implements ToolSource {
       try {
         session = await this.session(owner);
         const live = session;
-        return await callLiveTool({
-          server: this.name,
-          tool,
-          input,
-          answer: options.answer,
-          ask: options.ask,
-          signal: options.signal,
-          timeoutMs: this.settings.timeoutMs,
-          redact: this.redact,
-          liveConnection: async () => live.connection,
-          onSuspectConnection: () => {
-            suspect = true;
-          },
-        });
+        live.calls += 1;
+        try {
+          return await callLiveTool({
+            server: this.name,
+            tool,
+            input,
+            answer: options.answer,
+            asker: options.asker,
+            signal: options.signal,
+            timeoutMs: this.settings.timeoutMs,
+            redact: this.redact,
+            liveConnection: async () => live.connection,
+            onSuspectConnection: () => {
+              suspect = true;
+            },
+          });
+        } finally {
+          live.calls -= 1;
+          live.lastUsed = Date.now();
+        }
       } catch (error) {
         const status = httpStatusOf(error);
         const unauthorized = status === 401;
@@ -256,9 +264,11 @@ export class AccountMcpServer implements ToolSource {
         onToolsChanged: () => void this.listAs(owner).catch(() => {}),
         onStderrLine: () => {},
         onClosing: (closed) => this.track(closed),
+        onQuestionDeclined: (why) =>
+          this.logger.warn({ mcpServer: this.name, why }, 'declined a question the server asked'),
       },
     });
-    return { connection, bearer, lastUsed: Date.now() };
+    return { connection, bearer, lastUsed: Date.now(), calls: 0 };
   }
 
   private drop(ownerKey: string, session: Session): void {
@@ -282,7 +292,8 @@ export class AccountMcpServer implements ToolSource {
     for (const [ownerKey, pending] of this.sessions)
       void pending.then(
         (session) => {
-          if (session.lastUsed < before && this.sessions.get(ownerKey) === pending) {
+          const idle = session.calls === 0 && session.lastUsed < before;
+          if (idle && this.sessions.get(ownerKey) === pending) {
             this.sessions.delete(ownerKey);
             this.close(session.connection);
           }

@@ -99,7 +99,10 @@ export function checkAnswer(
   const content: Record<string, FieldValue> = {};
   const errors: Record<string, string> = {};
   for (const field of fields) {
-    const raw = Object.hasOwn(answer, field.name) ? answer[field.name] : field.default;
+    const given = Object.hasOwn(answer, field.name);
+    // A server's default that does not fit its own field is no answer: the field counts as left empty.
+    const fallback = field.default !== undefined && 'value' in checkField(field, field.default);
+    const raw = given ? answer[field.name] : fallback ? field.default : undefined;
     if (isEmpty(raw) || (typeof raw === 'string' && raw.trim() === '')) {
       if (field.required) errors[field.name] = 'Required.';
       continue;

@@ -39,7 +39,8 @@ export class LiveQuestions {
    * expiry still shows `waiting` until the sweep ends it, but takes no more answers). Throws when `signal` aborts.
    */
   async settled(id: string, signal: AbortSignal): Promise<InputWaitRecord | undefined> {
-    let renewed = Date.now();
+    // Renewed at once: showing the form (paced platform calls) may have taken much of the first lease.
+    let renewed = 0;
     for (;;) {
       signal.throwIfAborted();
       const wait = await this.store.inputWaits.get(id);

@@ -242,7 +242,7 @@ async function waitsForConnection(
 function askerOf(scope: ToolScope, toolName: string, callId: string): Pick<ToolContext, 'ask'> {
   const { ask } = scope;
   if (!ask || scope.agent) return {};
-  return { ask: (server, request) => ask({ server, toolName, callId }, request) };
+  return { ask: (server, request, signal) => ask({ server, toolName, callId }, request, signal) };
 }
 
 const answerOf = (scope: ToolScope, callId: string) => {

@@ -76,6 +76,7 @@ export interface ToolScope {
   ask?: (
     call: { server: string; toolName: string; callId: string },
     request: InputRequest,
+    signal: AbortSignal,
   ) => Promise<InputResponse>;
 }
 

@@ -37,9 +37,10 @@ export interface ToolContext {
   answer?: InputAnswer;
   /**
    * Asks the requester what `server` asks while the call runs (a 2025 MCP session's elicitation) and resolves with
-   * their answer; absent where nobody can be asked (a sub-agent's call).
+   * their answer, or with `cancel` once `signal` aborts (the server stopped waiting, or the call ended); absent
+   * where nobody can be asked (a sub-agent's call).
    */
-  ask?: (server: string, request: InputRequest) => Promise<InputResponse>;
+  ask?: (server: string, request: InputRequest, signal: AbortSignal) => Promise<InputResponse>;
 }
 
 /**

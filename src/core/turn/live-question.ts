@@ -14,16 +14,22 @@ import { adapterFor, type Turn, type TurnRunnerDeps } from './turn.js';
  * stopped, Butler restarted) the question lapses, the person is told, and the server's call ends as cancelled.
  */
 
+const restarted = 'Butler restarted before it was answered';
+const serverGaveUp = 'the server stopped waiting for it';
+
 type Call = Parameters<NonNullable<ToolScope['ask']>>[0];
 
-const restarted = 'Butler restarted before it was answered';
-
-const lead = (turn: Turn) => (turn.reply.shown.trim() ? '\n\n' : '');
+/** A line of its own in the reply, between what the model wrote before the call and what it writes after. */
+async function say(turn: Turn, line: string): Promise<void> {
+  turn.reply.endStep();
+  await turn.reply.append(line);
+  turn.reply.endStep();
+}
 
 /** How the turn's calls ask their person: absent where this process keeps no live questions. */
 export function questionAsker(deps: TurnRunnerDeps, turn: Turn): ToolScope['ask'] {
   const { live } = deps;
-  return live && ((call, request) => askLive(deps, live, turn, call, request));
+  return live && ((call, request, signal) => askLive(deps, live, turn, call, request, signal));
 }
 
 async function askLive(
@@ -32,6 +38,8 @@ async function askLive(
   turn: Turn,
   call: Call,
   request: InputRequest,
+  /** Aborts when the server stops waiting for the answer, or the call ends. */
+  moot: AbortSignal,
 ): Promise<InputResponse> {
   const { store } = deps;
   const platform = turn.target.address.platform;
@@ -51,7 +59,7 @@ async function askLive(
       `${call.server} asked ${quoted(request.message)}, and Butler cannot show forms on ${platform} yet, so it declined.`;
     const declined = sorted.declined[request.key] ?? { action: 'decline' };
     await store.audit.record(answerAudit(about, request.key, declined, butler.id, why));
-    await turn.reply.append(`${lead(turn)}${why}`);
+    await say(turn, why);
     return declined;
   }
   const wait = await live.open({
@@ -64,23 +72,30 @@ async function askLive(
     expiresAt: new Date(Date.now() + deps.options.approvalTtlMs),
   });
   turn.log.info({ server: call.server, inputId: wait.id }, 'a call waits for a question to be answered');
-  turn.observer.inputAsked?.({
-    inputId: wait.id,
-    conversationKey: wait.conversationKey,
-    server: call.server,
-    tool: call.toolName,
-    questions: [{ key: request.key, mode: request.mode }],
-  });
-  await turn.reply.append(`${lead(turn)}${askedLine(call.server, turn.requester.name ?? 'you', shown)}`);
-  await showForm(deps, turn.adapter, turn.target, wait, [shown], turn.log);
   try {
-    const settled = await live.settled(wait.id, turn.signal);
+    turn.observer.inputAsked?.({
+      inputId: wait.id,
+      conversationKey: wait.conversationKey,
+      server: call.server,
+      tool: call.toolName,
+      questions: [{ key: request.key, mode: request.mode }],
+    });
+    await say(turn, askedLine(call.server, turn.requester.name ?? 'the person who asked', shown));
+    await showForm(deps, turn.adapter, turn.target, wait, [shown], turn.log);
+    const settled = await live.settled(wait.id, AbortSignal.any([turn.signal, moot]));
     // Nobody answered in time: the server hears `cancel`, as for a parked question.
     return settled?.answers[request.key] ?? { action: 'cancel' };
   } catch (error) {
-    const why = turn.stop?.stoppedBy ? 'the turn was stopped before it was answered' : restarted;
+    const why = turn.stop?.stoppedBy
+      ? 'the turn was stopped before it was answered'
+      : turn.signal.aborted
+        ? restarted
+        : moot.aborted
+          ? serverGaveUp
+          : 'Butler could not wait for it';
     await lapsed(deps, await store.inputWaits.lapse(new Date(), { id: wait.id }), why);
-    throw error;
+    if (turn.signal.aborted) throw error;
+    return { action: 'cancel' };
   }
 }
 

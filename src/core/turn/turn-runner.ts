@@ -3,13 +3,10 @@ import type { TurnOutcome } from '../contracts/adapter.js';
 import type { ConnectionWaitRecord } from '../contracts/connection-records.js';
 import { decodeConversationKey } from '../contracts/conversation-key.js';
 import type { ChatUser, InboundMessage } from '../contracts/events.js';
-import type { InputAnswer } from '../contracts/input-needed.js';
 import type { ParkedInputWait } from '../contracts/input-waits.js';
 import { type ConversationMessage, keptMessages, type ToolCall } from '../contracts/messages.js';
 import type { ApprovalRecord, ResumeState } from '../contracts/store.js';
 import {
-  inCallOrder,
-  type ParkedRun,
   type Resolution,
   resolveToolCalls,
   type ToolResult,
@@ -23,7 +20,15 @@ import { connectionLapsed, parkForConnection } from './connection-park.js';
 import { addTokens, resumeAgents } from './delegation.js';
 import { grantOf, incomingMessages, requestersOf } from './incoming.js';
 import { inputContinued, parkForInput } from './input-park.js';
-import { beginTurn, reportTurnEvent, type Turn, TurnInterruptedError, type TurnRunnerDeps } from './turn.js';
+import {
+  beginTurn,
+  type Continued,
+  reportTurnEvent,
+  type Turn,
+  TurnInterruptedError,
+  type TurnRunnerDeps,
+  toolMessages,
+} from './turn.js';
 import { TurnChores } from './turn-chores.js';
 import { completeTurn, failTurn, parkTurn, redeliverTurn, stopTurn } from './turn-endings.js';
 import { systemPromptOf, toolScopeOf } from './turn-scope.js';
@@ -35,20 +40,7 @@ import { systemPromptOf, toolScopeOf } from './turn-scope.js';
  * what was already posted so a retried turn overwrites its reply instead of posting a second one.
  */
 
-/** The tool messages of a step, in the order of its calls. */
-const toolMessages = (calls: readonly ToolCall[], results: readonly ToolResult[]): ConversationMessage[] =>
-  inCallOrder(calls, results).map((result) => ({ role: 'tool', ...result }));
-
 type AssistantStep = { content: string; toolCalls: ToolCall[] };
-
-/** What became of a parked step's waits: results, sub-agent runs that wait on, decisions still to apply. */
-interface Continued {
-  decided: ToolResult[];
-  parked: ParkedRun[];
-  approvals?: readonly ApprovalRecord[];
-  /** Answers to a server's question, for the call that asked it. */
-  answers?: ReadonlyMap<string, InputAnswer>;
-}
 
 const noModelMessage =
   'Butler has no model configured yet. An admin can set BUTLER_MODEL (and BUTLER_BASE_URL, BUTLER_API_TOKEN) to turn on answers.';

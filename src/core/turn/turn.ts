@@ -7,15 +7,24 @@ import type { BudgetBook } from '../budgets/index.js';
 import type { ConnectionBook } from '../connections/connection-book.js';
 import type { ChatAdapter, ReplyTarget, TurnEvent } from '../contracts/adapter.js';
 import type { ChatUser, Platform } from '../contracts/events.js';
+import type { InputAnswer } from '../contracts/input-needed.js';
 import type { Logger } from '../contracts/logger.js';
+import type { ConversationMessage, ToolCall } from '../contracts/messages.js';
 import type { Observer, TurnObserver } from '../contracts/observer.js';
-import type { ConversationRecord, InflightTurn, Store, TurnOpening } from '../contracts/store.js';
+import type {
+  ApprovalRecord,
+  ConversationRecord,
+  InflightTurn,
+  Store,
+  TurnOpening,
+} from '../contracts/store.js';
 import type { Files } from '../files/index.js';
 import type { LiveQuestions } from '../inputs/index.js';
 import type { ModelClient } from '../model/model-client.js';
 import type { ChannelProfiles, TurnProfile } from '../profiles/index.js';
 import type { MessageGrants } from '../search/grants.js';
 import type { TurnStop, TurnStops } from '../stop/turn-stops.js';
+import { inCallOrder, type ParkedRun, type ToolResult } from '../tool-calls/index.js';
 import { memoryOwnerOf } from '../tools/memory-tools.js';
 import { toolsOn } from '../tools/platform-tools.js';
 import type { ApprovalPolicy } from '../tools/policy.js';
@@ -290,4 +299,19 @@ export async function beginTurn(
   };
   // Nothing is written yet: until the reply creates a message there is nothing a restart must not repeat.
   return turn;
+}
+
+/** The tool messages of a step, in the order of its calls. */
+export const toolMessages = (
+  calls: readonly ToolCall[],
+  results: readonly ToolResult[],
+): ConversationMessage[] => inCallOrder(calls, results).map((result) => ({ role: 'tool', ...result }));
+
+/** What became of a parked step's waits: results, sub-agent runs that wait on, decisions still to apply. */
+export interface Continued {
+  decided: ToolResult[];
+  parked: ParkedRun[];
+  approvals?: readonly ApprovalRecord[];
+  /** Answers to a server's question, for the call that asked it. */
+  answers?: ReadonlyMap<string, InputAnswer>;
 }

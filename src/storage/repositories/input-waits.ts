@@ -64,7 +64,9 @@ export function inputWaitRepository(db: Database): InputWaitRepository {
         const [row] = await tx.select().from(inputWaits).where(eq(inputWaits.id, id)).for('update');
         if (!row?.requests.some((request) => request.key === key))
           return { status: 'refused', reason: 'missing' } as const;
-        if (row.status !== 'waiting' || row.expiresAt <= now)
+        // A live question nobody vouches for any more: its call is gone, whatever the sweep has not seen yet.
+        const orphaned = row.liveUntil !== null && row.liveUntil <= now;
+        if (row.status !== 'waiting' || row.expiresAt <= now || orphaned)
           return { status: 'refused', reason: 'closed' } as const;
         if (Object.hasOwn(row.answers, key))
           return { status: 'refused', reason: 'answered_already' } as const;

@@ -77,14 +77,15 @@ const { api, answer } = questionApi(() => app.url);
 const asked = (event: SseEvent) => event.data.type === 'input_required';
 
 /**
- * Asks Butler to call `server`'s `tool`, with `then` as the model's reply after it; returns the stream's events up
- * to the question (the turn runs on: the call is open, waiting), or to the end when nothing is asked.
+ * Asks Butler to call `server`'s `tool`, with `then` as the model's reply after it (none: enqueued later); returns
+ * the stream's events up to the question (the turn runs on: the call is open, waiting), or to the end when nothing
+ * is asked.
  */
-async function ask(conversation: string, server: string, tool: string, args: object, then: string) {
+async function ask(conversation: string, server: string, tool: string, args: object, then?: string) {
   model.enqueue({
     toolCalls: [{ id: `call_${conversation}`, name: `${server}__${tool}`, arguments: JSON.stringify(args) }],
   });
-  model.enqueue({ text: then });
+  if (then) model.enqueue({ text: then });
   const response = await api(`/conversations/${conversation}/messages`, {
     method: 'POST',
     body: JSON.stringify({ text: `please ${tool}` }),
@@ -92,8 +93,8 @@ async function ask(conversation: string, server: string, tool: string, args: obj
   return readEvents(response, asked);
 }
 
-async function question(conversation: string, server = 'shop') {
-  const events = await ask(conversation, server, 'ship', { item: 'mug' }, 'Done.');
+async function question(conversation: string, server = 'shop', then: string | null = 'Done.') {
+  const events = await ask(conversation, server, 'ship', { item: 'mug' }, then ?? undefined);
   const last = events.at(-1)?.data;
   expect(last).toMatchObject({ type: 'input_required', server, tool: `${server}__ship` });
   return last as { inputId: string; requests: Array<Record<string, unknown>> };
@@ -174,6 +175,21 @@ describe('a 2025 server’s question mid-call', () => {
     expect((await answer(shown.inputId, { action: 'decline' })).status).toBe(409);
   }, 30_000);
 
+  it('lapses when the server stops waiting for the answer', async () => {
+    const events = await ask('live-7', 'shop', 'ship', { item: 'mug', waitMs: 1_000 }, 'It gave up.');
+    const shown = events.at(-1)?.data as { inputId: string };
+    await app.settle();
+    expect(resultOf('live-7')).toContain('Request timed out');
+    expect(await waitRow(shown.inputId)).toMatchObject({ status: 'lapsed' });
+    expect((await answer(shown.inputId, { action: 'decline' })).status).toBe(409);
+    expect(await audited('call_live-7')).toEqual([
+      expect.objectContaining({
+        actor: 'butler',
+        arguments: expect.objectContaining({ action: 'cancel', why: 'the server stopped waiting for it' }),
+      }),
+    ]);
+  }, 30_000);
+
   it('reaches the one call open on a stdio session', async () => {
     const shown = await question('live-5', 'desk');
     const content = { address: '5 Desk Row', speed: 'standard' };
@@ -181,6 +197,19 @@ describe('a 2025 server’s question mid-call', () => {
     await app.settle();
     expect(resultOf('live-5')).toBe('Shipping the mug to 5 Desk Row (standard, 1 copies).');
     expect(readCallLog(deskLog).at(-1)).toMatchObject({ tool: 'ship', answer: { action: 'accept' } });
+  }, 30_000);
+
+  it('declines a stdio question it cannot match to one call, rather than ask the wrong person', async () => {
+    // The fake model answers in the order it is asked: the first turn's reply after its call comes last.
+    const first = await question('live-8', 'desk', null);
+    // A second call on the same stdio session while the first waits: its question names no call.
+    const events = await ask('live-9', 'desk', 'ship', { item: 'lamp' }, 'Declined.');
+    expect(events.some(asked)).toBe(false);
+    model.enqueue({ text: 'Cancelled.' });
+    expect((await answer(first.inputId, { action: 'cancel' })).status).toBe(200);
+    await app.settle();
+    expect(resultOf('live-9')).toBe('The person declined to say where the lamp goes.');
+    expect(resultOf('live-8')).toBe('The person cancelled shipping the mug.');
   }, 30_000);
 
   it('lapses when Butler restarts before the answer: the person is told, and a late answer changes nothing', async () => {

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../../helpers/fake-feishu-api.js';
+import { cardClick, questionCardIn } from '../../helpers/feishu-input-forms.js';
 import { start2026HttpServer } from '../../helpers/mcp-2026-server.js';
+import { useShopServer } from '../../helpers/shop-server.js';
 import {
   aliceOpenId,
   bobOpenId,
-  cardActionEvent,
   messageEvent,
   postToButler,
   uniqueId,
@@ -16,77 +18,22 @@ import { repliesTo, useFeishuButler } from '../feishu/feishu-butler.js';
  * get a toast naming each field, and the call is made again with the answer.
  */
 
-let shop: Awaited<ReturnType<typeof start2026HttpServer>>;
-beforeAll(async () => {
-  shop = await start2026HttpServer();
-});
-afterAll(async () => {
-  await shop.close();
-});
+const shop = useShopServer(start2026HttpServer);
+const suite = useFeishuButler({ config: shop.config });
 
-const suite = useFeishuButler({
-  config: {
-    get mcpServers() {
-      return [{ name: 'shop', url: shop.url, tools: { risk: { ship: 'low' } } }];
-    },
-  },
-});
-
-type Json = Record<string, unknown>;
-
-function* components(node: unknown): Generator<Json> {
-  if (Array.isArray(node)) for (const item of node) yield* components(item);
-  else if (typeof node === 'object' && node !== null) {
-    const record = node as Json;
-    if (typeof record.tag === 'string') yield record;
-    for (const value of Object.values(record)) yield* components(value);
-  }
-}
-
-/** Alice asks Butler to ship a mug; the server asks where. Returns the question card and its message id. */
+/** Alice asks Butler to ship a mug; the server asks where. Returns the question card. */
 async function askToShip() {
   suite.model.enqueue({ toolCalls: [{ id: 'call_ship', name: 'shop__ship', arguments: '{"item":"mug"}' }] });
   const messageId = uniqueId('om_');
   await postToButler(suite.url, messageEvent({ messageId, text: '@_user_1 ship a mug' }));
   await suite.app.settle();
-  const question = repliesTo(suite.fake, messageId).find((message) =>
-    JSON.stringify(message.content).includes('"tag":"form"'),
-  );
+  const question = questionCardIn(repliesTo(suite.fake, messageId));
   if (!question) throw new Error('no question card was sent');
-  const card = question.content as Json;
-  const buttons = [...components(card)].filter((component) => component.tag === 'button');
-  const callbackOf = (text: string) =>
-    (buttons.find((button) => (button.text as Json).content === text)?.behaviors as Json[] | undefined)?.find(
-      (behavior) => behavior.type === 'callback',
-    )?.value;
-  const all = [...components(card)];
-  const fields = all.filter(
-    (component) =>
-      typeof component.name === 'string' && component.tag !== 'form' && component.tag !== 'button',
-  );
-  /** A field's name by its label: the markdown line before it, or a checkbox's own text. */
-  const nameOf = (label: string) => {
-    const index = all.findIndex(
-      (component) =>
-        (component.tag === 'markdown' && String(component.content).startsWith(`**${label}**`)) ||
-        (component.tag === 'checker' && (component.text as Json).content === label),
-    );
-    return String(all.slice(index).find((component) => fields.includes(component))?.name);
-  };
-  return { cardMessageId: question.messageId, card, callbackOf, fields, nameOf };
+  return question;
 }
 
 const click = (options: { operator: string; value: unknown; messageId: string; formValue?: Json }) =>
-  postToButler(
-    suite.url.replace('/events', '/card'),
-    cardActionEvent({
-      operatorOpenId: options.operator,
-      value: options.value,
-      messageId: options.messageId,
-      chatId: 'oc_group_chat',
-      ...(options.formValue ? { formValue: options.formValue } : {}),
-    }),
-  );
+  cardClick(suite.url, options);
 
 describe('a server’s question on Feishu', () => {
   it('is a form card; only the requester submits it, every field checked; the call goes on with it', async () => {
@@ -114,7 +61,7 @@ describe('a server’s question on Feishu', () => {
     expect(wrong.body).toMatchObject({ toast: { type: 'error' } });
     expect(JSON.stringify(wrong.body)).toContain('Address: Enter at least 3 characters.');
     expect(JSON.stringify(wrong.body)).toContain('Speed: Required.');
-    const callsBefore = shop.calls.length;
+    const callsBefore = shop.server.calls.length;
 
     suite.model.enqueue({ text: 'Your mug ships express.' });
     const formValue = {
@@ -126,7 +73,7 @@ describe('a server’s question on Feishu', () => {
     const sent = await click({ operator: aliceOpenId, value: submit, messageId: cardMessageId, formValue });
     expect(sent.body).toMatchObject({ toast: { type: 'success' }, card: { type: 'raw' } });
     await suite.app.settle();
-    expect(shop.calls.slice(callsBefore)).toEqual([
+    expect(shop.server.calls.slice(callsBefore)).toEqual([
       expect.objectContaining({
         requestState: 'ship:mug',
         inputResponses: {
@@ -143,7 +90,7 @@ describe('a server’s question on Feishu', () => {
       messageId: cardMessageId,
     });
     expect(again.body).toMatchObject({ toast: { content: expect.stringContaining('closed') } });
-    expect(shop.calls.length).toBe(callsBefore + 1);
+    expect(shop.server.calls.length).toBe(callsBefore + 1);
   });
 
   it('goes on with cancel when the requester cancels', async () => {
@@ -156,6 +103,6 @@ describe('a server’s question on Feishu', () => {
     });
     expect(cancelled.body).toMatchObject({ toast: { type: 'success' } });
     await suite.app.settle();
-    expect(shop.calls.at(-1)).toMatchObject({ inputResponses: { shipping: { action: 'cancel' } } });
+    expect(shop.server.calls.at(-1)).toMatchObject({ inputResponses: { shipping: { action: 'cancel' } } });
   });
 });

@@ -1,6 +1,7 @@
-import type { TestButlerOptions } from '../../helpers/butler-app.js';
-import type { FakeModelServer } from '../../helpers/fake-model-server.js';
-import type { FakeSlackApi } from '../../helpers/fake-slack-api.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import type { TestButler, TestButlerOptions } from '../../helpers/butler-app.js';
+import { type FakeModelServer, startFakeModelServer } from '../../helpers/fake-model-server.js';
+import { type FakeSlackApi, startFakeSlackApi } from '../../helpers/fake-slack-api.js';
 import { serviceTools, startPlatformButler } from '../../helpers/platform-butler.js';
 import type { ToolServer } from '../../helpers/tool-server.js';
 import { botUserId, signingSecret } from '../../unit/slack/payloads.js';
@@ -38,3 +39,40 @@ export function freshTs(): string {
 }
 
 export { botUserId };
+
+export interface SlackSuite {
+  fake: FakeSlackApi;
+  model: FakeModelServer;
+  app: TestButler;
+  /** The events URL, `…/slack/events`. */
+  url: string;
+}
+
+/**
+ * Registers a test file's hooks: a fake Slack Web API, a fake model and a running Butler for the file, with the
+ * recordings cleared before each test. `prepare` runs on the fake before Butler starts.
+ */
+export function useSlackButler(
+  options: { config?: Record<string, unknown>; prepare?: (fake: FakeSlackApi) => void } = {},
+): SlackSuite {
+  const suite = {} as SlackSuite;
+  beforeAll(async () => {
+    suite.fake = await startFakeSlackApi();
+    options.prepare?.(suite.fake);
+    suite.model = await startFakeModelServer();
+    suite.app = await startSlackButler(suite.fake, suite.model, undefined, {
+      ...(options.config ? { config: options.config } : {}),
+    });
+    suite.url = `${suite.app.url}/slack/events`;
+  });
+  afterAll(async () => {
+    await suite.app?.close();
+    await suite.model?.close();
+    await suite.fake?.close();
+  });
+  beforeEach(() => {
+    suite.fake.reset();
+    suite.model.reset();
+  });
+  return suite;
+}

@@ -18,7 +18,7 @@ import { describeError } from './error-text.js';
 import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
 import { toCallResult, toToolDefinition } from './sdk-mapping.js';
-import { type AskPerson, SessionQuestions } from './session-questions.js';
+import { type Asker, SessionQuestions } from './session-questions.js';
 import type { McpCallResult, McpInputRequired } from './tool-result.js';
 
 export type McpTransportKind = 'stdio' | 'streamable-http' | 'sse';
@@ -52,13 +52,13 @@ export interface McpConnection {
   listTools(options: { signal?: AbortSignal; timeoutMs: number }): Promise<McpToolDefinition[]>;
   /**
    * `answer`: the person's answers to the input the server asked for when this call was made before (2026).
-   * `ask`: how a question the server pushes during the call (2025) reaches the person; without it, it is declined.
+   * `asker`: how a question the server pushes during the call (2025) reaches the person; without, it is declined.
    * `timeoutMs` does not run while the person answers.
    */
   callTool(
     name: string,
     input: Record<string, unknown>,
-    options: { signal: AbortSignal; timeoutMs: number; answer?: InputAnswer; ask?: AskPerson },
+    options: { signal: AbortSignal; timeoutMs: number; answer?: InputAnswer; asker?: Asker },
   ): Promise<McpCallResult | McpInputRequired>;
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;

@@ -10,7 +10,7 @@ import type { McpServerSettings } from './mcp-settings.js';
 import type { McpToolDefinition } from './mcp-tool.js';
 import { createRedactor } from './redact.js';
 import { ScratchDirectory } from './scratch-directory.js';
-import type { AskPerson } from './session-questions.js';
+import type { Asker } from './session-questions.js';
 import { StderrTail } from './stderr-tail.js';
 import type { ToolArguments } from './tool-arguments.js';
 import { callLiveTool } from './tool-call.js';
@@ -299,14 +299,14 @@ export class McpServer {
   private callTool(
     tool: string,
     input: ToolArguments,
-    options: { signal: AbortSignal; answer?: InputAnswer | undefined; ask?: AskPerson | undefined },
+    options: { signal: AbortSignal; answer?: InputAnswer | undefined; asker?: Asker | undefined },
   ): Promise<McpCallResult | McpInputRequired> {
     return callLiveTool({
       server: this.name,
       tool,
       input,
       answer: options.answer,
-      ask: options.ask,
+      asker: options.asker,
       signal: options.signal,
       timeoutMs: this.settings.timeoutMs,
       redact: this.redact,

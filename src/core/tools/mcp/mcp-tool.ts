@@ -5,7 +5,7 @@ import type { JsonSchema, Tool } from '../tool.js';
 import { toInputRequests } from './input-requests.js';
 import { McpToolCallError } from './mcp-errors.js';
 import type { McpServerSettings } from './mcp-settings.js';
-import type { AskPerson } from './session-questions.js';
+import type { Asker } from './session-questions.js';
 import {
   argumentValidator,
   summarizeArguments,
@@ -38,7 +38,7 @@ export interface McpToolDefinition {
 export type McpToolCaller = (
   tool: string,
   input: ToolArguments,
-  options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined; ask?: AskPerson | undefined },
+  options: { signal: AbortSignal; as: Person; answer?: InputAnswer | undefined; asker?: Asker | undefined },
 ) => Promise<McpCallResult | McpInputRequired>;
 
 const maxDescriptionChars = 2_000;
@@ -81,7 +81,11 @@ export function createMcpTool(input: {
         signal: context.signal,
         as,
         answer: context.answer,
-        ask: ask && ((request) => ask(server, request)),
+        // Who the call is for, as the identity it runs as: calls of one identity may share unnamed questions.
+        asker: ask && {
+          person: `${as.platform}:${as.id}`,
+          ask: (request, signal) => ask(server, request, signal),
+        },
       });
       if ('inputRequired' in result) {
         const { inputRequests, requestState } = result.inputRequired;

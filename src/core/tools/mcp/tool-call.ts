@@ -3,7 +3,7 @@ import type { InputAnswer } from '../../contracts/input-needed.js';
 import { describeError } from './error-text.js';
 import type { McpConnection } from './mcp-connection.js';
 import { McpToolCallError } from './mcp-errors.js';
-import type { AskPerson } from './session-questions.js';
+import type { Asker } from './session-questions.js';
 import type { McpCallResult, McpInputRequired } from './tool-result.js';
 
 /** An answer the server gave that the SDK could not take (not a sign that the connection is broken). */
@@ -71,7 +71,7 @@ export async function callLiveTool(input: {
   /** The person's answers to what the server asked when the call was made before. */
   answer?: InputAnswer | undefined;
   /** How what the server asks during the call reaches the person. */
-  ask?: AskPerson | undefined;
+  asker?: Asker | undefined;
   signal: AbortSignal;
   timeoutMs: number;
   redact(text: string): string;
@@ -104,7 +104,7 @@ export async function callLiveTool(input: {
       signal,
       timeoutMs: input.timeoutMs,
       ...(input.answer ? { answer: input.answer } : {}),
-      ...(input.ask ? { ask: input.ask } : {}),
+      ...(input.asker ? { asker: input.asker } : {}),
     });
   } catch (caught) {
     const { error, connectionSuspect } = failure(caught);
