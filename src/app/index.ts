@@ -361,6 +361,8 @@ export async function createButler(configured: AppConfig, options: CreateButlerO
       started = true;
     },
     async stop(deadlineMs = 10_000) {
+      // Calls waiting for a person's answer end now, told cancel, so their turns finish before the worker stops.
+      live.close();
       api?.close();
       await http?.close();
       await Promise.all(

@@ -18,6 +18,7 @@ const defaultTiming: LiveQuestionTiming = { pollMs: 1_000, leaseMs: 30_000 };
  */
 export class LiveQuestions {
   private readonly bells = new Map<string, Set<() => void>>();
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly store: Store,
@@ -29,6 +30,18 @@ export class LiveQuestions {
     return this.store.inputWaits.create({ ...wait, resume: null, liveUntil: this.leaseEnd() });
   }
 
+  /**
+   * This process is shutting down: its calls stop waiting at once (their questions lapse, their servers hear
+   * `cancel`), so their turns end before the process does instead of holding the shutdown until its deadline.
+   */
+  close(): void {
+    this.closing.abort();
+  }
+
+  get closed(): boolean {
+    return this.closing.signal.aborted;
+  }
+
   /** An answer to the question `id` was stored in this process: its call, when it waits here, reads it now. */
   answered(id: string): void {
     for (const wake of this.bells.get(id) ?? []) wake();
@@ -36,9 +49,11 @@ export class LiveQuestions {
 
   /**
    * Waits until the question `id` is closed, or its time is up, and returns it as it is then (a question past its
-   * expiry still shows `waiting` until the sweep ends it, but takes no more answers). Throws when `signal` aborts.
+   * expiry still shows `waiting` until the sweep ends it, but takes no more answers). Throws when `given` aborts,
+   * or the process shuts down.
    */
-  async settled(id: string, signal: AbortSignal): Promise<InputWaitRecord | undefined> {
+  async settled(id: string, given: AbortSignal): Promise<InputWaitRecord | undefined> {
+    const signal = AbortSignal.any([given, this.closing.signal]);
     // Renewed at once: showing the form (paced platform calls) may have taken much of the first lease.
     let renewed = 0;
     for (;;) {

@@ -15,6 +15,7 @@ import { adapterFor, type Turn, type TurnRunnerDeps } from './turn.js';
  */
 
 const restarted = 'Butler restarted before it was answered';
+const shutDown = 'Butler shut down before it was answered';
 const serverGaveUp = 'the server stopped waiting for it';
 
 type Call = Parameters<NonNullable<ToolScope['ask']>>[0];
@@ -86,17 +87,21 @@ async function askLive(
     // Nobody answered in time: the server hears `cancel`, as for a parked question.
     return settled?.answers[request.key] ?? { action: 'cancel' };
   } catch (error) {
-    const why = turn.stop?.stoppedBy
-      ? 'the turn was stopped before it was answered'
-      : turn.signal.aborted
-        ? restarted
-        : moot.aborted
-          ? serverGaveUp
-          : 'Butler could not wait for it';
+    const why = whyLapsed(turn, live, moot);
     await lapsed(deps, await store.inputWaits.lapse(new Date(), { id: wait.id }), why);
     if (turn.signal.aborted) throw error;
     return { action: 'cancel' };
   }
+}
+
+/** Why a call stopped waiting for its question's answer before it came. */
+function whyLapsed(turn: Turn, live: LiveQuestions, moot: AbortSignal): string {
+  if (turn.stop?.stoppedBy) return 'the turn was stopped before it was answered';
+  if (live.closed) return shutDown;
+  // The worker gave the turn up: the process is going, or lost the turn to another.
+  if (turn.signal.aborted) return restarted;
+  if (moot.aborted) return serverGaveUp;
+  return 'Butler could not wait for it';
 }
 
 /** Lapsed questions: audited as cancelled by Butler, and their people told where they were asked. */

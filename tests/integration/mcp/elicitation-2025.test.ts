@@ -109,6 +109,9 @@ const audited = (toolCallId: string) =>
     .from(auditLog)
     .where(and(eq(auditLog.toolCallId, toolCallId), eq(auditLog.decision, 'answered')));
 
+const replayOf = async (conversation: string) =>
+  JSON.stringify(await readEvents(await api(`/conversations/${conversation}/events?after=0&follow=false`)));
+
 const waitRow = async (id: string) =>
   (await app.butler.database.db.select().from(inputWaits).where(eq(inputWaits.id, id)))[0];
 
@@ -212,13 +215,14 @@ describe('a 2025 server’s question mid-call', () => {
     expect(resultOf('live-8')).toBe('The person cancelled shipping the mug.');
   }, 30_000);
 
-  it('lapses when Butler restarts before the answer: the person is told, and a late answer changes nothing', async () => {
-    const shown = await question('live-6');
-    // The turn is retried after the restart: the model is asked again, and answers this time.
-    model.enqueue({ text: 'That question lapsed; ask me again when you are ready.' });
+  it('lapses when Butler shuts down before the answer: the call ends with cancel, and the person is told', async () => {
+    // `question` queued the model's reply after the call: the turn ends with it, before Butler does.
+    const shown = await question('live-6', 'shop', 'It was cancelled: Butler is restarting.');
     await app.stop();
     app = await startTestButler(options(app.databaseUrl));
     await app.settle(20_000);
+    // The call stopped waiting at once and its turn ended before Butler did: it was not interrupted and retried.
+    expect(resultOf('live-6')).toBe('The person cancelled shipping the mug.');
     expect(await waitRow(shown.inputId)).toMatchObject({ status: 'lapsed' });
     expect(
       (await answer(shown.inputId, { action: 'accept', content: { address: '1 Main St' } })).status,
@@ -228,13 +232,28 @@ describe('a 2025 server’s question mid-call', () => {
         actor: 'butler',
         arguments: expect.objectContaining({
           action: 'cancel',
-          why: 'Butler restarted before it was answered',
+          why: 'Butler shut down before it was answered',
         }),
       }),
     ]);
-    const replay = JSON.stringify(
-      await readEvents(await api('/conversations/live-6/events?after=0&follow=false')),
+    expect(await replayOf('live-6')).toContain(
+      "shop's question lapsed: Butler shut down before it was answered, so its call was cancelled.",
     );
-    expect(replay).toContain("shop's question lapsed: Butler restarted before it was answered");
   }, 60_000);
+
+  it('lapses a question whose process stopped vouching for it (a crash), telling the person', async () => {
+    const shown = await question('live-10');
+    // As if the process holding the call had died: nobody renewed the question's lease.
+    await app.butler.database.db
+      .update(inputWaits)
+      .set({ liveUntil: new Date(Date.now() - 1_000) })
+      .where(eq(inputWaits.id, shown.inputId));
+    expect((await answer(shown.inputId, { action: 'decline' })).status).toBe(409);
+    await app.settle();
+    expect(await waitRow(shown.inputId)).toMatchObject({ status: 'lapsed' });
+    expect(resultOf('live-10')).toBe('The person cancelled shipping the mug.');
+    expect(await replayOf('live-10')).toContain(
+      "shop's question lapsed: Butler restarted before it was answered, so its call was cancelled.",
+    );
+  }, 30_000);
 });
