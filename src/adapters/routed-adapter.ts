@@ -46,6 +46,9 @@ export function routedAdapter(platform: Platform, adapterOf: AdapterOf, fail: Ro
     turnEnded: async (target, outcome) => {
       await cosmetic(target.address.workspace, (adapter) => adapter.turnEnded?.(target, outcome));
     },
+    turnWaiting: async (target, waiting) => {
+      await cosmetic(target.address.workspace, (adapter) => adapter.turnWaiting?.(target, waiting));
+    },
     onTurnEvent: async (target, event) => {
       await cosmetic(target.address.workspace, (adapter) => adapter.onTurnEvent?.(target, event));
     },

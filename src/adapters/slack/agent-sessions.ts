@@ -9,7 +9,7 @@ import type { SessionStatus, SlackApi } from './slack-api.js';
 /**
  * Slack's agent sessions (platforms.md "Agent apps"): each thread Butler answers is a session, `processing`
  * while a turn runs (Slack then shows its own stop button, answered by `agent_session_stopped`), `suspended`
- * while an approval waits, `active` once the turn ended. Where Slack refuses sessions (not an agent app, no
+ * while an approval or a person's answer waits, `active` once the turn ended. Where Slack refuses sessions (not an agent app, no
  * scope, the feature off), the workspace is remembered as without them and the working indicators show instead.
  *
  * A status is cosmetic: it never holds up a turn. Statuses are coalesced per thread (cosmetic-calls.ts); one
@@ -110,6 +110,13 @@ export function createAgentSessions(dependencies: {
       if (!thread || !capabilities.agentSessions) return Promise.resolve();
       // A parked turn waits for a person's decision; the next turn sets processing again.
       return setStatus(thread, outcome === 'parked' ? 'suspended' : 'active');
+    },
+
+    /** The turn waits for a person mid-turn (a server's question), and then goes on. */
+    turnWaiting(target: ReplyTarget, waiting: boolean): Promise<void> {
+      const thread = threadOf(target);
+      if (!thread || !capabilities.agentSessions) return Promise.resolve();
+      return setStatus(thread, waiting ? 'suspended' : 'processing');
     },
 
     /**

@@ -175,6 +175,7 @@ export function createSlackAdapter(dependencies: SlackAdapterDependencies): Chat
 
     turnStarted: sessions.turnStarted,
     turnEnded: sessions.turnEnded,
+    turnWaiting: sessions.turnWaiting,
 
     async showWorking(target: ReplyTarget): Promise<() => Promise<void>> {
       // An agent session already shows Butler at work (and its stop button).

@@ -139,6 +139,11 @@ export interface ChatAdapter {
    */
   turnStarted?(target: ReplyTarget, start: TurnStart): Promise<void>;
   turnEnded?(target: ReplyTarget, outcome: TurnOutcome): Promise<void>;
+  /**
+   * Optional: a running turn waits for a person (a 2025 server's question mid-call), then goes on (Slack's
+   * session goes `suspended`, then `processing` again). Cosmetic, with the same rules as `turnStarted`.
+   */
+  turnWaiting?(target: ReplyTarget, waiting: boolean): Promise<void>;
   /** Optional: tool calls, results and the turn's end as they happen. A failure here never stops a turn. */
   onTurnEvent?(target: ReplyTarget, event: TurnEvent): Promise<void>;
   /**

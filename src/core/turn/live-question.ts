@@ -83,10 +83,13 @@ async function askLive(
     });
     await say(turn, askedLine(call.server, turn.requester.name ?? 'the person who asked', shown));
     await showForm(deps, turn.adapter, turn.target, wait, [shown], turn.log);
+    turn.session.waiting(true);
     const settled = await live.settled(wait.id, AbortSignal.any([turn.signal, moot]));
+    turn.session.waiting(false);
     // Nobody answered in time: the server hears `cancel`, as for a parked question.
     return settled?.answers[request.key] ?? { action: 'cancel' };
   } catch (error) {
+    if (!turn.signal.aborted) turn.session.waiting(false);
     const why = whyLapsed(turn, live, moot);
     await lapsed(deps, await store.inputWaits.lapse(new Date(), { id: wait.id }), why);
     if (turn.signal.aborted) throw error;

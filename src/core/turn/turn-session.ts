@@ -11,6 +11,7 @@ import type { Logger } from '../contracts/logger.js';
 export class TurnSession {
   private started: Promise<void> | undefined;
   private outcome: TurnOutcome | undefined;
+  private waits: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly adapter: ChatAdapter,
@@ -25,6 +26,22 @@ export class TurnSession {
     this.started = turnStarted
       .call(this.adapter, this.target, start)
       .catch((error: unknown) => this.log.warn({ err: error }, 'the adapter could not show the turn start'));
+  }
+
+  /**
+   * The turn waits for a person mid-turn (`true`), or goes on (`false`); never throws, never waits. Told only
+   * for a turn whose start was told.
+   */
+  waiting(waiting: boolean): void {
+    const { turnWaiting } = this.adapter;
+    if (!turnWaiting || !this.started) return;
+    // Like the end, not queued behind the start: the adapter keeps the order (and the latest status wins).
+    const told = turnWaiting
+      .call(this.adapter, this.target, waiting)
+      .catch((error: unknown) =>
+        this.log.warn({ err: error }, 'the adapter could not show the turn waiting'),
+      );
+    this.waits = Promise.all([this.waits, told]).then(() => undefined);
   }
 
   /** How the turn ended; an ending that records none (a shutdown, a crash) ends as `interrupted`. */
@@ -47,6 +64,6 @@ export class TurnSession {
     const ended = turnEnded
       .call(this.adapter, this.target, this.outcome ?? 'interrupted')
       .catch((error: unknown) => this.log.warn({ err: error }, 'the adapter could not show the turn end'));
-    return Promise.all([this.started, ended]).then(() => undefined);
+    return Promise.all([this.started, this.waits, ended]).then(() => undefined);
   }
 }

@@ -38,6 +38,7 @@ const replyIn = (threadTs: string) =>
 describe('a 2025 server’s question mid-call on Slack', () => {
   it('is answered by the requester in the modal, and the same turn goes on with the answer', async () => {
     const { fake, model, app } = suite;
+    fake.agents.available = true;
     const question = await askToShip('Your mug ships express.');
     expect(question.blocks).toContain('*shop* asks <@U0ALICE>: Where should the mug go?');
     expect(question.blocks).toContain('butler_input_decline');
@@ -48,6 +49,8 @@ describe('a 2025 server’s question mid-call on Slack', () => {
     );
     expect(shownText(streaming)).toBe('shop asks alice "Where should the mug go?".');
     expect(shop.server.calls).toEqual([]);
+    // The agent session shows the turn waiting on Alice.
+    await fake.waitFor(() => fake.agents.statusesOf('C0GENERAL', question.threadTs).at(-1) === 'suspended');
 
     // Bob may not open it: he is told, and nothing else happens.
     await send(questionClick('U0BOB', 'butler_input_fill', question));
@@ -104,6 +107,10 @@ describe('a 2025 server’s question mid-call on Slack', () => {
       /^shop asks alice "Where should the mug go\?"\.\n\nYour mug ships express\.$/,
     );
     expect(JSON.stringify(fake.callsTo('chat.update'))).toContain('answered by <@U0ALICE>');
+    // Suspended while it waited, active once the turn ended (a `processing` between may be coalesced away).
+    const statuses = fake.agents.statusesOf('C0GENERAL', question.threadTs);
+    expect(statuses.slice(0, 2)).toEqual(['processing', 'suspended']);
+    expect(statuses.at(-1)).toBe('active');
   }, 60_000);
 
   it('tells the server `decline` when the requester declines', async () => {
