@@ -84,7 +84,9 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         try {
           const files = await share(intake, address, user, body.files);
           const after = await feed.lastId(key);
-          // Only a message Butler took is shown, once, and before the events of the turn that answers it.
+          // Only a message Butler took is shown, once, and before the events of the turn that answers it when this
+          // process runs that turn (it is woken after this). A worker polling the inbox may claim the message first
+          // and write its first events ahead of it: writing both in one transaction would close that gap.
           const showMessage = async () => {
             await feed.append(key, [{ type: 'message', role: 'user', content: body.text }]);
           };

@@ -68,7 +68,10 @@ export interface InputWaitRepository {
   unshown(olderThan: Date): Promise<InputWaitRecord[]>;
   /** Ends the waits whose time is up; each ends once. */
   expireDue(now: Date): Promise<InputWaitRecord[]>;
-  /** The process holding a live question's call still waits for it: it vouches for it until `until`. */
+  /**
+   * The process holding a live question's call still waits for it: it vouches for it until `until`. A lease that
+   * ran out is not renewed (the question is as good as lapsed).
+   */
   renewLive(id: string, until: Date): Promise<void>;
   /**
    * Ends live questions still open whose call ended unanswered: `id`'s (its process saw the call end), or, without

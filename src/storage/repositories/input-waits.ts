@@ -132,10 +132,13 @@ export function inputWaitRepository(db: Database): InputWaitRepository {
     },
 
     async renewLive(id, until) {
+      // A lease that ran out stays out: answers may have been refused meanwhile, and the sweep may lapse it.
       await db
         .update(inputWaits)
         .set({ liveUntil: until })
-        .where(and(eq(inputWaits.id, id), eq(inputWaits.status, 'waiting')));
+        .where(
+          and(eq(inputWaits.id, id), eq(inputWaits.status, 'waiting'), gt(inputWaits.liveUntil, new Date())),
+        );
     },
 
     async lapse(now, scope) {
