@@ -99,16 +99,28 @@ describe('Slack conversations through the running Butler', () => {
     expect(fake.callsTo('reactions.remove')).toHaveLength(1);
   });
 
-  it('shows no working reaction when the reply starts at once', async () => {
-    model.enqueue({ text: 'Quick one.' });
-    const ts = freshTs();
-    fake.seedMessage({ channel: 'C0GENERAL', ts, user: 'U0ALICE', text: `<@${botUserId}> ping` });
-    await send(appMention({ ts, text: `<@${botUserId}> ping` }));
-    await app.settle();
-    const [reply] = replyIn('C0GENERAL', ts).filter((message) => message.ts !== ts);
-    expect(reply && shownText(reply)).toBe('Quick one.');
-    expect(fake.callsTo('reactions.add')).toHaveLength(0);
-    expect(fake.callsTo('reactions.remove')).toHaveLength(0);
+  it('shows no working reaction when the reply starts before the indicator is due', async () => {
+    // Due only after a minute: however slow the machine, this reply starts first (with the default 500 ms, a
+    // loaded CI machine once took longer than that to start it).
+    const patient = await startSlackButler(fake, model, undefined, {
+      config: { worker: { workingIndicatorMilliseconds: 60_000 } },
+    });
+    try {
+      model.enqueue({ text: 'Quick one.' });
+      const ts = freshTs();
+      fake.seedMessage({ channel: 'C0GENERAL', ts, user: 'U0ALICE', text: `<@${botUserId}> ping` });
+      await postToSlack(
+        `${patient.url}/slack/events`,
+        asJson(envelope(appMention({ ts, text: `<@${botUserId}> ping` }))),
+      );
+      await patient.settle();
+      const [reply] = replyIn('C0GENERAL', ts).filter((message) => message.ts !== ts);
+      expect(reply && shownText(reply)).toBe('Quick one.');
+      expect(fake.callsTo('reactions.add')).toHaveLength(0);
+      expect(fake.callsTo('reactions.remove')).toHaveLength(0);
+    } finally {
+      await patient.close();
+    }
   });
 
   it('reads the thread when mentioned inside one it was not part of, and resolves names', async () => {
