@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ButlerIntake, StoredAlongside } from '../../core/contracts/adapter.js';
+import type { ButlerIntake } from '../../core/contracts/adapter.js';
 import { encodeConversationKey } from '../../core/contracts/conversation-key.js';
 import { NotAllowedError } from '../../core/contracts/errors.js';
 import type { ChatUser, ConversationAddress } from '../../core/contracts/events.js';
@@ -84,10 +84,11 @@ export function conversationRoutes(deps: ConversationRouteDependencies): Route[]
         try {
           const files = await share(intake, address, user, body.files);
           const after = await feed.lastId(key);
-          // Only a message Butler took is shown, once, and before the events of the turn that answers it: written
-          // in the transaction that stores the message, before any worker can take it up.
-          const showMessage: StoredAlongside = async (tx) => {
-            await tx.conversationEvents.append(key, [{ type: 'message', role: 'user', content: body.text }]);
+          // Only a message Butler took is shown, once, and before the events of the turn that answers it when this
+          // process runs that turn (it is woken after this). A worker polling the inbox may claim the message first
+          // and write its first events ahead of it: writing both in one transaction would close that gap.
+          const showMessage = async () => {
+            await feed.append(key, [{ type: 'message', role: 'user', content: body.text }]);
           };
           const accepted = await intake.accept(
             {

@@ -19,7 +19,6 @@ import type { FileBytes, InboundFile, OutboundFile } from './files.js';
 import type { InputAnswerInput, InputAnswerResult, InputForm, InputQuestionResult } from './input-form.js';
 import type { MessageSearch } from './message-search.js';
 import type { DecisionSubject, HomeView } from './read-models.js';
-import type { Store } from './store.js';
 
 /** Where a reply goes: the conversation, and the platform message being answered when there is one. */
 export interface ReplyTarget {
@@ -204,17 +203,13 @@ export interface PreparedMessage {
   threadContext?: ThreadContextMessage[];
 }
 
-/** What is written with an accepted message, in its transaction: the conversation's stream events. */
-export type StoredAlongside = (tx: Pick<Store, 'conversationEvents'>) => Promise<void>;
-
 /** What adapters call on the core. */
 export interface ButlerIntake {
   /**
    * Durably records an inbound message (deduplicated). Acknowledge the platform only after this resolves.
-   * `alongside` writes what goes with the message (the API's stream event) in the same transaction, so that no
-   * worker, in any process, can take the message up before it is there.
+   * `onStored` runs once the message is stored, before this process starts its turn.
    */
-  accept(message: InboundMessage, alongside?: StoredAlongside): Promise<AcceptResult>;
+  accept(message: InboundMessage, onStored?: () => Promise<void>): Promise<AcceptResult>;
   /** Takes an approval decision from a click: checked against who clicked, first valid decision wins. */
   decide(input: ApprovalDecisionInput): Promise<DecisionResult>;
   /** Takes an answer to a server's question: only its requester's counts, checked against the form, once. */

@@ -1,5 +1,5 @@
 import type { ApprovalService } from '../approvals/approval-service.js';
-import type { ButlerIntake, StoredAlongside } from '../contracts/adapter.js';
+import type { ButlerIntake } from '../contracts/adapter.js';
 import type { ApprovalDetails, ApprovalDetailsRequest, DecisionResult } from '../contracts/approval-card.js';
 import { encodeConversationKey, workspaceKeyPrefix } from '../contracts/conversation-key.js';
 import { NotAllowedError } from '../contracts/errors.js';
@@ -136,11 +136,10 @@ export class ButlerService implements ButlerIntake {
   }
 
   /**
-   * Takes a message into the inbox. `alongside` writes in the same transaction (and a new message only): what
-   * the caller shows of the message (the API's `user` event) comes before anything its turn writes, whichever
-   * process takes the turn up. Without it, the insert joins the inbox's group commit.
+   * Takes a message into the inbox. `onStored` runs once it is stored and before this process's worker is
+   * woken for it: what the caller shows of the message (the API's `user` event) comes before its turn's.
    */
-  async accept(received: InboundMessage, alongside?: StoredAlongside): Promise<AcceptResult> {
+  async accept(received: InboundMessage, onStored?: () => Promise<void>): Promise<AcceptResult> {
     const cleaned = this.withinLength(cleanJson(received));
     // Nothing of a message's own credential reaches the database unsealed.
     const message = this.options.grants ? this.options.grants.sealed(cleaned) : withoutGrant(cleaned);
@@ -158,26 +157,20 @@ export class ButlerService implements ButlerIntake {
       return { status: 'stopping' };
     }
     const storing = performance.now();
-    const event = {
+    const eventId = await this.store.inbox.insert({
       platform: message.address.platform,
       dedupKey: message.dedupKey,
       conversationKey: encodeConversationKey(message.address),
       userId: message.user.id,
       senderKey: this.senderKeyOf(message.user, message.address),
       payload: message,
-    };
-    const eventId = alongside
-      ? await this.store.transaction(async (tx) => {
-          const inserted = await tx.inbox.insert(event);
-          if (inserted !== undefined) await alongside(tx);
-          return inserted;
-        })
-      : await this.store.inbox.insert(event);
+    });
     this.options.admission?.noteStored(performance.now() - storing);
     if (eventId === undefined) {
       log.debug({ dedupKey: message.dedupKey }, 'duplicate delivery dropped');
       return { status: 'duplicate' };
     }
+    await onStored?.();
     this.onWork();
     return { status: 'accepted', eventId };
   }
